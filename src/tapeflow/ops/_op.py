@@ -87,15 +87,6 @@ def broadcast_shapes(op: str, a, b) -> tuple:
     return tuple(out)
 
 
-def binary_shape(out_dtype=None):
-    """Shape rule of broadcasting binary ops (`out_dtype` None: the input dtype)."""
-    def rule(shapes, dtypes, attrs, _op="binary op"):
-        keys = list(shapes)
-        return [(broadcast_shapes(_op, shapes[keys[0]], shapes[keys[1]]),
-                 out_dtype or dtypes[keys[0]])]
-    return rule
-
-
 def normalize_axis(op: str, axis, rank: int, arg: str = "axis") -> int:
     """A non-negative axis, or InvalidArgumentError naming the op and the valid range."""
     if isinstance(axis, Tensor):
@@ -171,6 +162,42 @@ def require_dtype(op: str, t: Tensor, ok: Callable[[_dt.DType], bool], what: str
     """Raise InvalidArgumentError unless `ok(t.dtype)`."""
     if not ok(t.dtype):
         raise InvalidArgumentError(f"{op}: argument {arg!r} must be {what}, got {describe(t)}")
+
+
+# --------------------------------------------------------------------------- tangents
+
+
+def batch_dims(t: Tensor, primal) -> int:
+    """Leading batch dimensions of a (possibly batched) tangent `t` of `primal` (a tensor
+    or its rank): 0 for an ordinary tangent, 1 under `ForwardAccumulator(use_batch=True)`."""
+    return len(t._shape) - (primal if isinstance(primal, int) else len(primal._shape))
+
+
+def align_tangent(t: Tensor, primal, rank: int) -> Tensor:
+    """A batched tangent of `primal` with unit axes inserted after its batch dimensions,
+    so that the primal's axes right-align under `rank` output axes when it broadcasts.
+
+    The one helper every JVP rule of a broadcasting op uses for batched tangents.
+    Example: a tangent [B, 3] of a [3] operand meeting a [2, 3] one becomes [B, 1, 3].
+    """
+    nb = batch_dims(t, primal)
+    prank = len(t._shape) - nb
+    if nb and rank > prank:
+        s = t._shape
+        return run_kernel("Reshape", {"x": t},
+                          {"shape": s[:nb] + (1,) * (rank - prank) + s[nb:]})
+    return t
+
+
+def num_elements(shape, axes=None):
+    """The number of elements of `shape` (over `axes` only, if given), for divisors such
+    as a mean's. Rules ask for it here instead of multiplying Python ints themselves,
+    so that this one helper decides how to count when a shape is not static."""
+    dims = tuple(shape) if axes is None else tuple(shape[a] for a in axes)
+    n = 1
+    for d in dims:
+        n *= d
+    return n
 
 
 # --------------------------------------------------------------------------- gradients
