@@ -69,7 +69,7 @@ def test_tidy_named_nested_and_context_manager():
 
 
 def test_tidy_scope_ends_when_fn_raises():
-    from tapeflow._core.engine import ctx
+    from tapeflow._core.context import ctx
     depth = len(ctx.scopes)
     n0 = live()[0]
 
@@ -93,7 +93,7 @@ def test_disposed_tensor_raises_clear_error():
 
 
 def test_failed_op_leaves_counters_and_scopes_intact():
-    from tapeflow._core.engine import ctx
+    from tapeflow._core.context import ctx
     a, b = tf.ones([2, 3]), tf.ones([4])
     before = live()
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"Add.*\[2, 3\].*\[4\]"):

@@ -13,9 +13,11 @@ from ._core.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex12
                            float16, float32, float64, int8, int16, int32, int64, uint8,
                            uint16, uint32, uint64)
 from ._core.tensor import IndexedSlices, Tensor, TensorShape, TensorSpec, Variable  # noqa: F401
-from ._core.engine import (backend_names, convert_to_tensor, dispose, find_backend,  # noqa: F401
-                           from_dlpack, get_backend, keep, memory, profile, register_backend,
-                           remove_backend, set_backend, tidy, time)
+from ._core.backends import (backend_names, find_backend, get_backend,  # noqa: F401
+                             register_backend, remove_backend, set_backend)
+from ._core.convert import convert_to_tensor, from_dlpack  # noqa: F401
+from ._core.memory import dispose, keep, memory, tidy  # noqa: F401
+from ._core.profiler import profile, time  # noqa: F401
 from ._core.registry import (get_kernel, register_gradient, register_jvp,  # noqa: F401
                              register_kernel, unregister_kernel)
 from . import backends as _backends  # noqa: F401

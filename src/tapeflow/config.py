@@ -3,18 +3,20 @@ from __future__ import annotations
 
 import os
 
-from ._core import engine as _engine
+from ._core import dispatch as _dispatch
+from ._core.context import debug_on
+from ._core.convert import convert_to_tensor
 from ._core.tensor import Tensor
 
 
 def set_debug(on: bool = True) -> None:
     """Check every kernel's outputs for NaN/Inf (forward and backward) and raise naming
     the op. Off by default; costs nothing when off. Example: `tf.config.set_debug(True)`."""
-    _engine.set_debug(on)
+    _dispatch.set_debug(on)
 
 
 def is_debug() -> bool:
-    return _engine._global_debug[0]
+    return debug_on[0]
 
 
 def check_numerics(tensor, message: str = "") -> Tensor:
@@ -22,10 +24,9 @@ def check_numerics(tensor, message: str = "") -> Tensor:
 
     Example: `tf.config.check_numerics(tf.constant([1.0]))`.
     """
-    from ._core.engine import _check_numerics, convert_to_tensor
     t = convert_to_tensor(tensor)
     try:
-        _check_numerics("CheckNumerics", {"tensor": t}, [t], "forward")
+        _dispatch.check_numerics("CheckNumerics", {"tensor": t}, [t], "forward")
     except Exception as e:
         raise type(e)(f"{message}: {e}" if message else str(e)) from None
     return t

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow._core import engine
+from tapeflow._core import context, tensor as _tensor_mod
 
 
 def c64(x):
@@ -227,7 +227,7 @@ def test_threads_have_their_own_tape_stack():
     seen = {}
 
     def worker():
-        seen["tapes"] = list(engine.ctx.tapes)
+        seen["tapes"] = list(context.ctx.tapes)
         seen["y"] = (x * x).numpy()
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -245,7 +245,7 @@ def test_tape_state_intact_after_error_in_block():
         with tf.GradientTape() as tape:
             tape.watch(x)
             tf.add(x, c64([1.0, 2.0, 3.0]))
-    assert engine.ctx.tapes == []
+    assert context.ctx.tapes == []
 
 
 def test_custom_gradient_basic_and_with_variables():

@@ -2,7 +2,7 @@
 import numpy as np
 
 import tapeflow as tf
-from tapeflow._core.engine import run_kernel
+from tapeflow._core.dispatch import run_kernel
 from tests.ops.table import Row, uniform
 
 ALL = ("float32", "float64", "int32")

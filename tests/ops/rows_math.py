@@ -426,9 +426,9 @@ def _assigned(kind):
 
 ROWS += [
     Row("assign_add/in_place", _assigned("assign_add"), np.add, uniform((3, 4), (3, 4)),
-        kernels=("AssignAddVariableOp",), grad=False, dtypes=("float32", "float64", "int32")),
+        kernels=("InplaceAdd",), grad=False, dtypes=("float32", "float64", "int32")),
     Row("assign_sub/in_place", _assigned("assign_sub"), np.subtract, uniform((3, 4), (3, 4)),
-        kernels=("AssignSubVariableOp",), grad=False, dtypes=("float32", "float64")),
+        kernels=("InplaceSub",), grad=False, dtypes=("float32", "float64")),
 ]
 
 from tapeflow.ops.math import sigmoid_grad, tanh_grad  # noqa: E402  (internal fused ops)

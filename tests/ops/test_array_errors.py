@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow._core.engine import run_kernel
+from tapeflow._core.dispatch import run_kernel
 from tests.ops.errors import failure_message
 
 X = tf.constant(np.arange(24, dtype=np.float32).reshape(2, 3, 4))

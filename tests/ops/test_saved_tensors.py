@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow._core.engine import make_backward
+from tapeflow.autodiff.record import make_backward
 
 X = tf.reshape(tf.range(12, dtype=tf.float32), [3, 4])
 Y = tf.ones([3, 4])

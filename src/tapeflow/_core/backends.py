@@ -171,3 +171,51 @@ class BackendRegistry:
 
 REGISTRY = BackendRegistry()
 REGISTRY.register("numpy", NumpyBackend, priority=1)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def register_backend(name: str, factory: Callable[[], Backend], priority: int = 1) -> bool:
+    """Register a backend factory; the highest priority backend that builds is the default.
+
+    Example:
+        >>> tf.register_backend("numpy2", MyBackend, priority=0)
+        True
+    """
+    return REGISTRY.register(name, factory, priority)
+
+
+def set_backend(name: str) -> bool:
+    """Make `name` the active backend (building it if needed); False if it fails to build.
+
+    Example: `tf.set_backend("numpy")`.
+    """
+    return REGISTRY.set(name)
+
+
+def get_backend() -> str:
+    """The active backend's name. Example: `tf.get_backend()` -> 'numpy'."""
+    REGISTRY.ensure_active()
+    return REGISTRY.active_name
+
+
+def backend_names() -> list[str]:
+    """Names of all registered backends. Example: `tf.backend_names()` -> ['numpy']."""
+    return REGISTRY.names()
+
+
+def find_backend(name: str) -> Backend | None:
+    """The backend object named `name`, initialized if needed (None if unknown/failing).
+
+    Example: `tf.find_backend("numpy").num_data_ids()`.
+    """
+    return REGISTRY.find(name)
+
+
+def remove_backend(name: str) -> None:
+    """Remove a backend; tensors living there are moved to another backend first.
+
+    Example: `tf.remove_backend("numpy2")`.
+    """
+    REGISTRY.remove(name)

@@ -40,15 +40,24 @@ class KernelEntry:
 
 
 class OpDef:
-    """What the engine knows of an op besides its kernels: input names and output count."""
+    """What the engine knows of an op besides its kernels: input names, list inputs, the
+    output count (known before any kernel runs) and, for composite ops, `impl`."""
 
-    __slots__ = ("name", "inputs", "list_inputs", "num_outputs", "site")
+    __slots__ = ("name", "inputs", "list_inputs", "num_outputs", "impl", "site")
 
-    def __init__(self, name, inputs, list_inputs=(), num_outputs=1, site=""):
+    def __init__(self, name, inputs, list_inputs=(), num_outputs=1, impl=None, site=""):
         self.name, self.inputs = name, tuple(inputs)
         self.list_inputs = frozenset(list_inputs)
-        self.num_outputs = num_outputs  # int, or None when it depends on attrs
+        # an int, or `fn(shapes, dtypes, attrs) -> int` when it depends on the call (Split,
+        # Unstack, ...), or None for user kernels declared by their kernel alone
+        self.num_outputs = num_outputs
+        self.impl = impl
         self.site = site
+
+    def count_outputs(self, shape_args: tuple) -> int | None:
+        """The number of outputs of one call, from (shapes, dtypes, attrs) alone."""
+        n = self.num_outputs
+        return n(*shape_args) if callable(n) else n
 
 
 # name -> backend name -> KernelEntry
@@ -59,6 +68,8 @@ OPS: dict[str, OpDef] = {}
 SHAPES: dict[str, Callable] = {}
 GRADIENTS: dict[str, Any] = {}
 JVPS: dict[str, Any] = {}
+# name -> implementation over tensors of composite ops (the same on every backend)
+COMPOSITES: dict[str, Callable] = {}
 _SITES: dict[tuple, str] = {}
 # Hooks the engine installs so kernels registered for an active backend get set up.
 kernel_listeners: list[Callable[[KernelEntry], None]] = []
@@ -178,124 +189,162 @@ def passthrough(g):
 
 
 class VJPRule:
-    """Reverse-mode rule of one op: per-input functions or one joint function.
+    """The one form of a reverse-mode rule, whatever form it was registered in.
 
-    `saves(needed)` tells which operands must be kept for the inputs that need gradients;
-    `__call__` returns a dict input name -> gradient (None where not needed).
+    - `call(env, attrs, wanted) -> {input name: gradient or list}`: env holds `g` (a list
+      for several outputs), the saved operands and the `<input>_shape` entries;
+    - `saves(needed) -> (input names to keep, keep the outputs?)` for the inputs that need
+      a gradient, so a tape keeps only what those inputs' rules read;
+    - `shape_params`: inputs whose shapes the rule reads as `<input>_shape`;
+    - `passthrough`: inputs whose gradient is `g` itself (no call needed);
+    - `zeros_for_none`: the rule wants zeros, not None, for outputs without a gradient.
+
+    The registration forms (per-input rules, one joint rule, the public
+    `register_gradient` form) are adapted into `call`/`saves` once, here.
     """
 
-    def __init__(self, op: OpDef, rule, zeros_for_none: bool = False):
-        # `<input>_shape` parameters receive an input's static shape without keeping it
-        allowed = {"g", "ans", *op.inputs, *(f"{i}_shape" for i in op.inputs)}
-        self.op = op
+    __slots__ = ("call", "_saves", "_cache", "shape_params", "passthrough", "zeros_for_none")
+
+    def __init__(self, call, saves, shape_params=(), passthrough=frozenset(),
+                 zeros_for_none=False):
+        self.call, self._saves, self._cache = call, saves, {}
+        self.shape_params, self.passthrough = tuple(shape_params), frozenset(passthrough)
         self.zeros_for_none = zeros_for_none
+
+    def saves(self, needed: tuple) -> tuple[frozenset, bool]:
+        hit = self._cache.get(needed)
+        if hit is None:
+            hit = self._cache[needed] = self._saves(needed)
+        return hit
+
+    @classmethod
+    def from_rules(cls, op: OpDef, rule, zeros_for_none: bool = False) -> "VJPRule":
+        """From a per-input dict `{input: fn}` or one joint `fn` (tapeflow's own form)."""
+        allowed = {"g", "ans", *op.inputs, *(f"{i}_shape" for i in op.inputs)}
         if callable(rule):
-            self.joint = RuleFn(rule, allowed, f"VJP of {op.name}")
-            self.per_input = None
+            fns = {None: RuleFn(rule, allowed, f"VJP of {op.name}")}
+            joint, names = fns[None], op.inputs
+
+            def call(env, attrs, wanted):
+                out = joint(env, attrs)
+                if isinstance(out, dict):
+                    return out
+                if not isinstance(out, (tuple, list)) or len(names) == 1:
+                    out = (out,)
+                return dict(zip(names, out))
+
+            def reads(needed):
+                return set(joint.params)
         else:
             unknown = set(rule) - set(op.inputs)
             if unknown:
                 raise ValueError(f"VJP of {op.name}: rules for unknown inputs {sorted(unknown)}")
-            self.joint = None
-            self.per_input = {k: RuleFn(f, allowed, f"VJP of {op.name}[{k}]")
-                              for k, f in rule.items()}
-        self._cache: dict = {}
-        # inputs whose gradient is exactly g (the rule is `passthrough`): the backward
-        # step hands g over without calling anything
-        self.passthrough = frozenset(
-            k for k, f in (rule.items() if not callable(rule) else ()) if f is passthrough)
-        fns = [self.joint] if self.joint is not None else list(self.per_input.values())
-        # inputs whose static shape some rule reads as `<input>_shape`
-        self.shape_params = tuple(sorted({p[:-6] for f in fns for p in f.params
-                                          if p.endswith("_shape") and p[:-6] in op.inputs}))
+            fns = {k: RuleFn(f, allowed, f"VJP of {op.name}[{k}]") for k, f in rule.items()}
 
-    def saves(self, needed: tuple) -> tuple[frozenset, bool]:
-        """(input names to keep, whether to keep the outputs) for these needed inputs."""
-        hit = self._cache.get(needed)
-        if hit is None:
-            if self.joint is not None:
-                names = set(self.joint.params)
-            else:
-                names = set()
-                for k in needed:
-                    fn = self.per_input.get(k)
-                    if fn is not None:
-                        names.update(fn.params)
-            hit = (frozenset(n for n in names if n in self.op.inputs), "ans" in names)
-            self._cache[needed] = hit
-        return hit
+            def call(env, attrs, wanted):
+                return {k: fns[k](env, attrs) for k in wanted if k in fns}
 
-    def __call__(self, env: dict, attrs: dict, needed) -> dict:
-        if self.joint is not None:
-            out = self.joint(env, attrs)
-            if isinstance(out, dict):
-                return out
-            if not isinstance(out, (tuple, list)) or len(self.op.inputs) == 1:
-                out = (out,)
-            return dict(zip(self.op.inputs, out))
-        per = self.per_input
-        return {k: per[k](env, attrs) for k in needed if k in per}
+            def reads(needed):
+                return {p for k in needed if k in fns for p in fns[k].params}
 
+        def saves(needed):
+            names = reads(needed)
+            return frozenset(n for n in names if n in op.inputs), "ans" in names
 
-class LegacyVJPRule:
-    """A gradient registered through the public `register_gradient` (tfjs-style)."""
+        shape_params = sorted({p[:-6] for f in fns.values() for p in f.params
+                               if p.endswith("_shape") and p[:-6] in op.inputs})
+        through = {k for k, f in (rule.items() if not callable(rule) else ())
+                   if f is passthrough}
+        return cls(call, saves, shape_params, through, zeros_for_none)
 
-    def __init__(self, name, grad_func, inputs_to_save, outputs_to_save):
-        self.grad_func = grad_func
-        self.inputs_to_save = list(inputs_to_save or [])
-        self.outputs_to_save = list(outputs_to_save or [])
-        self.zeros_for_none = False
-        self.shape_params = ()
-        self.passthrough = frozenset()
-        self._saves = (frozenset(self.inputs_to_save), any(self.outputs_to_save))
+    @classmethod
+    def from_grad_func(cls, grad_func: Callable, inputs_to_save=None,
+                       outputs_to_save=None) -> "VJPRule":
+        """From the public form `grad_func(dy, saved, attrs)` of API §5.4 (tfjs's)."""
+        in_names = list(inputs_to_save or [])
+        out_flags = list(outputs_to_save or [])
+        kept = (frozenset(in_names), any(out_flags))
 
-    def saves(self, needed):
-        return self._saves
+        def call(env, attrs, wanted):
+            saved = [env[k] for k in in_names]
+            if out_flags:
+                ans = env.get("ans")
+                outs = ans if isinstance(ans, list) else [ans]
+                saved += [o for o, keep in zip(outs, out_flags) if keep]
+            result = grad_func(env["g"], saved, attrs)
+            return dict(result) if result is not None else {}
 
-    def __call__(self, env, attrs, needed):
-        saved = [env[k] for k in self.inputs_to_save]
-        ans = env.get("ans")
-        if self.outputs_to_save:
-            outs = ans if isinstance(ans, list) else [ans]
-            saved += [o for o, keep in zip(outs, self.outputs_to_save) if keep]
-        result = self.grad_func(env["g"], saved, attrs)
-        return dict(result) if result is not None else {}
+        return cls(call, lambda needed: kept)
 
 
 class JVPRule:
-    """Forward-mode rule: per-input contributions (summed) or one joint function."""
+    """The one form of a forward-mode rule: `call(primals, tangents, ans, attrs, add)`
+    returns the output tangent (a list for several outputs). `primals` and `tangents` are
+    dicts by input name (a tangent is None, a Tensor, or a list for list inputs, None
+    where a member has none); `add` sums two contributions to one output (it knows about
+    batched tangents).
+    """
 
-    def __init__(self, op: OpDef, rule):
+    __slots__ = ("call",)
+
+    def __init__(self, call):
+        self.call = call
+
+    @classmethod
+    def from_rules(cls, op: OpDef, rule) -> "JVPRule":
+        """From a per-input dict `{input: fn(t, ...)}` (contributions summed) or one joint
+        `fn(tangents, ...)` (tapeflow's own form)."""
         allowed = {"t", "tangents", "ans", *op.inputs}
-        self.op = op
         if callable(rule):
-            self.joint = RuleFn(rule, allowed, f"JVP of {op.name}")
-            self.per_input = None
-        else:
-            self.joint = None
-            self.per_input = {k: RuleFn(f, allowed, f"JVP of {op.name}[{k}]")
-                              for k, f in rule.items()}
+            joint = RuleFn(rule, allowed, f"JVP of {op.name}")
 
+            def call(primals, tangents, ans, attrs, add):
+                env = dict(primals)
+                env["ans"], env["tangents"] = ans, tangents
+                return joint(env, attrs)
+            return cls(call)
+        fns = {k: RuleFn(f, allowed, f"JVP of {op.name}[{k}]") for k, f in rule.items()}
 
-class LegacyJVPRule:
-    """A JVP registered through the public `register_jvp(kernel_name, jvp_func)`."""
+        def call(primals, tangents, ans, attrs, add):
+            env = None
+            total = None
+            for k, t in tangents.items():
+                fn = fns.get(k)
+                if t is None or fn is None:  # no tangent, or a non-differentiable input
+                    continue
+                if env is None:
+                    env = dict(primals)
+                    env["ans"] = ans
+                env["t"] = t
+                c = fn(env, attrs)
+                total = c if total is None else add(total, c)
+            return total
+        return cls(call)
 
-    def __init__(self, jvp_func):
-        self.jvp_func = jvp_func
-        self.joint = self
-        self.per_input = None
+    @classmethod
+    def from_jvp_func(cls, jvp_func: Callable) -> "JVPRule":
+        """From the public form `jvp_func(primals, tangents, attrs)` of API §5.4."""
+        def call(primals, tangents, ans, attrs, add):
+            return jvp_func(dict(primals), tangents, attrs)
+        return cls(call)
 
 
 def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, vjp=None,
-              jvp=None, differentiable: bool = True, zeros_for_none: bool = False,
+              jvp=None, impl=None, differentiable: bool = True, zeros_for_none: bool = False,
               override: bool = False) -> OpDef:
-    """Declare an op: its inputs, shape rule and (optionally) its VJP and JVP rules."""
+    """Declare an op: its inputs, output count, shape rule and its VJP and JVP rules.
+
+    `impl(inputs, attrs)` makes a composite op: implemented over tensors by other ops,
+    the same on every backend, recorded as one op with its own rules.
+    """
     site = _caller_site()
     _claim("op", name, override, site)
-    op = OpDef(name, inputs, list_inputs, num_outputs, site)
+    op = OpDef(name, inputs, list_inputs, num_outputs, impl, site)
     OPS[name] = op
     if shape is not None:
         SHAPES[name] = shape
+    if impl is not None:
+        COMPOSITES[name] = impl
     # the rules count as registrations too: replacing them needs override=True
     if not differentiable:
         _claim("gradient", name, override, site)
@@ -305,10 +354,10 @@ def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, v
         return op
     if vjp is not None:
         _claim("gradient", name, override, site)
-        GRADIENTS[name] = VJPRule(op, vjp, zeros_for_none)
+        GRADIENTS[name] = VJPRule.from_rules(op, vjp, zeros_for_none)
     if jvp is not None:
         _claim("jvp", name, override, site)
-        JVPS[name] = JVPRule(op, jvp)
+        JVPS[name] = JVPRule.from_rules(op, jvp)
     return op
 
 
@@ -317,7 +366,7 @@ def ensure_op(name: str, inputs: dict) -> OpDef:
     op = OPS.get(name)
     if op is None:
         lists = [k for k, v in inputs.items() if isinstance(v, (list, tuple))]
-        op = OpDef(name, list(inputs), lists, None, "<implicit>")
+        op = OpDef(name, list(inputs), lists, None, None, "<implicit>")
         OPS[name] = op
     return op
 
@@ -332,8 +381,7 @@ def register_gradient(kernel_name: str, grad_func: Callable, inputs_to_save=None
         ...     {"x": dy * 3.0 * tf.square(saved[0])}, inputs_to_save=["x"])
     """
     _claim("gradient", kernel_name, override, _caller_site())
-    GRADIENTS[kernel_name] = LegacyVJPRule(kernel_name, grad_func, inputs_to_save,
-                                           outputs_to_save)
+    GRADIENTS[kernel_name] = VJPRule.from_grad_func(grad_func, inputs_to_save, outputs_to_save)
 
 
 def register_jvp(kernel_name: str, jvp_func: Callable, override: bool = False) -> None:
@@ -345,4 +393,4 @@ def register_jvp(kernel_name: str, jvp_func: Callable, override: bool = False) -
         ...     3.0 * tf.square(p["x"]) * t["x"])
     """
     _claim("jvp", kernel_name, override, _caller_site())
-    JVPS[kernel_name] = LegacyJVPRule(jvp_func)
+    JVPS[kernel_name] = JVPRule.from_jvp_func(jvp_func)

@@ -7,21 +7,47 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import dtypes as _dt
-from .errors import InvalidArgumentError
+from .context import ctx, hooks
+from .errors import DisposedError, InvalidArgumentError
 
-_ids = itertools.count(1)
-# Engine accounting shared with Tensor.__del__ (kept here so the destructor needs no call):
-# live tensors, live data buffers, bytes in those buffers.
-_mem = [0, 0, 0]
+_ids = itertools.count(1)  # tensor and variable ids: one sequence, never reused
+# Engine accounting (all backends together): live tensors, live data buffers, bytes in
+# those buffers. Module-level so that Tensor.__del__ updates it without a call.
+counters = [0, 0, 0]
 # Callables told the id of every tensor that dies (tapes' delete_trace, accumulators).
 death_listeners: list = []
-# A buffer is a list [native, data_id, backend, nbytes, refcount]: several tensors may
-# share one (reshape, identity); it is freed in its backend when the count drops to 0.
-B_NATIVE, B_ID, B_BACKEND, B_BYTES, B_REFS = range(5)
-# Filled by tapeflow.ops once the op modules are imported; operators dispatch through it
-# so this module stays free of import cycles.
+# Ids of engine constants (cached scalar operands): shared, never disposed.
+pinned_ids: set = set()
+# Filled by tapeflow.ops once the op modules are imported: operators and Variable's methods
+# reach the op namespace through it (the one hook from _core into ops).
 _ops: Any = None
-_engine: Any = None
+
+
+class Buffer:
+    """Backend data shared by the tensors that view it (reshape, identity share one).
+
+    Bytes are counted once per buffer; the data is freed in its backend when the last
+    tensor viewing it lets go (`drop`), whether by dispose(), a tidy scope or the GC.
+    """
+
+    __slots__ = ("native", "data_id", "backend", "nbytes", "refs")
+
+    def __init__(self, native, data_id: int, backend, nbytes: int, refs: int = 1):
+        self.native, self.data_id, self.backend = native, data_id, backend
+        self.nbytes, self.refs = nbytes, refs
+
+    def drop(self, tensor_id: int) -> None:
+        """One tensor (`tensor_id`) viewing this buffer is gone."""
+        counters[0] -= 1
+        self.refs -= 1
+        if self.refs == 0:
+            self.backend.dispose_data(self.data_id)
+            counters[1] -= 1
+            counters[2] -= self.nbytes
+            self.native = None
+        if death_listeners:
+            for listener in list(death_listeners):
+                listener(tensor_id)
 
 
 class TensorShape(tuple):
@@ -153,17 +179,17 @@ class Tensor:
     # --- data access
     def numpy(self) -> np.ndarray:
         """A NumPy copy of the value (a scalar tensor gives a 0-d array's item type)."""
-        if _engine.ctx.tapes:
-            _engine.note_event("numpy", self.id)
-        arr = _engine.read(self)
+        if ctx.tapes:
+            hooks.note_event("numpy", self.id)
+        arr = self._read()
         if arr.ndim == 0:
             return arr[()]  # a NumPy scalar, like TF
         return arr.copy()
 
     def __array__(self, dtype=None, copy=None):
-        if _engine.ctx.tapes:
-            _engine.note_event("numpy", self.id)
-        arr = _engine.read(self)
+        if ctx.tapes:
+            hooks.note_event("numpy", self.id)
+        arr = self._read()
         if dtype is not None and np.dtype(dtype) != arr.dtype:
             return arr.astype(dtype)
         if copy:
@@ -173,54 +199,63 @@ class Tensor:
         return view
 
     def __dlpack__(self, *args, **kwargs):
-        return _engine.read(self).__dlpack__(*args, **kwargs)
+        return self._read().__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
-        return _engine.read(self).__dlpack_device__()
+        return self._read().__dlpack_device__()
 
     def dispose(self) -> None:
         """Release this tensor's data now (further use raises)."""
-        _engine.dispose_tensor(self)
+        self._release()
 
     def __del__(self):
         buf = self._buf
+        if buf is not None:
+            buf.drop(self.id)
+
+    def _release(self) -> None:
+        """Let go of the buffer now (dispose(), tidy): later use raises DisposedError."""
+        buf = self._buf
+        if buf is not None and self.id not in pinned_ids:
+            self._buf = self._native = self._nb = None
+            buf.drop(self.id)
+
+    def _read(self) -> np.ndarray:
+        """The value as a NumPy array (no copy when the backend's arrays are NumPy's)."""
+        buf = self._buf
         if buf is None:
-            return
-        mem = _mem
-        mem[0] -= 1
-        refs = buf[4] - 1
-        buf[4] = refs
-        if refs == 0:
-            buf[2].dispose_data(buf[1])
-            mem[1] -= 1
-            mem[2] -= buf[3]
-        if death_listeners:
-            for listener in list(death_listeners):
-                listener(self.id)
+            raise DisposedError(f"tensor {self.id} (shape {self._shape}, dtype "
+                                f"{self.dtype.name}) was disposed (by dispose() or the tidy "
+                                "scope that created it)")
+        native = self._native
+        if type(native) is np.ndarray:
+            return native
+        arr = buf.backend.read(buf.data_id)
+        return arr.reshape(self._shape) if arr.shape != self._shape else arr
 
     def __repr__(self) -> str:
         if self._buf is None:
             return f"<tf.Tensor: shape={self._shape}, dtype={self.dtype.name}, disposed>"
-        arr = _engine.read(self)
+        arr = self._read()
         value = str(arr) if arr.ndim == 0 else np.array_repr(arr)  # TF: numpy=1.5 for scalars
         return f"<tf.Tensor: shape={self._shape}, dtype={self.dtype.name}, numpy={value}>"
 
     def __str__(self) -> str:
-        return f"tf.Tensor({_engine.read(self)}, shape={self._shape}, dtype={self.dtype.name})"
+        return f"tf.Tensor({self._read()}, shape={self._shape}, dtype={self.dtype.name})"
 
     # --- Python protocol
     def _scalar(self, kind):
         if self._shape != () and self.size != 1:
             raise InvalidArgumentError(
                 f"{kind}() needs a tensor with one element, got shape {self._shape}")
-        return _engine.read(self).reshape(()).item()
+        return self._read().reshape(()).item()
 
     def __bool__(self):
         if self._shape != ():
             raise InvalidArgumentError(
                 "The truth value of a non-scalar tensor is ambiguous; use tf.reduce_any or "
                 f"tf.reduce_all (shape {self._shape})")
-        return bool(_engine.read(self))
+        return bool(self._read())
 
     def __float__(self):
         return float(self._scalar("float"))
@@ -235,7 +270,7 @@ class Tensor:
         if not self.dtype.is_integer or self._shape != ():
             raise TypeError(f"only scalar integer tensors can be used as an index "
                             f"(got {self.dtype.name} with shape {self._shape})")
-        return int(_engine.read(self))
+        return int(self._read())
 
     def __len__(self):
         if not self._shape:
@@ -302,9 +337,7 @@ class Variable:
             raise ValueError("Variable: initial_value is required")
         if callable(initial_value):
             initial_value = initial_value()
-        value = _engine.convert_to_tensor(initial_value, dtype=dtype)
-        self._value: Tensor = _engine.detached_copy(value)
-        _engine.keep(self._value)
+        self._value: Tensor = _ops.initial_value(initial_value, dtype)
         self.id = next(_ids)
         self.trainable = bool(trainable)
         self._name = name if name is not None else "Variable"
@@ -338,10 +371,10 @@ class Variable:
     # --- reading
     def read_value(self) -> Tensor:
         """The current value as a Tensor (watched by active tapes if trainable)."""
-        return _engine.read_variable(self)
+        return _ops.read_variable(self)
 
     def value(self) -> Tensor:
-        return _engine.read_variable(self)
+        return _ops.read_variable(self)
 
     def numpy(self) -> np.ndarray:
         return self._value.numpy()
@@ -352,7 +385,7 @@ class Variable:
 
     # --- writing
     def _check(self, value, what):
-        t = _engine.convert_to_tensor(value, dtype=self.dtype)
+        t = _ops.convert_to_tensor(value, dtype=self.dtype)
         allowed = self._declared_shape
         if allowed is not None:
             if not allowed.is_compatible_with(t._shape):
@@ -365,40 +398,24 @@ class Variable:
                 "to allow shape changes")
         return t
 
-    def _set(self, t: Tensor):
-        old = self._value
-        self._value = _engine.detached_copy(t)
-        _engine.keep(self._value)
-        _engine.dispose_tensor(old)
-        return self
-
     def assign(self, value, read_value: bool = True):
         """Replace the value; returns the variable."""
-        if _engine.ctx.tapes:
-            _engine.note_event("assign", self.id)
-        return self._set(self._check(value, "assign"))
+        return _ops.assign_variable(self, self._check(value, "assign"))
 
     def assign_add(self, delta, read_value: bool = True):
-        """Add `delta` in place; returns the variable."""
-        d = self._check(delta, "assign_add")
-        if _engine.update_in_place("AssignAddVariableOp", self._value, d):
-            return self  # no tensor shares the buffer: updated where it lies
-        with _engine.no_recording():
-            return self._set(_ops.add(self._value, d))
+        """Add `delta` (in place when no tensor shares the value); returns the variable."""
+        return _ops.assign_variable(self, self._check(delta, "assign_add"),
+                                    "AssignAddVariableOp")
 
     def assign_sub(self, delta, read_value: bool = True):
-        """Subtract `delta` in place; returns the variable."""
-        d = self._check(delta, "assign_sub")
-        if _engine.update_in_place("AssignSubVariableOp", self._value, d):
-            return self
-        with _engine.no_recording():
-            return self._set(_ops.subtract(self._value, d))
+        """Subtract `delta` (in place when no tensor shares the value); returns the variable."""
+        return _ops.assign_variable(self, self._check(delta, "assign_sub"),
+                                    "AssignSubVariableOp")
 
     def scatter_sub(self, sparse_delta: "IndexedSlices"):
         """Subtract an IndexedSlices from the rows it names (sparse optimizer updates)."""
-        with _engine.no_recording():
-            dense = _ops.indexed_slices_to_dense(sparse_delta, self._value._shape)
-            return self._set(_ops.subtract(self._value, dense))
+        dense = _ops.indexed_slices_to_dense(sparse_delta, self._value._shape)
+        return _ops.assign_variable(self, dense, "AssignSubVariableOp")
 
     def __repr__(self):
         return (f"<tf.Variable '{self.name}' shape={self._value._shape} "
@@ -480,10 +497,10 @@ class IndexedSlices:
     """
 
     def __init__(self, values, indices, dense_shape=None):
-        self.values = _engine.convert_to_tensor(values)
-        self.indices = _engine.convert_to_tensor(indices)
+        self.values = _ops.convert_to_tensor(values)
+        self.indices = _ops.convert_to_tensor(indices)
         if dense_shape is not None and not isinstance(dense_shape, Tensor):
-            dense_shape = _engine.convert_to_tensor(list(dense_shape), dtype=_dt.int64)
+            dense_shape = _ops.convert_to_tensor(list(dense_shape), dtype=_dt.int64)
         self.dense_shape = dense_shape
 
     @property
@@ -509,7 +526,7 @@ class IndexedSlices:
     __rmul__ = __mul__
 
     def numpy(self):
-        return _engine.convert_to_tensor(self).numpy()
+        return _ops.convert_to_tensor(self).numpy()
 
     def __repr__(self):
         dense = None if self.dense_shape is None else self.dense_shape.numpy().tolist()

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._core import nest
-from .._core.engine import convert_to_tensor
+from .._core.convert import convert_to_tensor
 from .._core.tensor import IndexedSlices, Tensor, Variable
 
 

@@ -1,17 +1,24 @@
-"""custom_gradient, recompute_grad and stop_gradient: user control over the backward pass."""
+"""custom_gradient, recompute_grad and stop_gradient: user control over the backward pass.
+
+Both decorators run the user's function as one composite op (`CustomGradient`,
+`RecomputeGrad`) through the one dispatch path: its attrs carry the user's functions and
+its VJP rule calls them (as JAX's custom_vjp_call and TensorFlow.js's runKernelFunc do).
+Variables read inside become the op's "resources" input, so they get gradients too.
+Forward mode transposes the VJP (there is no JVP rule), like for any op without one.
+"""
 from __future__ import annotations
 
 import functools
 import inspect
 from typing import Callable
 
-from .._core import engine as _engine
 from .._core import nest
+from .._core.convert import convert_to_tensor
+from .._core.dispatch import run_kernel, watch_variables
 from .._core.errors import InvalidArgumentError
+from .._core.registry import define_op
 from .._core.tensor import Tensor, Variable
 from .gradient_tape import GradientTape
-
-_ctx = _engine.ctx
 
 
 def stop_gradient(input, name=None) -> Tensor:
@@ -23,83 +30,83 @@ def stop_gradient(input, name=None) -> Tensor:
     return _sg(input)
 
 
-class _VariableCollector:
-    """Stands in for the tapes while a user function runs unrecorded: notes the
-    variables it reads and records nothing."""
+class _Call:
+    """One call of a decorated function: the user's function and what its forward run
+    left for the backward pass (custom_gradient's grad_fn, the output structure)."""
 
-    def __init__(self):
-        self.variables: dict[int, Variable] = {}
-        self.tensor_tape: dict = {}  # watches nothing
+    __slots__ = ("f", "kwargs", "fname", "grad_fn", "structure")
 
-    def variable_accessed(self, var):
-        if var.trainable:
-            self.variables.setdefault(var.id, var)
+    def __init__(self, f, kwargs, fname):
+        self.f, self.kwargs, self.fname = f, kwargs, fname
+        self.grad_fn = self.structure = None
 
-    def is_watched(self, tensor_id):
-        return False
+    def outputs(self, result) -> list:
+        flat = nest.flatten(result)
+        for o in flat:
+            if not isinstance(o, Tensor):
+                raise InvalidArgumentError(
+                    f"{self.fname}: outputs must be tensors, got {type(o).__name__}")
+        self.structure = result
+        return flat
 
-    def should_record(self, ids, tensors):
-        return False
-
-
-def _run_unrecorded(f, args, kwargs):
-    """Run f with no tape or accumulator seeing its ops; return (result, variables read)."""
-    collector = _VariableCollector()
-    tapes, accs = _ctx.tapes, _ctx.accs
-    _ctx.tapes, _ctx.accs = [collector], []
-    _ctx.refresh()
-    try:
-        result = f(*args, **kwargs)
-    finally:
-        _ctx.tapes, _ctx.accs = tapes, accs
-        _ctx.refresh()
-    return result, list(collector.variables.values())
+    def pack(self, outs):
+        outs = outs if isinstance(outs, list) else [outs]
+        return nest.pack_sequence_as(self.structure, outs) if nest.is_nested(
+            self.structure) else outs[0]
 
 
-class _CustomBackward:
-    """A backward function (engine.Backward's calling convention) around user code."""
-
-    __slots__ = ("fn", "out_meta", "name", "attrs", "env")
-
-    def __init__(self, fn, out_meta, name):
-        self.fn, self.out_meta, self.name = fn, out_meta, name
-        self.attrs, self.env = {}, {}
-
-    def __call__(self, out_grads, needs):
-        from .._core import tensor
-        filled = [g if g is not None else tensor._ops.zeros(shape, dtype)
-                  for g, (shape, dtype) in zip(out_grads, self.out_meta)]
-        return self.fn(filled, needs)
-
-
-def _record(name, inputs, outs, backward_fn):
-    """Record one op (inputs: tensors and variables) on every tape that watches an input."""
-    out_meta = [(o._shape, o.dtype) for o in outs]
-    bwd = _CustomBackward(backward_fn, out_meta, name)
-    ids = [x.id for x in inputs]
-    for tp in list(_ctx.tapes):
-        for v in inputs:
-            if isinstance(v, Variable):
-                tp.variable_accessed(v)
-        if tp.should_record(ids, inputs):
-            tp.record_operation(name, [o.id for o in outs], out_meta, ids, bwd)
-    return bwd
-
-
-def _outputs(result, fname):
-    flat = nest.flatten(result)
-    for o in flat:
-        if not isinstance(o, Tensor):
-            raise InvalidArgumentError(f"{fname}: outputs must be tensors, got {type(o).__name__}")
-    from .._core import tensor
-    with _engine.no_recording():
-        fresh = [tensor._ops.identity(o) for o in flat]  # new ids: outputs may alias inputs
-    return fresh, nest.pack_sequence_as(result, fresh) if nest.is_nested(result) else fresh[0]
-
-
-def _tensor_args(args):
+def _tensor_args(args) -> list:
     return [a.read_value() if isinstance(a, Variable) else
-            (a if isinstance(a, Tensor) else _engine.convert_to_tensor(a)) for a in args]
+            (a if isinstance(a, Tensor) else convert_to_tensor(a)) for a in args]
+
+
+def _as_list(g) -> list:
+    return g if isinstance(g, list) else [g]
+
+
+# ---------------------------------------------------------------- custom_gradient
+
+
+def _custom_forward(inputs, attrs):
+    call = attrs["call"]
+    with watch_variables() as seen:
+        result, call.grad_fn = call.f(*inputs["x"], **call.kwargs)
+    if seen:
+        params = inspect.signature(call.grad_fn).parameters
+        if "variables" not in params and not any(p.kind == p.VAR_KEYWORD
+                                                 for p in params.values()):
+            raise TypeError(f"custom_gradient: {call.f.__name__} reads variables "
+                            f"{[v.name for v in seen.values()]}, so its grad_fn must accept "
+                            "a `variables` keyword argument")
+    return call.outputs(result)
+
+
+def _custom_vjp(g, resources, *, call):
+    """The user's grad_fn, with the variables read by f (the op's "resources")."""
+    variables = list(resources or [])
+    dys = _as_list(g)
+    if variables:
+        grads = call.grad_fn(*dys, variables=variables)
+        if not isinstance(grads, (tuple, list)) or len(grads) != 2:
+            raise ValueError("custom_gradient: with variables, grad_fn must return "
+                             "(input_gradients, variable_gradients)")
+        in_grads, var_grads = grads
+    else:
+        in_grads, var_grads = call.grad_fn(*dys), []
+    in_grads = list(in_grads) if isinstance(in_grads, (tuple, list)) else [in_grads]
+    if len(in_grads) != call.x_count:
+        raise ValueError(f"custom_gradient: grad_fn returned {len(in_grads)} gradients for "
+                         f"{call.x_count} inputs")
+    grads = [None if v is None else convert_to_tensor(v) for v in in_grads + list(var_grads)]
+    return {"x": grads[:call.x_count], "resources": grads[call.x_count:]}
+
+
+class _CustomCall(_Call):
+    __slots__ = ("x_count",)
+
+
+define_op("CustomGradient", ["x", "resources"], list_inputs=("x", "resources"),
+          num_outputs=None, impl=_custom_forward, zeros_for_none=True, vjp=_custom_vjp)
 
 
 def custom_gradient(f: Callable | None = None) -> Callable:
@@ -118,46 +125,34 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         inputs = _tensor_args(args)
-        (result, grad_fn), variables = _run_unrecorded(f, inputs, kwargs)
-        params = inspect.signature(grad_fn).parameters
-        accepts_vars = "variables" in params or any(
-            p.kind == p.VAR_KEYWORD for p in params.values())
-        if variables and not accepts_vars:
-            raise TypeError(f"custom_gradient: {f.__name__} reads variables "
-                            f"{[v.name for v in variables]}, so its grad_fn must accept a "
-                            "`variables` keyword argument")
-        outs, packed = _outputs(result, "custom_gradient")
-        n_in = len(inputs)
-
-        def backward(out_grads, needs):
-            if variables and accepts_vars:
-                grads = grad_fn(*out_grads, variables=variables)
-                if not isinstance(grads, (tuple, list)) or len(grads) != 2:
-                    raise ValueError("custom_gradient: with variables, grad_fn must return "
-                                     "(input_gradients, variable_gradients)")
-                in_grads, var_grads = grads
-            else:
-                in_grads, var_grads = grad_fn(*out_grads), []
-            in_grads = list(in_grads) if isinstance(in_grads, (tuple, list)) else [in_grads]
-            if len(in_grads) != n_in:
-                raise ValueError(f"custom_gradient: grad_fn returned {len(in_grads)} "
-                                 f"gradients for {n_in} inputs")
-            return [None if g is None else _engine.convert_to_tensor(g)
-                    for g in list(in_grads) + list(var_grads)]
-
-        bwd = _record("CustomGradient", inputs + variables, outs, backward)
-        _forward_through(inputs + variables, outs, bwd)
-        return packed
+        call = _CustomCall(f, kwargs, "custom_gradient")
+        call.x_count = len(inputs)
+        outs = run_kernel("CustomGradient", {"x": inputs}, {"call": call})
+        return call.pack(outs)
     return wrapped
 
 
-def _forward_through(inputs, outs, bwd):
-    """Give active accumulators the outputs' tangents by transposing the custom VJP."""
-    if _ctx.accs:
-        from . import forward
-        hook = getattr(forward, "jvp_through_backward", None)
-        if hook is not None:
-            hook(inputs, outs, bwd)
+# ---------------------------------------------------------------- recompute_grad
+
+
+def _recompute_forward(inputs, attrs):
+    call = attrs["call"]
+    return call.outputs(call.f(*inputs["x"], **call.kwargs))
+
+
+def _recompute_vjp(g, x, resources=None, *, call):
+    resources = list(resources or [])
+    with GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(x)
+        tape.watch(resources)
+        again = nest.flatten(call.f(*x, **call.kwargs))
+    grads = tape.gradient(again, list(x) + resources, output_gradients=_as_list(g))
+    return {"x": grads[:len(x)], "resources": grads[len(x):]}
+
+
+define_op("RecomputeGrad", ["x", "resources"], list_inputs=("x", "resources"),
+          num_outputs=None, impl=_recompute_forward, zeros_for_none=True,
+          vjp=_recompute_vjp)
 
 
 def recompute_grad(f: Callable) -> Callable:
@@ -171,18 +166,7 @@ def recompute_grad(f: Callable) -> Callable:
     """
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        inputs = _tensor_args(args)
-        result, variables = _run_unrecorded(f, inputs, kwargs)
-        outs, packed = _outputs(result, "recompute_grad")
-
-        def backward(out_grads, needs):
-            with GradientTape(watch_accessed_variables=False) as tape:
-                tape.watch(inputs)
-                tape.watch(variables)
-                again = nest.flatten(f(*inputs, **kwargs))
-            return tape.gradient(again, inputs + variables, output_gradients=out_grads)
-
-        bwd = _record("RecomputeGrad", inputs + variables, outs, backward)
-        _forward_through(inputs + variables, outs, bwd)
-        return packed
+        call = _Call(f, kwargs, "recompute_grad")
+        outs = run_kernel("RecomputeGrad", {"x": _tensor_args(args)}, {"call": call})
+        return call.pack(outs)
     return wrapped

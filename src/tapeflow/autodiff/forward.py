@@ -1,6 +1,6 @@
-"""Forward mode: ForwardAccumulator (JVPs computed as ops run) and its functional API.
+"""Forward mode: ForwardAccumulator, JVPs computed as ops run.
 
-While an accumulator is active, the engine calls `_on_op` after every op. For each active
+While an accumulator is active, dispatch calls `_on_op` (its jvp hook) after every op. For each active
 accumulator holding a tangent of some input, the op's JVP rule runs at once and the output
 tangents are stored by tensor id; they are released as soon as the primal tensor dies.
 Ops without a JVP rule transpose their VJP (the double-VJP trick of TensorFlow).
@@ -17,20 +17,23 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._core import engine as _engine
 from .._core import nest
 from .._core import tensor as _tensor_mod
-from .._core.engine import convert_to_tensor, ctx, run_kernel
+from .._core.context import ctx, debug_on, hooks
+from .._core.convert import convert_to_tensor
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.registry import JVPS, OPS, LegacyJVPRule, ensure_op
-from .._core.tensor import IndexedSlices, Tensor, Variable
+from .._core.registry import JVPS, OPS, ensure_op
+from .._core.tensor import IndexedSlices, Tensor, Variable, death_listeners
+from ..ops._op import align_tangent
+from . import vspace
+from .record import make_backward
+from .tape import Tape
 from .unconnected import UnconnectedGradients, as_unconnected
 
-__all__ = ["ForwardAccumulator", "jvp", "hvp", "jacfwd", "hessian", "fallback_ops",
-           "ops_without_jvp", "jvp_through_backward"]
+__all__ = ["ForwardAccumulator", "fallback_ops", "ops_without_jvp"]
 
 _MISSING = object()
-_global_debug = _engine._global_debug
 
 # Op name -> number of times forward mode transposed its VJP because it has no JVP rule.
 FALLBACK_COUNTS: dict[str, int] = {}
@@ -80,7 +83,7 @@ def _tangent_store_listener(tangents: dict) -> Callable[[int], None]:
 
 def _remove_listener(listener) -> None:
     try:
-        _engine.death_listeners.remove(listener)
+        death_listeners.remove(listener)
     except ValueError:
         pass
 
@@ -100,15 +103,14 @@ class ForwardAccumulator:
     """
 
     def __init__(self, primals, tangents, use_batch: bool = False):
-        self._tangents: dict[int, Tensor] = {}      # tensor id -> tangent
-        self._var_tangents: dict[int, Tensor] = {}  # variable id -> tangent
+        # tensor or variable id -> tangent (one id sequence: they never collide)
+        self._tangents: dict[int, Tensor] = {}
         self._use_batch = bool(use_batch)
         self._batch_size: int | None = None
         self._active = False
         listener = _tangent_store_listener(self._tangents)
-        _engine.death_listeners.append(listener)
+        death_listeners.append(listener)
         weakref.finalize(self, _remove_listener, listener)
-        _install_hooks()
         seen = set()
         for p in nest.flatten(primals):
             if isinstance(p, (Tensor, Variable)):
@@ -140,13 +142,11 @@ class ForwardAccumulator:
             for p, t in checked:
                 if t is None:
                     continue
-                store, key = ((self._var_tangents, p.id) if isinstance(p, Variable)
-                              else (self._tangents, p.id))
-                old = store.get(key)
+                old = self._tangents.get(p.id)
                 if old is not None:
                     t = run_kernel("Add", {"x": old, "y": t})
                 t._kept = True  # the accumulator, not a tidy scope, decides its life
-                store[key] = t
+                self._tangents[p.id] = t
 
     def _check_pair(self, primal, tangent):
         if not isinstance(primal, (Tensor, Variable)):
@@ -196,7 +196,6 @@ class ForwardAccumulator:
     def __enter__(self) -> "ForwardAccumulator":
         if self._active:
             raise ValueError("ForwardAccumulator: this accumulator is already active")
-        _install_hooks()
         self._active = True
         ctx.accs = ctx.accs + [self]
         ctx.refresh()
@@ -220,15 +219,12 @@ class ForwardAccumulator:
         `unconnected_gradients="zero"`). Example: `acc.jvp([y, z])`.
         """
         zero = as_unconnected(unconnected_gradients) is UnconnectedGradients.ZERO
-        tangents, var_tangents = self._tangents, self._var_tangents
+        tangents = self._tangents
 
         def fetch(t):
-            if type(t) is Tensor:
-                out = tangents.get(t.id)
-            elif isinstance(t, Variable):
-                out = var_tangents.get(t.id)
-            else:
+            if not isinstance(t, (Tensor, Variable)):
                 return None
+            out = tangents.get(t.id)
             if out is None and zero:
                 with _busy(self):
                     shape = t._shape if self._batch_size is None else (
@@ -271,34 +267,20 @@ class _busy:
         return False
 
 
-# --------------------------------------------------------------------------- engine hooks
-
-
-def _install_hooks() -> None:
-    _engine.jvp_hook = _on_op
-    _engine.variable_read_hook = _on_variable_read
-
-
-def _on_variable_read(var, t: Tensor) -> None:
-    """A variable was read while accumulators are active: the read carries its tangent."""
-    vid = var.id
-    for acc in ctx.accs:
-        vt = acc._var_tangents.get(vid)
-        if vt is not None:
-            acc._tangents[t.id] = vt
+# --------------------------------------------------------------------------- the jvp hook
 
 
 def _on_op(name: str, inputs: dict, attrs: dict, outs: list) -> None:
-    """Called by the engine after every op while accumulators are active (hot path)."""
+    """Called by dispatch after every op while accumulators are active (hot path)."""
     accs = ctx.accs
     i = 0
     for acc in accs:  # outermost first: inner rules may read outputs (`ans`)
         tangents = acc._tangents
         for v in inputs.values():
-            if type(v) is Tensor:
-                if v.id in tangents:
+            if type(v) is list or type(v) is tuple:
+                if any(m.id in tangents for m in v):
                     break
-            elif any(m.id in tangents for m in v):
+            elif v.id in tangents:  # a tensor, or a variable (resource input)
                 break
         else:
             i += 1
@@ -328,17 +310,15 @@ def _accumulate(acc, i: int, accs: list, name: str, inputs: dict, attrs: dict,
         state["accs"] = accs[:i]
     else:
         state["accs"] = []
-        state["active"] = bool(state["tapes"] or state["profilers"] or state["debug"]
-                               or _global_debug[0])
+        state["active"] = bool(state["tapes"] or state["watchers"] or state["profilers"]
+                               or state["debug"] or debug_on[0])
     try:
         if rule is _MISSING:
             result = _transpose_vjp(acc, name, inputs, attrs, outs)
-        elif rule.per_input is not None:
-            result = _per_input(acc, rule.per_input, inputs, attrs, outs)
-        elif type(rule) is LegacyJVPRule:
-            result = _legacy(acc, rule, inputs, attrs, outs)
         else:
-            result = _joint(acc, rule, inputs, attrs, outs)
+            ans = outs[0] if single else list(outs)
+            result = rule.call(inputs, _tangents_of(acc, inputs), ans, attrs,
+                               _adder(acc, outs))
         if result is not None:
             if single and type(result) is Tensor:
                 o = outs[0]
@@ -355,70 +335,20 @@ def _accumulate(acc, i: int, accs: list, name: str, inputs: dict, attrs: dict,
     return True
 
 
-def _per_input(acc, per: dict, inputs: dict, attrs: dict, outs: list):
-    """Sum the contributions of the inputs with tangents (most ops have one: no extra op).
-
-    List inputs (concat's values, add_n's inputs) get a list of tangents, None where a
-    member has none."""
+def _tangents_of(acc, inputs: dict) -> dict:
+    """Input name -> tangent (None without one; a list, None where a member has none,
+    for list inputs such as concat's values)."""
     tangents = acc._tangents
-    env = None
-    single = len(outs) == 1
-    total = None
-    for k, v in inputs.items():
-        if type(v) is Tensor:
-            t = tangents.get(v.id)
-            if t is None:
-                continue
-        else:
-            t = [tangents.get(m.id) for m in v]
-            if all(x is None for x in t):
-                continue
-        fn = per.get(k)
-        if fn is None:  # the op declares this input non-differentiable
-            continue
-        if env is None:
-            env = inputs.copy()
-            env["ans"] = outs[0] if single else list(outs)
-        env["t"] = t
-        c = fn(env, attrs)
-        if c is None:
-            continue
-        if total is None:
-            total = c if single else list(c)
-        elif single:
-            total = _add(acc, total, c, outs[0])
-        else:
-            total = [a if b is None else b if a is None else _add(acc, a, b, o)
-                     for a, b, o in zip(total, c, outs)]
-    return total
+    return {k: ([tangents.get(m.id) for m in v] if type(v) is list or type(v) is tuple
+                else tangents.get(v.id)) for k, v in inputs.items()}
 
 
-def _joint(acc, rule, inputs: dict, attrs: dict, outs: list):
-    tangents = acc._tangents
-    zeros = getattr(rule, "zeros_for_none", False)
-    tans = {}
-    for k, v in inputs.items():
-        if type(v) is Tensor:
-            t = tangents.get(v.id)
-            if t is None and zeros and v.dtype.is_trainable:
-                t = _zeros_tangent(acc, v)
-        else:
-            t = [tangents.get(m.id) if m.id in tangents else
-                 (_zeros_tangent(acc, m) if zeros and m.dtype.is_trainable else None)
-                 for m in v]
-        tans[k] = t
-    env = dict(inputs)
-    env["ans"] = outs[0] if len(outs) == 1 else list(outs)
-    env["tangents"] = tans
-    return rule.joint(env, attrs)
-
-
-def _legacy(acc, rule, inputs: dict, attrs: dict, outs: list):
-    """A user rule from `register_jvp(name, jvp_func(primals, tangents, attrs))`."""
-    tangents = acc._tangents
-    tans = {k: (tangents.get(v.id) if type(v) is Tensor else [tangents.get(m.id) for m in v])
-            for k, v in inputs.items()}
-    return rule.jvp_func(dict(inputs), tans, attrs)
+def _adder(acc, outs: list):
+    """Sums two contributions to the output tangents (per-input JVP rules)."""
+    if len(outs) == 1:
+        return lambda a, b: _add(acc, a, b, outs[0])
+    return lambda a, b: [x if y is None else y if x is None else _add(acc, x, y, o)
+                         for x, y, o in zip(a, b, outs)]
 
 
 def _zeros_tangent(acc, t: Tensor) -> Tensor:
@@ -432,18 +362,14 @@ def _add(acc, a, b, out: Tensor):
     if b is None:
         return a
     if acc._use_batch:
-        a, b = _align(acc, a, out), _align(acc, b, out)
+        a, b = _align(a, out), _align(b, out)
     return run_kernel("Add", {"x": a, "y": b})
 
 
-def _align(acc, c: Tensor, out: Tensor) -> Tensor:
-    """A batched contribution [B] + s with fewer dims than the output gets unit axes
-    after the batch dimension so that it broadcasts against the output's trailing dims."""
-    missing = len(out._shape) + 1 - len(c._shape)
-    if missing > 0:
-        s = c._shape
-        c = run_kernel("Reshape", {"x": c}, {"shape": (s[0],) + (1,) * missing + s[1:]})
-    return c
+def _align(c: Tensor, out: Tensor) -> Tensor:
+    """A batched contribution [B] + s, s a suffix of the output's shape: unit axes after
+    the batch dimension make it broadcast against the output's trailing dims."""
+    return align_tangent(c, len(c._shape) - 1, len(out._shape))
 
 
 def _store(acc, name: str, result, outs: list) -> None:
@@ -477,7 +403,7 @@ def _store(acc, name: str, result, outs: list) -> None:
 def _fit_tangent(acc, name, t: Tensor, o: Tensor, target: tuple) -> Tensor:
     """Broadcast a contribution to the output's (batched) shape."""
     if acc._batch_size is not None:
-        t = _align(acc, t, o)
+        t = _align(t, o)
     try:
         return run_kernel("BroadcastTo", {"x": t}, {"shape": target})
     except InvalidArgumentError:
@@ -505,7 +431,7 @@ def _transpose_vjp(acc, name: str, inputs: dict, attrs: dict, outs: list):
             flat.append(t)
             if t is not None:
                 needed.add(k)
-    bwd = _engine.make_backward(name, inputs, attrs, outs, needed)
+    bwd = make_backward(name, inputs, attrs, outs, needed)
     if bwd.rule is None:
         raise LookupError(f"{name}: no JVP rule and no gradient to transpose; register one "
                           "with tf.register_jvp or tf.register_gradient")
@@ -514,16 +440,19 @@ def _transpose_vjp(acc, name: str, inputs: dict, attrs: dict, outs: list):
 
 def _transpose(acc, bwd: Callable, flat: list, outs: list):
     """J t from a backward function `bwd(out_grads, needs) -> flat input gradients`:
-    run it on "aid" cotangents u under a fresh tape, then differentiate <bwd(u), t> with
-    respect to u (the VJP is linear in u, so that gradient is J t)."""
-    from . import vspace
-    from .gradient_tape import GradientTape
+    run it on "aid" cotangents u under a fresh internal tape, then differentiate
+    <bwd(u), t> with respect to u (the VJP is linear in u, so that gradient is J t)."""
     needs = [t is not None for t in flat]
-    with GradientTape(watch_accessed_variables=False) as tape:
+    tape = Tape()
+    tapes = ctx.tapes
+    ctx.tapes = tapes + [tape]
+    ctx.refresh()
+    try:
         aids = [vspace.ones(o._shape, o.dtype) if o.dtype.is_trainable else None
                 for o in outs]
         watched = [a for a in aids if a is not None]
-        tape.watch(watched)
+        for a in watched:
+            tape.watch(a.id, a._shape, a.dtype)
         in_grads = bwd(aids, needs)
         targets, cotangents = [], []
         for g, t in zip(in_grads, flat):
@@ -533,262 +462,26 @@ def _transpose(acc, bwd: Callable, flat: list, outs: list):
                 g = convert_to_tensor(g)  # densify on the tape
             targets.append(g)
             cotangents.append(t)
+    finally:
+        ctx.tapes = tapes
+        ctx.refresh()
     if not targets:
         return None
+    target_ids = [g.id for g in targets]
+    watched_ids = [a.id for a in watched]
+    meta = [(g._shape, g.dtype) for g in targets]
     if not acc._use_batch:
-        grads = tape.gradient(targets, watched, output_gradients=cotangents)
+        grads = tape.compute_gradient(vspace, target_ids, watched_ids, cotangents, meta)
     else:
         # Vectorized over the batch like GradientTape.jacobian: the transpose pass runs on
         # zero seeds whose batched tangents are the input tangents; the pass is linear in
         # the seeds, so the tangents of its results are J t for every batch member.
         seeds = [vspace.zeros(g._shape, g.dtype) for g in targets]
         with ForwardAccumulator(seeds, cotangents, use_batch=True) as seeded:
-            zeros = tape.gradient(targets, watched, output_gradients=seeds)
+            zeros = tape.compute_gradient(vspace, target_ids, watched_ids, seeds, meta)
         grads = [seeded.jvp(z) if z is not None else None for z in zeros]
     it = iter(grads)
     return [next(it) if a is not None else None for a in aids]
 
 
-def jvp_through_backward(inputs: list, outs: list, bwd: Callable) -> None:
-    """Give active accumulators tangents for an op recorded outside `run_kernel`
-    (custom_gradient, recompute_grad) by transposing its backward function.
-
-    `inputs` are tensors and variables; `bwd(out_grads, needs)` returns one gradient per
-    input. Example: `jvp_through_backward([x], [y], backward)` inside an accumulator.
-    """
-    accs = ctx.accs
-    if not any(o.dtype.is_trainable for o in outs):
-        return
-    name = getattr(bwd, "name", None) or "custom"
-    for i, acc in enumerate(accs):
-        flat = [acc._var_tangents.get(x.id) if isinstance(x, Variable) else
-                acc._tangents.get(x.id) for x in inputs]
-        if all(t is None for t in flat):
-            continue
-        FALLBACK_COUNTS[name] = FALLBACK_COUNTS.get(name, 0) + 1
-        with _busy(acc):
-            result = _transpose(acc, bwd, flat, outs)
-            if result is not None:
-                _store(acc, name, result, outs)
-
-
-# --------------------------------------------------------------------------- functional
-
-
-def _args_of(primals) -> tuple:
-    return tuple(primals) if isinstance(primals, (list, tuple)) else (primals,)
-
-
-def _as_primal(x):
-    if isinstance(x, (Tensor, Variable)):
-        return x
-    return convert_to_tensor(x)
-
-
-def _distinct(leaves: list) -> list:
-    """The same tensor passed twice is two parameters: give repeats their own identity."""
-    seen = set()
-    out = []
-    for x in leaves:
-        if id(x) in seen and type(x) is Tensor:
-            x = run_kernel("Identity", {"x": x})
-        seen.add(id(x))
-        out.append(x)
-    return out
-
-
-def _prepare(args: tuple, nums: tuple):
-    """Flatten the differentiated arguments: (leaves, per-argument trees, full args)."""
-    args = list(args)
-    leaves = []
-    trees = []
-    for i in nums:
-        if not -len(args) <= i < len(args):
-            raise InvalidArgumentError(f"argnums {i} is out of range for {len(args)} arguments")
-        flat = [_as_primal(x) for x in nest.flatten(args[i])]
-        trees.append((args[i], len(leaves), len(flat)))
-        leaves.extend(flat)
-    leaves = _distinct(leaves)
-    for (tree, start, n), i in zip(trees, nums):
-        args[i] = nest.pack_sequence_as(tree, leaves[start:start + n]) \
-            if nest.is_nested(tree) else leaves[start]
-    return leaves, trees, args
-
-
-def _argnums(argnums) -> tuple:
-    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
-
-
-def jvp(f: Callable, primals, tangents) -> tuple[Any, Any]:
-    """`(f(*primals), J t)`: the output and its Jacobian-vector product in one pass.
-
-    `primals` is the tuple of positional arguments (a single tensor is allowed) and may
-    hold nested structures; `tangents` has the same structure.
-    Example:
-        >>> out, t = tf.autodiff.jvp(tf.sin, (tf.constant(0.0),), (tf.constant(2.0),))
-        >>> t.numpy()
-        2.0
-    """
-    args = _args_of(primals)
-    targs = _args_of(tangents)
-    leaves, _, args = _prepare(args, tuple(range(len(args))))
-    tleaves = nest.flatten(targs)
-    if len(tleaves) != len(leaves):
-        raise InvalidArgumentError(f"jvp: primals have {len(leaves)} leaves but tangents "
-                                   f"have {len(tleaves)}")
-    with ForwardAccumulator(leaves, tleaves) as acc:
-        out = f(*args)
-    tout = acc.jvp(out, unconnected_gradients=UnconnectedGradients.ZERO)
-    return out, tout
-
-
-def _gradient_under(acc_leaves, acc_tangents, f, args, leaves, use_batch):
-    from .gradient_tape import GradientTape
-    with ForwardAccumulator(acc_leaves, acc_tangents, use_batch=use_batch) as acc:
-        with GradientTape(watch_accessed_variables=False) as tape:
-            tape.watch(leaves)
-            y = f(*args)
-        if not isinstance(y, (Tensor, Variable)) or len(y._shape) != 0:
-            raise InvalidArgumentError(
-                f"hvp/hessian: f must return a scalar tensor, got "
-                f"{describe(y) if isinstance(y, Tensor) else type(y).__name__}")
-        grads = tape.gradient(y, leaves, unconnected_gradients=UnconnectedGradients.ZERO)
-    return acc, grads
-
-
-def hvp(f: Callable, primals, v) -> Any:
-    """The Hessian-vector product H v of scalar `f` at `primals` (forward-over-reverse).
-
-    `primals` is the tuple of positional arguments (a single tensor is allowed); the
-    result and `v` have its structure.
-    Example:
-        >>> x = tf.constant([1.0, 2.0])
-        >>> tf.autodiff.hvp(lambda x: tf.reduce_sum(x * x * x), x, tf.ones([2])).numpy()
-        array([ 6., 12.], dtype=float32)
-    """
-    single = not isinstance(primals, (list, tuple))
-    args = _args_of(primals)
-    leaves, _, args = _prepare(args, tuple(range(len(args))))
-    vleaves = nest.flatten(_args_of(v))
-    if len(vleaves) != len(leaves):
-        raise InvalidArgumentError(f"hvp: primals have {len(leaves)} leaves but v has "
-                                   f"{len(vleaves)}")
-    acc, grads = _gradient_under(leaves, vleaves, f, args, leaves, False)
-    flat = [acc.jvp(g, UnconnectedGradients.ZERO) if g is not None else
-            _tensor_mod._ops.zeros(x._shape, x.dtype) for g, x in zip(grads, leaves)]
-    if single and not nest.is_nested(primals):
-        return flat[0]
-    return nest.pack_sequence_as(primals, flat)
-
-
-def _basis(leaves: list) -> list:
-    """Tangents of the identity basis over all leaves: leaf j gets eye(N)[:, its columns]."""
-    sizes = [int(np.prod(x._shape)) for x in leaves]
-    total = sum(sizes)
-    out, start = [], 0
-    for x, n in zip(leaves, sizes):
-        block = np.zeros((total, n), dtype=x.dtype.as_numpy_dtype)
-        block[start + np.arange(n), np.arange(n)] = 1
-        out.append(convert_to_tensor(block.reshape((total,) + tuple(x._shape))))
-        start += n
-    return out, sizes
-
-
-def _block(t: Tensor, start: int, n: int, total: int, in_shape: tuple, out_ndim: int):
-    """Rows [start, start+n) of a batched tangent [N] + out_shape, laid out as
-    out_shape + in_shape (the Jacobian block of one input leaf)."""
-    ops = _tensor_mod._ops
-    if n != total:
-        t = t[start:start + n]
-    t = ops.reshape(t, tuple(in_shape) + tuple(t._shape[1:]))
-    k = len(in_shape)
-    if k and out_ndim:
-        t = ops.transpose(t, list(range(k, k + out_ndim)) + list(range(k)))
-    return t
-
-
-def jacfwd(f: Callable, argnums=0) -> Callable:
-    """A function computing the Jacobian of `f` in forward mode, in one batched pass.
-
-    Each output leaf's Jacobian has shape out_shape + in_shape; with a tuple `argnums` it
-    is a tuple over those arguments; structured arguments give structured results.
-    Example:
-        >>> jac = tf.autodiff.jacfwd(lambda x: x * x)
-        >>> jac(tf.constant([1.0, 2.0])).numpy()
-        array([[2., 0.], [0., 4.]], dtype=float32)
-    """
-    nums = _argnums(argnums)
-
-    def jacobian_fn(*args):
-        leaves, trees, args = _prepare(args, nums)
-        basis, sizes = _basis(leaves)
-        with ForwardAccumulator(leaves, basis, use_batch=True) as acc:
-            out = f(*args)
-        total = sum(sizes)
-
-        def per_output(o):
-            if not isinstance(o, Tensor):
-                return None
-            t = acc.jvp(o)
-            blocks = []
-            start = 0
-            for x, n in zip(leaves, sizes):
-                if t is None or not o.dtype.is_trainable:
-                    blocks.append(_tensor_mod._ops.zeros(
-                        tuple(o._shape) + tuple(x._shape), x.dtype) if o.dtype.is_trainable
-                        else None)
-                else:
-                    blocks.append(_block(t, start, n, total, x._shape, len(o._shape)))
-                start += n
-            return _pack_trees(trees, blocks, isinstance(argnums, int))
-
-        if not nest.is_nested(out):
-            return per_output(out)
-        return nest.map_structure(per_output, out)
-
-    return jacobian_fn
-
-
-def _pack_trees(trees, flat, single: bool):
-    packed = [nest.pack_sequence_as(tree, flat[start:start + n]) if nest.is_nested(tree)
-              else flat[start] for tree, start, n in trees]
-    return packed[0] if single else tuple(packed)
-
-
-def hessian(f: Callable, argnums=0) -> Callable:
-    """A function computing the Hessian of scalar `f` (forward-over-reverse, one batched
-    forward pass over the identity basis).
-
-    For one argument of shape s the result has shape s + s; structured or several
-    arguments give nested blocks H[i][j] of shape s_i + s_j.
-    Example:
-        >>> h = tf.autodiff.hessian(lambda x: tf.reduce_sum(x * x * x))
-        >>> h(tf.constant([1.0, 2.0])).numpy()
-        array([[ 6.,  0.], [ 0., 12.]], dtype=float32)
-    """
-    nums = _argnums(argnums)
-
-    def hessian_fn(*args):
-        leaves, trees, args = _prepare(args, nums)
-        basis, sizes = _basis(leaves)
-        acc, grads = _gradient_under(leaves, basis, f, args, leaves, True)
-        total = sum(sizes)
-        rows = []
-        for g, xi in zip(grads, leaves):
-            t = acc.jvp(g, UnconnectedGradients.ZERO) if g is not None else None
-            blocks = []
-            start = 0
-            for xj, n in zip(leaves, sizes):
-                if t is None:
-                    blocks.append(_tensor_mod._ops.zeros(tuple(xi._shape) + tuple(xj._shape),
-                                                         xi.dtype))
-                else:
-                    blocks.append(_block(t, start, n, total, xj._shape, len(xi._shape)))
-                start += n
-            rows.append(_pack_trees(trees, blocks, isinstance(argnums, int)))
-        return _pack_trees(trees, rows, isinstance(argnums, int))
-
-    return hessian_fn
-
-
-_install_hooks()
+hooks.jvp = _on_op

@@ -3,36 +3,28 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import sys
 import warnings
 import weakref
 
 import numpy as np
 
-from .._core import engine as _engine
 from .._core import nest
+from .._core import tensor as _tensor_mod
+from .._core.context import ctx as _ctx, debug_on
+from .._core.convert import convert_to_tensor
+from .._core.dispatch import user_site
 from .._core.errors import InvalidArgumentError
-from .._core.tensor import Tensor, Variable
+from .._core.tensor import Tensor, Variable, death_listeners
+from . import explain as _explain
 from . import vspace
+from .forward import ForwardAccumulator
 from .tape import WATCHED, Tape
 from .unconnected import UnconnectedGradients, as_unconnected
-from . import explain as _explain
 
-_ctx = _engine.ctx
 _log = logging.getLogger("tapeflow")
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Switched on by config.explain_none_gradients / set_debug: tapes then note the user's
 # source line of every recorded op (off by default: it costs a stack walk per op).
 record_sites = [False]
-
-
-def user_site() -> str | None:
-    """'file:line' of the innermost frame outside the tapeflow package."""
-    f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
-        f = f.f_back
-    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
 
 
 def _source_id(s):
@@ -93,16 +85,16 @@ class GradientTape:
                 me._variable_accessed(var)
         tape.variable_accessed = variable_accessed
         tape.events = _explain.new_events()
-        if record_sites[0] or _engine._global_debug[0]:
+        if record_sites[0] or debug_on[0]:
             tape.site_of = user_site
         self._tape = tape
         self._listener = _listener(weakref.ref(tape))
-        _engine.death_listeners.append(self._listener)
+        death_listeners.append(self._listener)
 
     def _drop_tape(self):
         if self._listener is not None:
             try:
-                _engine.death_listeners.remove(self._listener)
+                death_listeners.remove(self._listener)
             except ValueError:
                 pass
         self._tape, self._listener = None, None
@@ -236,7 +228,7 @@ class GradientTape:
                 if g is None:
                     out_grads.append(None)
                     continue
-                g = _engine.convert_to_tensor(g, dtype_hint=t.dtype) if not isinstance(
+                g = convert_to_tensor(g, dtype_hint=t.dtype) if not isinstance(
                     g, Tensor) else g
                 if tuple(g._shape) != tuple(t._shape):
                     raise InvalidArgumentError(
@@ -294,10 +286,10 @@ class GradientTape:
                 for t in members:
                     if not isinstance(t, Tensor) or t._buf is None:
                         continue
-                    nbytes += t._buf[3]
+                    nbytes += t._buf.nbytes
                     if id(t._buf) not in seen:
                         seen.add(id(t._buf))
-                        total += t._buf[3]
+                        total += t._buf.nbytes
                 (outputs if name == "ans" else inputs).append(name)
             ops.append({"name": entry.op_type, "saved_inputs": inputs,
                         "saved_outputs": bool(outputs), "bytes": nbytes,
@@ -354,13 +346,12 @@ class GradientTape:
         return self._jacobian(target, source, unconnected_gradients, batch=True)
 
     def _jacobian(self, target, sources, unconnected_gradients, batch):
-        from .forward import ForwardAccumulator
         if self._tape is None:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute "
                                "one set of gradients (or jacobians); use persistent=True")
         if not isinstance(target, Tensor):
-            target = _engine.convert_to_tensor(target)
-        ops = _ops()
+            target = convert_to_tensor(target)
+        ops = _tensor_mod._ops
         shape = target._shape
         if batch:
             m = int(np.prod(shape[1:]))
@@ -387,7 +378,7 @@ class GradientTape:
         for s, g in zip(flat_sources, flat):
             rows = None
             if g is not None:
-                rows = acc.jvp(_engine.convert_to_tensor(g))
+                rows = acc.jvp(convert_to_tensor(g))
             if rows is None:
                 if unconnected is UnconnectedGradients.ZERO:
                     full = (shape + s._shape[1:]) if batch else (shape + tuple(s._shape))
@@ -405,10 +396,3 @@ class GradientTape:
             else:
                 out.append(ops.reshape(rows, tuple(shape) + tuple(s._shape)))
         return nest.pack_sequence_as(sources, out) if nest.is_nested(sources) else out[0]
-
-
-def _ops():
-    from .._core import tensor
-    return tensor._ops
-
-

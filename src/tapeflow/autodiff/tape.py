@@ -46,6 +46,9 @@ class Tape:
         self.site_of: Callable[[], Any] | None = None  # set when explain/debug needs sites
 
     # --------------------------------------------------------------- recording
+    def variable_accessed(self, variable) -> None:
+        """A variable was read while this tape records (GradientTape watches it)."""
+
     def is_watched(self, tensor_id: int) -> bool:
         return tensor_id in self.tensor_tape
 

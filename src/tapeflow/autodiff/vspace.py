@@ -1,7 +1,8 @@
 """What the tape needs from tensors: ones/zeros, sizes and gradient aggregation."""
 from __future__ import annotations
 
-from .._core import engine as _engine
+from .._core import tensor as _tensor_mod
+from .._core.convert import convert_to_tensor
 from .._core.tensor import IndexedSlices, Tensor
 
 # Sum pending gradients of one tensor early once they hold this many bytes (or this many
@@ -11,8 +12,7 @@ EARLY_AGGREGATE_COUNT = 8
 
 
 def _ops():
-    from .._core import tensor
-    return tensor._ops
+    return _tensor_mod._ops  # filled once the op modules are imported
 
 
 def ones(shape, dtype) -> Tensor:
@@ -45,7 +45,7 @@ def aggregate(grads: list):
                              ops.concat([ops.cast(g.indices, grads[0].indices.dtype)
                                          for g in grads], axis=0),
                              grads[0].dense_shape)
-    dense = [_engine.convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
+    dense = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
              for g in grads]
     if len(dense) == 2:
         return ops.add(dense[0], dense[1])

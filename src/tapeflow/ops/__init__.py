@@ -6,10 +6,11 @@ import importlib
 import types
 
 from .._core import tensor as _tensor
+from .._core.convert import convert_to_tensor
 from . import _op
 
 FAMILIES = ("creation", "math", "reduction", "array", "indexing", "linalg", "nn", "conv", "random",
-            "control_flow")
+            "state", "control_flow")
 modules = []
 for _family in FAMILIES:
     try:
@@ -19,7 +20,8 @@ for _family in FAMILIES:
             raise
 
 # The namespace tensors' operators and the engine dispatch through (see _core/tensor.py).
-namespace = types.SimpleNamespace(sum_to_shape=_op.sum_to_shape)
+namespace = types.SimpleNamespace(sum_to_shape=_op.sum_to_shape,
+                                  convert_to_tensor=convert_to_tensor)
 for _m in modules:
     for _name, _obj in vars(_m).items():
         if getattr(_obj, "__module__", None) == _m.__name__ and callable(_obj):

@@ -14,7 +14,8 @@ from typing import Callable
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.engine import convert_to_tensor, run_kernel
+from .._core.convert import convert_to_tensor
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.registry import define_op, passthrough  # noqa: F401  (re-exported for rules)
 from .._core.tensor import Tensor, Variable

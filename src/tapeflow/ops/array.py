@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.engine import run_kernel
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor, Variable
 from ._op import defop, normalize_axis, passthrough, same_shape, to_tensor
@@ -710,7 +710,7 @@ def rank(input, name=None) -> Tensor:
     """The rank of `input` as a scalar int32 tensor. Example: `tf.rank(tf.zeros([2, 3]))`
     -> 2."""
     x = input if type(input) is Tensor else to_tensor(input, op="Rank", arg="input")
-    from .._core.engine import convert_to_tensor
+    from .._core.convert import convert_to_tensor
     return convert_to_tensor(np.int32(len(x._shape)))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.engine import run_kernel
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
 from ._op import broadcast_shapes, defop, to_tensor

@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.engine import convert_to_tensor, run_kernel
+from .._core.convert import convert_to_tensor
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor, Variable
 from ._op import defop, normalize_axis, to_tensor

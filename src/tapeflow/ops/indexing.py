@@ -13,7 +13,8 @@ import operator
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.engine import convert_to_tensor, run_kernel
+from .._core.convert import convert_to_tensor
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import IndexedSlices, Tensor, Variable
 from ._op import binary_operands, broadcast_shapes, defop, normalize_axis, to_tensor

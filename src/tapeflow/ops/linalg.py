@@ -15,7 +15,7 @@ from collections import Counter
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.engine import run_kernel
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, UnimplementedError, describe
 from .._core.tensor import Tensor, Variable
 from ._op import broadcast_shapes, defop, normalize_axis, to_tensor

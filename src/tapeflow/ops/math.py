@@ -6,7 +6,8 @@ import math as _pymath
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.engine import run_kernel, scalar_constant, wrap_native
+from .._core.dispatch import run_kernel
+from .._core.memory import scalar_constant, wrap_native
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
 from ._op import (binary_operands, broadcast_shapes, defop, elementwise, passthrough,
@@ -910,17 +911,3 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None) -> Tensor:
                 f"enlarging it, got t: {describe(t)} and {arg}: {describe(b)}")
     # TF's composition: at a bound the gradient goes to t (Minimum/Maximum tie rule).
     return maximum(minimum(t, hi), lo)
-
-
-# ---------------------------------------------------------------- variable updates
-# Kernels that write into a variable's own buffer (see Variable.assign_add); stateful and
-# not differentiable, like TF's AssignAddVariableOp.
-def _assign_shape(shapes, dtypes, attrs):
-    if tuple(shapes["ref"]) != tuple(shapes["value"]) and shapes["value"] != ():
-        raise InvalidArgumentError(f"AssignVariableOp: value shape {list(shapes['value'])} "
-                                   f"does not match the variable's {list(shapes['ref'])}")
-    return [(tuple(shapes["ref"]), dtypes["ref"])]
-
-
-defop("AssignAddVariableOp", ["ref", "value"], shape=_assign_shape, differentiable=False)
-defop("AssignSubVariableOp", ["ref", "value"], shape=_assign_shape, differentiable=False)

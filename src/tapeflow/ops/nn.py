@@ -7,7 +7,7 @@ ops carry their own rules so every derivative order works. The rest are composit
 from __future__ import annotations
 
 from .._core import dtypes as _dt
-from .._core.engine import run_kernel
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
 from ._op import broadcast_shapes, defop, derived, elementwise, normalize_axes, \

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.engine import run_kernel
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
 from .creation import _shape_list

@@ -4,7 +4,7 @@ from __future__ import annotations
 import collections
 
 from .._core import dtypes as _dt
-from .._core.engine import run_kernel
+from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import IndexedSlices, Tensor, Variable
 from ._op import defop, normalize_axes, normalize_axis, to_tensor

@@ -2,7 +2,7 @@
 import importlib
 
 FAMILIES = ("math", "reduction", "array", "indexing", "creation", "linalg", "nn", "conv",
-            "random")
+            "random", "state")
 
 for _family in FAMILIES:
     try:

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from ..._core.engine import Alias
+from ..._core.dispatch import Alias
 from ._kernel import kernel
 
 

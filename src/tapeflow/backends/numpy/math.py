@@ -2,7 +2,7 @@
 import numpy as np
 from scipy import special as _special
 
-from ..._core.engine import Alias
+from ..._core.dispatch import Alias
 from ._kernel import kernel
 
 _NATIVE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -216,19 +216,6 @@ def cast(i, a, b):
         with np.errstate(invalid="ignore"):  # NaN/inf -> int is unspecified, as in TF
             return x.astype(dt)
     return x.astype(dt)
-
-
-# Variable updates in place (the engine uses them only when no tensor shares the buffer).
-@kernel("AssignAddVariableOp")
-def _assign_add(i, a, b):
-    np.add(i["ref"], i["value"], out=i["ref"], casting="unsafe")
-    return Alias("ref", i["ref"].shape)
-
-
-@kernel("AssignSubVariableOp")
-def _assign_sub(i, a, b):
-    np.subtract(i["ref"], i["value"], out=i["ref"], casting="unsafe")
-    return Alias("ref", i["ref"].shape)
 
 
 # Fused backward steps: one output allocation instead of three temporaries.

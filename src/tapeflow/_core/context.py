@@ -1,0 +1,47 @@
+"""The execution context: per-thread state that decides what `run_kernel` does with an op.
+
+Nothing here imports the rest of tapeflow: tensors, memory scopes, dispatch and autodiff all
+read this state, and autodiff plugs into dispatch through `hooks` (set once at import), so
+the core has no import cycles.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+
+class Context(threading.local):
+    """Per-thread engine state. `active` is the one flag the hot path reads: false means
+    no tape, accumulator, variable watcher, profiler or debug check wants to see ops."""
+
+    def __init__(self) -> None:
+        self.scope: list | None = None  # weakrefs of tensors made in the current tidy scope
+        self.scopes: list = []          # (name, scope list) of the enclosing tidy scopes
+        self.tapes: list = []           # tapes recording now (innermost last)
+        self.accs: list = []            # forward accumulators active now (innermost last)
+        self.watchers: list = []        # variable watchers (custom_gradient collects reads)
+        self.profilers: list = []
+        self.debug = False
+        self.backward_of: list = []     # (op name, site) of backward rules running (debug)
+        self.active = False
+
+    def refresh(self) -> None:
+        self.active = bool(self.tapes or self.accs or self.watchers or self.profilers
+                           or self.debug or debug_on[0])
+
+
+ctx = Context()
+debug_on = [False]  # config.set_debug: process-wide, read through a list for speed
+
+
+class Hooks:
+    """What autodiff installs into dispatch: `record(name, inputs, attrs, outs)` (tapes and
+    variable watchers), `jvp(name, inputs, attrs, outs)` (forward accumulators) and
+    `note_event(kind, tensor_id)` (tape.explain() learns of NumPy round trips)."""
+
+    record: Callable | None = None
+    jvp: Callable | None = None
+    note_event: Callable | None = None
+
+
+hooks = Hooks()

@@ -1,0 +1,231 @@
+"""What a tape keeps of one op call, and recording it on the active tapes.
+
+`record` is installed as dispatch's record hook: after every op run while a tape or a
+variable watcher is active, it notes the variables the op read (tapes watch trainable
+ones; custom_gradient's watcher collects them), and puts the op on every tape that watches
+one of its trainable inputs, with a `Backward` holding only what the VJP rule of the
+inputs that need a gradient reads.
+"""
+from __future__ import annotations
+
+from .._core import registry as _reg
+from .._core import tensor as _tensor_mod
+from .._core.context import ctx, debug_on, hooks
+from .._core.dispatch import check_numerics, user_site
+from .._core.tensor import Tensor, Variable
+
+
+class Backward:
+    """A recorded op's backward function: `bwd(out_grads, needs)` -> one gradient per flat
+    input (None where not needed). It holds only what its VJP rule reads."""
+
+    __slots__ = ("name", "rule", "env", "attrs", "layout", "in_shapes", "needed",
+                 "out_meta", "site", "__weakref__")
+
+    def __call__(self, out_grads: list, needs: list) -> list:
+        rule = self.rule
+        if rule is None:
+            raise LookupError(f"No gradient defined for operation {self.name!r}; register one "
+                              "with tf.register_gradient or wrap it with tf.custom_gradient")
+        layout, shapes, needed = self.layout, self.in_shapes, self.needed
+        wanted, pos = [], 0
+        for name, count in layout:
+            n = 1 if count is None else count
+            if name in needed and (needs[pos] if n == 1 and count is None
+                                   else any(needs[pos:pos + n])):
+                wanted.append(name)
+            pos += n
+        if not wanted:
+            return [None] * len(needs)
+        if len(out_grads) == 1 and rule.passthrough.issuperset(wanted):
+            g = out_grads[0]  # inputs whose gradient is g itself: no rule call
+            result = {k: g for k in wanted}
+        else:
+            result = self._call_rule(rule, out_grads, tuple(wanted))
+        flat, pos = [], 0
+        for name, count in layout:
+            g = result.get(name)
+            if count is None:
+                flat.append(_fit(g, shapes[pos]))
+                pos += 1
+            else:
+                for gi in (g if g is not None else [None] * count):
+                    flat.append(_fit(gi, shapes[pos]))
+                    pos += 1
+        if debug_on[0]:
+            check_numerics(self.name, {"g": [g for g in out_grads if g is not None]}, flat,
+                           "backward", source=self.site)
+        return flat
+
+    def _call_rule(self, rule, out_grads: list, wanted: tuple) -> dict:
+        env = self.env.copy()
+        if len(out_grads) == 1:
+            env["g"] = out_grads[0]
+        else:
+            grads = list(out_grads)
+            if rule.zeros_for_none:
+                ops = _tensor_mod._ops
+                for i, g in enumerate(grads):
+                    if g is None:
+                        shape, dtype = self.out_meta[i]
+                        grads[i] = ops.zeros(shape, dtype)
+            env["g"] = grads
+        if rule.shape_params:
+            pos = 0
+            for name, count in self.layout:
+                n = 1 if count is None else count
+                if name in rule.shape_params:
+                    env[name + "_shape"] = (self.in_shapes[pos] if count is None
+                                            else self.in_shapes[pos:pos + n])
+                pos += n
+        if not debug_on[0]:
+            return rule.call(env, self.attrs, wanted)
+        ctx.backward_of.append((self.name, self.site))
+        try:
+            return rule.call(env, self.attrs, wanted)
+        finally:
+            ctx.backward_of.pop()
+
+
+def _fit(g, shape):
+    """Undo broadcasting: every input gradient of every rule goes through here."""
+    if g is None or type(g) is not Tensor or g._shape == shape:
+        return g
+    return _tensor_mod._ops.sum_to_shape(g, shape)
+
+
+def _layout(op, inputs: dict) -> tuple[list, list]:
+    """(layout, flat input shapes) of one call: [(name, None | list length)]."""
+    layout, in_shapes = [], []
+    for k in (op.inputs if op.inputs else inputs):
+        v = inputs.get(k)
+        if v is None:
+            continue
+        if isinstance(v, (list, tuple)):
+            layout.append((k, len(v)))
+            in_shapes.extend(m._shape for m in v)
+        else:
+            layout.append((k, None))
+            in_shapes.append(v._shape)
+    return layout, in_shapes
+
+
+def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
+                  layout=None, in_shapes=None) -> Backward:
+    """The backward function of one op call, keeping only what the VJP rule of the
+    inputs in `needed` (names) reads. Used by tapes and by forward mode's fallback."""
+    op = _reg.OPS.get(name) or _reg.ensure_op(name, inputs)
+    if layout is None:
+        layout, in_shapes = _layout(op, inputs)
+    if type(needed) is not tuple:  # a canonical key for the rule's save cache
+        needed = tuple(k for k in (op.inputs if op.inputs else inputs) if k in needed)
+    rule = _reg.GRADIENTS.get(name)
+    bwd = Backward()
+    bwd.name, bwd.rule, bwd.attrs = name, rule, attrs
+    bwd.layout, bwd.in_shapes, bwd.needed = layout, in_shapes, needed
+    bwd.out_meta = [(o._shape, o.dtype) for o in outs]
+    bwd.site = user_site() if debug_on[0] else None
+    env = {}
+    if rule is not None:
+        save_inputs, save_outputs = rule.saves(needed)
+        for k in save_inputs:
+            v = inputs.get(k)
+            env[k] = v
+            for m in (v if isinstance(v, (list, tuple)) else (v,)):
+                if type(m) is Tensor:
+                    m._kept = True  # the tape, not the tidy scope, now decides its life
+        if save_outputs:
+            for o in outs:
+                o._kept = True
+            env["ans"] = outs[0] if len(outs) == 1 else list(outs)
+    bwd.env = env
+    return bwd
+
+
+def _variables_read(inputs: dict):
+    for v in inputs.values():
+        if type(v) is Tensor:
+            continue
+        if isinstance(v, Variable):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from (m for m in v if isinstance(m, Variable))
+
+
+def _on_variables(c, inputs: dict, outs: list) -> None:
+    """The op read (or, with no outputs, wrote) variables: tell watchers and tapes."""
+    for var in _variables_read(inputs):
+        if not outs:  # an assignment: tape.explain() reports it if the variable is a source
+            note_event("assign", var.id)
+            continue
+        if var.trainable:
+            for w in c.watchers:
+                w.setdefault(var.id, var)
+        for tp in c.tapes:
+            tp.variable_accessed(var)
+
+
+def record(name: str, inputs: dict, attrs: dict, outs: list) -> None:
+    """Put an op on every recording tape that watches one of its trainable inputs."""
+    c = ctx
+    for v in inputs.values():
+        if type(v) is not Tensor and (isinstance(v, Variable) or type(v) is list):
+            _on_variables(c, inputs, outs)
+            break
+    all_tapes = c.tapes
+    if not all_tapes or not outs:
+        return
+    op = _reg.OPS.get(name) or _reg.ensure_op(name, inputs)
+    single = all_tapes[0].tensor_tape if len(all_tapes) == 1 else None
+    ids, needed, layout, in_shapes, trainable = [], [], [], [], []
+    for k in (op.inputs if op.inputs else inputs):
+        v = inputs.get(k)
+        if v is None:
+            continue
+        members = v if type(v) is list or type(v) is tuple else None
+        layout.append((k, None if members is None else len(members)))
+        hit = False
+        for m in (members if members is not None else (v,)):
+            i = m.id
+            ids.append(i)
+            in_shapes.append(m._shape)
+            ok = m.dtype.is_trainable
+            trainable.append(ok)
+            if ok and not hit and (i in single if single is not None else
+                                   any(i in tp.tensor_tape for tp in all_tapes)):
+                hit = True
+        if hit:
+            needed.append(k)
+    if not needed:
+        return
+    if single is not None:
+        recording = all_tapes
+    else:
+        recording = [tp for tp in all_tapes if any(
+            ok and i in tp.tensor_tape for i, ok in zip(ids, trainable))]
+    if not any(o.dtype.is_trainable for o in outs) or _reg.GRADIENTS.get(name, 0) is None:
+        for tp in recording:  # remembered for tape.explain(): the gradient path breaks here
+            events = getattr(tp, "events", None)
+            if events is not None:
+                site = tp.site_of() if tp.site_of is not None else None
+                for i in ids:
+                    if i in tp.tensor_tape:
+                        events.append(("nondiff", i, name, site))
+        return
+    bwd = make_backward(name, inputs, attrs, outs, tuple(needed), layout, in_shapes)
+    out_ids = [o.id for o in outs]
+    for tp in recording:
+        tp.record_operation(name, out_ids, bwd.out_meta, ids, bwd)
+
+
+def note_event(kind: str, tensor_id: int) -> None:
+    """Tell recording tapes that a watched tensor left the tape's view (explain())."""
+    for tp in ctx.tapes:
+        events = getattr(tp, "events", None)
+        if events is not None and (kind == "assign" or tp.is_watched(tensor_id)):
+            site = tp.site_of() if tp.site_of is not None else None
+            events.append((kind, tensor_id, kind, site))
+
+
+hooks.record = record
+hooks.note_event = note_event

@@ -1,0 +1,17 @@
+"""NumPy kernels of variable updates made in place (see ops/state.py)."""
+import numpy as np
+
+from ..._core.dispatch import Alias
+from ._kernel import kernel
+
+
+@kernel("InplaceAdd")
+def _inplace_add(i, a, b):
+    np.add(i["ref"], i["value"], out=i["ref"], casting="unsafe")
+    return Alias("ref", i["ref"].shape)
+
+
+@kernel("InplaceSub")
+def _inplace_sub(i, a, b):
+    np.subtract(i["ref"], i["value"], out=i["ref"], casting="unsafe")
+    return Alias("ref", i["ref"].shape)

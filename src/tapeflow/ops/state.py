@@ -1,0 +1,131 @@
+"""Variables' state as ops: reads and assignments go through `run_kernel` like any other
+op, so tapes, accumulators and (later) the tracer see them.
+
+ReadVariableOp and the Assign* ops are composites (the same on every backend): a read
+shares the variable's current buffer; an assignment replaces it, or, when no tensor
+shares that buffer, writes into it in place (InplaceAdd/InplaceSub kernels).
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .._core.backends import REGISTRY as _backends
+from .._core.convert import convert_to_tensor
+from .._core.dispatch import run_kernel
+from .._core.errors import InvalidArgumentError
+from .._core.memory import share, wrap_native
+from .._core.tensor import Tensor, Variable
+from ._op import defop, passthrough
+
+
+def _value_shape(shapes, dtypes, attrs):
+    return [(tuple(shapes["resource"]), dtypes["resource"])]
+
+
+def _assign_shape(shapes, dtypes, attrs):
+    if tuple(shapes["resource"]) != tuple(shapes["value"]) and shapes["value"] != ():
+        raise InvalidArgumentError(f"AssignVariableOp: value shape {list(shapes['value'])} "
+                                   f"does not match the variable's {list(shapes['resource'])}")
+    return []
+
+
+def _inplace_shape(shapes, dtypes, attrs):
+    return [(tuple(shapes["ref"]), dtypes["ref"])]
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _read(inputs, attrs):
+    return share(inputs["resource"]._value)
+
+
+defop("ReadVariableOp", ["resource"], shape=_value_shape, impl=_read,
+      vjp={"resource": passthrough}, jvp={"resource": lambda t: t})
+
+
+def read_variable(var: Variable) -> Tensor:
+    """A fresh tensor holding the variable's value (tapes watch trainable variables read).
+
+    Example: `tf.Variable(1.0).read_value()` runs this op.
+    """
+    return run_kernel("ReadVariableOp", {"resource": var})
+
+
+# ---------------------------------------------------------------- assigning
+
+
+def initial_value(value, dtype=None) -> Tensor:
+    """A variable's own copy of `value`: shares the buffer, owned by no tidy scope."""
+    t = convert_to_tensor(value, dtype=dtype)
+    own = share(t, track=False)
+    own._kept = True
+    return own
+
+
+def _replace(var: Variable, t: Tensor) -> None:
+    old = var._value
+    var._value = initial_value(t)
+    old._release()
+
+
+def _assign(inputs, attrs):
+    _replace(inputs["resource"], inputs["value"])
+
+
+def _update(kernel: str, fallback: str):
+    """An in-place update when nothing else sees the buffer, else a new value."""
+    def impl(inputs, attrs):
+        var, value = inputs["resource"], inputs["value"]
+        if not _update_in_place(kernel, var._value, value):
+            _replace(var, run_kernel(fallback, {"x": var._value, "y": value}))
+    return impl
+
+
+defop("AssignVariableOp", ["resource", "value"], num_outputs=0, shape=_assign_shape,
+      impl=_assign, differentiable=False)
+defop("AssignAddVariableOp", ["resource", "value"], num_outputs=0, shape=_assign_shape,
+      impl=_update("InplaceAdd", "Add"), differentiable=False)
+defop("AssignSubVariableOp", ["resource", "value"], num_outputs=0, shape=_assign_shape,
+      impl=_update("InplaceSub", "Sub"), differentiable=False)
+# Kernels writing into their input `ref`'s buffer; used only through _update_in_place.
+defop("InplaceAdd", ["ref", "value"], shape=_inplace_shape, differentiable=False)
+defop("InplaceSub", ["ref", "value"], shape=_inplace_shape, differentiable=False)
+
+
+def assign_variable(var: Variable, value, op: str = "AssignVariableOp") -> Variable:
+    """Run an assignment op on `var` (`value` converted to the variable's dtype)."""
+    run_kernel(op, {"resource": var, "value": value})
+    return var
+
+
+_UNSHARED: list = []
+
+
+def _unshared_refs() -> int:
+    """References an array of a tensor nobody else sees has (measured once, as below)."""
+    if not _UNSHARED:
+        probe = wrap_native(np.zeros(1), _backends.active or _backends.ensure_active())
+        native = probe._native
+        _UNSHARED.append(sys.getrefcount(native))  # same pattern: buffer, tensor, local, arg
+    return _UNSHARED[0]
+
+
+def _update_in_place(kernel: str, target: Tensor, value: Tensor) -> bool:
+    """Run a kernel writing into `target`'s buffer, only when no other tensor shares that
+    buffer (so no tensor's value changes behind its back) and the data is on the active
+    backend; returns False otherwise."""
+    buf = target._buf
+    backend = _backends.active or _backends.ensure_active()
+    if buf is None or buf.refs != 1 or target._nb is not backend:
+        return False
+    native = target._native
+    # Only memory the buffer owns outright: not a view (base set), not viewed by any other
+    # array (a view holds a reference to its base), not writable-protected.
+    if getattr(native, "base", 0) is not None or not native.flags.writeable or \
+            sys.getrefcount(native) > _unshared_refs():
+        return False
+    run_kernel(kernel, {"ref": target, "value": value})  # the kernel returns Alias("ref")
+    return True
