@@ -12,7 +12,8 @@ Example:
 from ._core.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128,  # noqa: F401
                            float16, float32, float64, int8, int16, int32, int64, uint8,
                            uint16, uint32, uint64)
-from ._core.tensor import IndexedSlices, Tensor, TensorShape, TensorSpec, Variable  # noqa: F401
+from ._core.tensor import IndexedSlices, Tensor, TensorShape, TensorSpec  # noqa: F401
+from ._core.variable import Variable  # noqa: F401
 from ._core.backends import (backend_names, find_backend, get_backend,  # noqa: F401
                              register_backend, remove_backend, set_backend)
 from ._core.convert import convert_to_tensor, from_dlpack  # noqa: F401

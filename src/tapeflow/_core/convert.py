@@ -8,7 +8,8 @@ from . import nest
 from . import tensor as _tensor_mod
 from .errors import InvalidArgumentError
 from .memory import wrap_native
-from .tensor import IndexedSlices, Tensor, Variable
+from .tensor import IndexedSlices, Tensor
+from .variable import Variable
 
 _NP2DT = _dt._BY_NP
 

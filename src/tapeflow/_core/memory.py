@@ -18,7 +18,8 @@ from . import nest
 from .backends import REGISTRY as _backends, Backend
 from .context import ctx
 from .errors import DisposedError
-from .tensor import Buffer, IndexedSlices, Tensor, Variable, _ids, counters, pinned_ids
+from .tensor import Buffer, IndexedSlices, Tensor, _ids, counters, pinned_ids
+from .variable import Variable
 
 _NP2DT = _dt._BY_NP
 _new_tensor = Tensor.__new__

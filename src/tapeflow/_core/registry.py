@@ -48,15 +48,19 @@ class OpDef:
     def __init__(self, name, inputs, list_inputs=(), num_outputs=1, impl=None, site=""):
         self.name, self.inputs = name, tuple(inputs)
         self.list_inputs = frozenset(list_inputs)
-        # an int, or `fn(shapes, dtypes, attrs) -> int` when it depends on the call (Split,
-        # Unstack, ...), or None for user kernels declared by their kernel alone
+        # an int, or `fn(shapes, dtypes, attrs) -> int`, or None: given by the shape rule
         self.num_outputs = num_outputs
         self.impl = impl
         self.site = site
 
     def count_outputs(self, shape_args: tuple) -> int | None:
-        """The number of outputs of one call, from (shapes, dtypes, attrs) alone."""
+        """The number of outputs of one call, from (shapes, dtypes, attrs) alone: the
+        declared count, else the length of the shape rule's answer (Split, Unstack, Svd);
+        None only for ops whose count depends on user code (custom_gradient)."""
         n = self.num_outputs
+        if n is None:
+            rule = SHAPES.get(self.name)
+            return len(rule(*shape_args)) if rule is not None else None
         return n(*shape_args) if callable(n) else n
 
 

@@ -13,7 +13,8 @@ import numpy as np
 
 from .._core import nest
 from .._core.convert import convert_to_tensor
-from .._core.tensor import IndexedSlices, Tensor, Variable
+from .._core.tensor import IndexedSlices, Tensor
+from .._core.variable import Variable
 
 
 def _as_tensors(args):

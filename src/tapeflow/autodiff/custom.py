@@ -17,7 +17,8 @@ from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel, watch_variables
 from .._core.errors import InvalidArgumentError
 from .._core.registry import define_op
-from .._core.tensor import Tensor, Variable
+from .._core.tensor import Tensor
+from .._core.variable import Variable
 from .gradient_tape import GradientTape
 
 

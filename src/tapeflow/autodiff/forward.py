@@ -24,7 +24,8 @@ from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.registry import JVPS, OPS, ensure_op
-from .._core.tensor import IndexedSlices, Tensor, Variable, death_listeners
+from .._core.tensor import IndexedSlices, Tensor, death_listeners
+from .._core.variable import Variable
 from ..ops._op import align_tangent
 from . import vspace
 from .record import make_backward

@@ -11,7 +11,8 @@ from .._core import nest
 from .._core import tensor as _tensor_mod
 from .._core.convert import convert_to_tensor
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import Tensor, Variable
+from .._core.tensor import Tensor
+from .._core.variable import Variable
 from .forward import ForwardAccumulator
 from .gradient_tape import GradientTape
 from .unconnected import UnconnectedGradients

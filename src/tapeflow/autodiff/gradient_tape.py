@@ -14,7 +14,8 @@ from .._core.context import ctx as _ctx, debug_on
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import user_site
 from .._core.errors import InvalidArgumentError
-from .._core.tensor import Tensor, Variable, death_listeners
+from .._core.tensor import Tensor, death_listeners
+from .._core.variable import Variable
 from . import explain as _explain
 from . import vspace
 from .forward import ForwardAccumulator

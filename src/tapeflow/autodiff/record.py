@@ -12,7 +12,8 @@ from .._core import registry as _reg
 from .._core import tensor as _tensor_mod
 from .._core.context import ctx, debug_on, hooks
 from .._core.dispatch import check_numerics, user_site
-from .._core.tensor import Tensor, Variable
+from .._core.tensor import Tensor
+from .._core.variable import Variable
 
 
 class Backward:

@@ -18,7 +18,8 @@ from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.registry import define_op, passthrough  # noqa: F401  (re-exported for rules)
-from .._core.tensor import Tensor, Variable
+from .._core.tensor import Tensor
+from .._core.variable import Variable
 
 defop = define_op
 

@@ -8,7 +8,8 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import Tensor, Variable
+from .._core.tensor import Tensor
+from .._core.variable import Variable
 from ._op import defop, normalize_axis, passthrough, same_shape, to_tensor
 
 __all__ = ["reshape", "identity", "broadcast_to", "transpose", "expand_dims", "squeeze",

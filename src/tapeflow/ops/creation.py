@@ -10,7 +10,8 @@ from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
-from .._core.tensor import Tensor, Variable
+from .._core.tensor import Tensor
+from .._core.variable import Variable
 from ._op import defop, normalize_axis, to_tensor
 
 __all__ = ["constant", "convert_to_tensor", "zeros", "ones", "zeros_like", "ones_like", "fill",

@@ -16,7 +16,8 @@ from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import IndexedSlices, Tensor, Variable
+from .._core.tensor import IndexedSlices, Tensor
+from .._core.variable import Variable
 from ._op import binary_operands, broadcast_shapes, defop, normalize_axis, to_tensor
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "scatter_nd",

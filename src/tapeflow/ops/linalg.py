@@ -17,7 +17,8 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, UnimplementedError, describe
-from .._core.tensor import Tensor, Variable
+from .._core.tensor import Tensor
+from .._core.variable import Variable
 from ._op import broadcast_shapes, defop, normalize_axis, to_tensor
 
 __all__ = ["matmul", "matvec", "tensordot", "einsum", "inv", "det", "slogdet", "solve",

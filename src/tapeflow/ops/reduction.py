@@ -6,7 +6,8 @@ import collections
 from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import IndexedSlices, Tensor, Variable
+from .._core.tensor import IndexedSlices, Tensor
+from .._core.variable import Variable
 from ._op import defop, normalize_axes, normalize_axis, to_tensor
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",

@@ -16,7 +16,8 @@ from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
 from .._core.memory import share, wrap_native
-from .._core.tensor import Tensor, Variable
+from .._core.tensor import Tensor
+from .._core.variable import Variable
 from ._op import defop, passthrough
 
 

@@ -1,0 +1,144 @@
+"""Variable: a mutable holder of a tensor value. Reads and assignments are ops
+(ops/state.py), reached through the op namespace hook, so tapes and tracers see them."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from . import dtypes as _dt
+from . import tensor as _tensor_mod
+from .errors import InvalidArgumentError
+from .tensor import IndexedSlices, Tensor, TensorShape, _ids, _Ref
+
+
+class Variable:
+    """A mutable holder of a tensor value; reads are watched by tapes automatically.
+
+    Example:
+        >>> v = tf.Variable([1.0, 2.0]); v.assign_add([1.0, 1.0]).numpy()
+        array([2., 3.], dtype=float32)
+    """
+
+    _counter = itertools.count()
+    __array_priority__ = 100  # `ndarray + Variable` defers to Variable.__radd__, as for Tensor
+
+    def __init__(self, initial_value=None, trainable: bool = True, name: str | None = None,
+                 dtype=None, shape=None):
+        if initial_value is None:
+            raise ValueError("Variable: initial_value is required")
+        if callable(initial_value):
+            initial_value = initial_value()
+        self._value: Tensor = _tensor_mod._ops.initial_value(initial_value, dtype)
+        self.id = next(_ids)
+        self.trainable = bool(trainable)
+        self._name = name if name is not None else "Variable"
+        self._declared_shape = TensorShape(shape) if shape is not None else None
+
+    # --- metadata
+    @property
+    def name(self) -> str:
+        """TF-style name with the output index, e.g. 'weights:0'."""
+        return f"{self._name}:0"
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(self._value._shape)
+
+    @property
+    def _shape(self):
+        return self._value._shape
+
+    @property
+    def dtype(self) -> _dt.DType:
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._value._shape)
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    # --- reading
+    def read_value(self) -> Tensor:
+        """The current value as a Tensor (watched by active tapes if trainable)."""
+        return _tensor_mod._ops.read_variable(self)
+
+    def value(self) -> Tensor:
+        return _tensor_mod._ops.read_variable(self)
+
+    def numpy(self) -> np.ndarray:
+        return self._value.numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        # a copy: the variable may later be updated in place
+        return self._value.__array__(dtype, True)
+
+    # --- writing
+    def _check(self, value, what):
+        t = _tensor_mod._ops.convert_to_tensor(value, dtype=self.dtype)
+        allowed = self._declared_shape
+        if allowed is not None:
+            if not allowed.is_compatible_with(t._shape):
+                raise InvalidArgumentError(f"Variable.{what}: shape {t._shape} is not "
+                                           f"compatible with the declared shape {allowed}")
+        elif t._shape != self._value._shape:
+            raise InvalidArgumentError(
+                f"Variable.{what}: shape {t._shape} does not match variable {self.name!r} "
+                f"of shape {self._value._shape}; create the variable with shape=[None, ...] "
+                "to allow shape changes")
+        return t
+
+    def assign(self, value, read_value: bool = True):
+        """Replace the value; returns the variable."""
+        return _tensor_mod._ops.assign_variable(self, self._check(value, "assign"))
+
+    def assign_add(self, delta, read_value: bool = True):
+        """Add `delta` (in place when no tensor shares the value); returns the variable."""
+        return _tensor_mod._ops.assign_variable(self, self._check(delta, "assign_add"),
+                                    "AssignAddVariableOp")
+
+    def assign_sub(self, delta, read_value: bool = True):
+        """Subtract `delta` (in place when no tensor shares the value); returns the variable."""
+        return _tensor_mod._ops.assign_variable(self, self._check(delta, "assign_sub"),
+                                    "AssignSubVariableOp")
+
+    def scatter_sub(self, sparse_delta: "IndexedSlices"):
+        """Subtract an IndexedSlices from the rows it names (sparse optimizer updates)."""
+        dense = _tensor_mod._ops.indexed_slices_to_dense(sparse_delta, self._value._shape)
+        return _tensor_mod._ops.assign_variable(self, dense, "AssignSubVariableOp")
+
+    def __repr__(self):
+        return (f"<tf.Variable '{self.name}' shape={self._value._shape} "
+                f"dtype={self.dtype.name}, numpy={np.array_repr(self.numpy())}>")
+
+    def __hash__(self):
+        return object.__hash__(self)
+
+    def ref(self) -> _Ref:
+        return _Ref(self)
+
+    # tensors' operators and properties work on variables through a read
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_value", "id"):
+            raise AttributeError(name)
+        return getattr(self.read_value(), name)
+
+
+def _forward_operator(name):
+    def method(self, *args):
+        return getattr(self.read_value(), name)(*args)
+    method.__name__ = name
+    return method
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+              "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__",
+              "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
+              "__getitem__", "__len__", "__iter__", "__float__", "__int__", "__bool__",
+              "__index__", "__and__", "__or__", "__invert__", "__pos__", "__xor__",
+              "__rand__", "__ror__", "__rxor__", "__complex__"):
+    setattr(Variable, _name, _forward_operator(_name))
+Variable.__hash__ = object.__hash__
