@@ -9,8 +9,8 @@ from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import IndexedSlices, Tensor, Variable
 from ._op import (align_tangent, batch_dims, defop, normalize_axes, normalize_axis,
                   num_elements, to_tensor)
-from .math import (cast, conj, equal, exp, greater, maximum, minimum, real, rsqrt, sqrt,
-                   square)
+from .math import (cast, conj, equal, exp, greater, is_finite, maximum, minimum, real, rsqrt,
+                   sqrt, square)
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_logsumexp", "reduce_std", "reduce_variance", "reduce_any", "reduce_all",
@@ -244,17 +244,25 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None) -> Tens
                                               "keepdims": bool(keepdims)})
 
 
-def _softmax_weights(x, ans, axis, keepdims):
-    return exp(x - _keep(ans, axis, keepdims))
+def _softmax(x, axis):
+    """exp(x - logsumexp(x)) over `axis`, from x shifted by its max (as the kernel does).
+
+    Not exp(x - ans): ans is rounded at its own magnitude, so for large x that error
+    lands in the exponent (at x = [3e7] * 3 in float32 each weight came out as e**-2)."""
+    from .array import stop_gradient
+    from .indexing import where
+    m = reduce_max(x, axis, keepdims=True)
+    # an infinite max is not shifted (the kernel's rule); the shift has no derivative
+    e = exp(x - stop_gradient(where(is_finite(m), m, 0.0)))
+    return e / reduce_sum(e, axis, keepdims=True)
 
 
-def _logsumexp_vjp(g, x, ans, *, axis, keepdims):
-    return _keep(g, axis, keepdims) * _softmax_weights(x, ans, axis, keepdims)
+def _logsumexp_vjp(g, x, *, axis, keepdims):
+    return _keep(g, axis, keepdims) * _softmax(x, axis)
 
 
-def _logsumexp_jvp(t, x, ans, *, axis, keepdims):
-    return reduce_sum(t * _softmax_weights(x, ans, axis, keepdims), _shift(axis, t, x),
-                      keepdims)
+def _logsumexp_jvp(t, x, *, axis, keepdims):
+    return reduce_sum(t * _softmax(x, axis), _shift(axis, t, x), keepdims)
 
 
 defop("LogSumExp", ["x"], shape=_reduce_rule("LogSumExp"), vjp={"x": _logsumexp_vjp},
