@@ -62,7 +62,7 @@ def complex_(*shapes):
     return sample
 
 
-def with_indices(x_shape, k, distinct_rows=True, lead=None):
+def with_indices(x_shape, k, lead=None):
     """x (floats) and indices into its last axis, distinct within each row; `lead`: the
     indices' leading dims when they differ from x's (they broadcast)."""
     def sample(rng, dtype):
