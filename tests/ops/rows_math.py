@@ -431,13 +431,13 @@ ROWS += [
         kernels=("InplaceSub",), grad=False, dtypes=("float32", "float64")),
 ]
 
-from tapeflow.ops.math import sigmoid_grad, tanh_grad  # noqa: E402  (internal fused ops)
+from tapeflow.ops.math import _sigmoid_grad, _tanh_grad  # noqa: E402  (internal fused ops)
 
 ROWS += [
-    Row("tanh_grad", tanh_grad, lambda y, dy: dy * (1 - y * y),
+    Row("tanh_grad", _tanh_grad, lambda y, dy: dy * (1 - y * y),
         uniform((3, 4), (3, 4), low=-0.9, high=0.9), kernels=("TanhGrad",)),
-    Row("tanh_grad/broadcast", tanh_grad, lambda y, dy: dy * (1 - y * y),
+    Row("tanh_grad/broadcast", _tanh_grad, lambda y, dy: dy * (1 - y * y),
         uniform((4,), (3, 4), low=-0.9, high=0.9), kernels=("TanhGrad",)),
-    Row("sigmoid_grad", sigmoid_grad, lambda y, dy: dy * y * (1 - y),
+    Row("sigmoid_grad", _sigmoid_grad, lambda y, dy: dy * y * (1 - y),
         uniform((3, 4), (3, 4), low=0.1, high=0.9), kernels=("SigmoidGrad",)),
 ]

@@ -62,23 +62,25 @@ def complex_(*shapes):
     return sample
 
 
-def with_indices(x_shape, k, distinct_rows=True):
-    """x (floats) and indices into its last axis, distinct within each row."""
+def with_indices(x_shape, k, lead=None):
+    """x (floats) and indices into its last axis, distinct within each row; `lead`: the
+    indices' leading dims when they differ from x's (they broadcast)."""
     def sample(rng, dtype):
         x = rng.uniform(-2, 2, x_shape).astype(dtype)
-        lead = x_shape[:-1]
-        rows = [rng.permutation(x_shape[-1])[:k] for _ in range(int(np.prod(lead)))]
-        return [x, np.array(rows, np.int64).reshape(lead + (k,))]
+        ilead = x_shape[:-1] if lead is None else lead
+        rows = [rng.permutation(x_shape[-1])[:k] for _ in range(int(np.prod(ilead)))]
+        return [x, np.array(rows, np.int64).reshape(ilead + (k,))]
     return sample
 
 
-def updates_indices(u_shape, n):
-    """Updates and distinct indices into a last axis of size `n`."""
+def updates_indices(u_shape, n, lead=None):
+    """Updates and distinct indices into a last axis of size `n`; `lead`: the indices'
+    leading dims when they differ from the updates' (they broadcast)."""
     def sample(rng, dtype):
         u = rng.uniform(-2, 2, u_shape).astype(dtype)
-        lead, k = u_shape[:-1], u_shape[-1]
-        rows = [rng.permutation(n)[:k] for _ in range(int(np.prod(lead)))]
-        return [u, np.array(rows, np.int32).reshape(lead + (k,))]
+        ilead, k = (u_shape[:-1] if lead is None else lead), u_shape[-1]
+        rows = [rng.permutation(n)[:k] for _ in range(int(np.prod(ilead)))]
+        return [u, np.array(rows, np.int32).reshape(ilead + (k,))]
     return sample
 
 
@@ -154,11 +156,18 @@ def clip_by_global_norm_ref(a, b, c, clip_norm):
     return [(v * scale).astype(v.dtype) for v in (a, b, c)], np.asarray(norm, a.dtype)
 
 
+def _lead(a, b):
+    """a and b with their leading (all but the last) dims broadcast against each other."""
+    lead = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    return np.broadcast_to(a, lead + a.shape[-1:]), np.broadcast_to(b, lead + b.shape[-1:])
+
+
 def gather_last_ref(x, idx):
-    return np.take_along_axis(x, idx, -1)
+    return np.take_along_axis(*_lead(x, idx), -1)
 
 
 def scatter_last_ref(u, idx, n):
+    u, idx = _lead(u, idx)
     out = np.zeros(u.shape[:-1] + (n,), u.dtype)
     for pos in np.ndindex(*u.shape[:-1]):
         out[pos][idx[pos]] = u[pos]
@@ -282,6 +291,12 @@ ROWS = [
         kernels=("GatherLastAxis",)),
     Row("scatter_last_axis", _scatter_last, scatter_last_ref, updates_indices((3, 2), 6),
         kernels=("ScatterLastAxis",), kwargs={"n": 6}),
+    Row("gather_last_axis/broadcast_indices", _gather_last, gather_last_ref,
+        with_indices((3, 5), 4, lead=(2, 3)), kernels=("GatherLastAxis",),
+        note="indices of higher rank than x: a batched tangent of x needs aligning"),
+    Row("scatter_last_axis/broadcast_indices", _scatter_last, scatter_last_ref,
+        updates_indices((3, 2), 6, lead=(4, 3)), kernels=("ScatterLastAxis",),
+        kwargs={"n": 6}),
     # ---------------------------------------------------------------- cumsum / cumprod
     Row("cumsum/axis0", tf.math.cumsum, scan_ref(np.cumsum, 0), numbers((4, 3)),
         kernels=("Cumsum",), dtypes=REAL),

@@ -150,6 +150,24 @@ def test_logsumexp_is_stable_and_handles_infinities():
     np.testing.assert_allclose(g, [0.5, 0.5])
 
 
+@pytest.mark.parametrize("x", [np.full(3, 3e7, np.float32), np.full(3, 3e16)],
+                         ids=["float32", "float64"])
+def test_logsumexp_derivatives_stay_exact_for_large_inputs(x):
+    # exp(x - ans) would be off by exp(-ulp(ans)): e**-2 in float32 at 3e7
+    np.testing.assert_allclose(_grad(tf.reduce_logsumexp, x), [1 / 3] * 3, rtol=1e-6)
+    xs = tf.constant(np.stack([x, np.zeros_like(x)]))
+    with tf.GradientTape() as tape:
+        tape.watch(xs)
+        y = tf.reduce_logsumexp(xs, axis=1, keepdims=True)
+    np.testing.assert_allclose(tape.gradient(y, xs).numpy(), [[1 / 3] * 3] * 2, rtol=1e-6)
+    with tf.autodiff.ForwardAccumulator(xs, tf.constant(np.ones_like(xs.numpy()))) as acc:
+        y = tf.reduce_logsumexp(xs, axis=-1)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [1.0, 1.0], rtol=1e-6)
+    with tf.autodiff.ForwardAccumulator(xs, tf.constant(np.eye(2, 3, dtype=x.dtype))) as acc:
+        y = tf.reduce_logsumexp(xs)  # all of x's weight, tangent on one of its entries
+    np.testing.assert_allclose(float(acc.jvp(y)), 1 / 3, rtol=1e-6)
+
+
 def test_mean_keeps_dtypes_and_truncates_integers():
     assert tf.reduce_mean(tf.ones([3], tf.float32)).dtype is tf.float32
     assert tf.reduce_mean(tf.ones([3], tf.float16)).dtype is tf.float16

@@ -10,8 +10,8 @@ from .._core.dispatch import run_kernel
 from .._core.memory import scalar_constant, wrap_native
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from ._op import (binary_operands, broadcast_shapes, defop, elementwise, passthrough,
-                  to_tensor)
+from ._op import (align_tangent, binary_operands, broadcast_shapes, defop, elementwise,
+                  passthrough, to_tensor)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod", "mod",
@@ -132,20 +132,6 @@ def _binary_shape(op: str, a: str = "x", b: str = "y", out=None):
     return rule
 
 
-def _bt(t: Tensor, own: Tensor, other: Tensor) -> Tensor:
-    """Tangent `t` of input `own`, aligned to broadcast against the other operand.
-
-    A batched tangent [B] + own.shape of the lower-rank operand gets unit axes after its
-    batch dimensions, so that its own axes meet the output's trailing axes.
-    """
-    nb = t.ndim - own.ndim
-    missing = other.ndim - own.ndim
-    if nb and missing > 0:
-        t = run_kernel("Reshape", {"x": t},
-                       {"shape": t._shape[:nb] + (1,) * missing + own._shape})
-    return t
-
-
 def _mask(cond: Tensor, like: Tensor) -> Tensor:
     """A boolean condition as 0/1 in `like`'s dtype (used by piecewise gradients)."""
     return cast(cond, like.dtype)
@@ -190,7 +176,8 @@ def multiply(x, y, name=None) -> Tensor:
 
 defop("Mul", ["x", "y"], shape=_binary_shape("multiply"),
       vjp={"x": lambda g, y: g * conj(y), "y": lambda g, x: conj(x) * g},
-      jvp={"x": lambda t, x, y: _bt(t, x, y) * y, "y": lambda t, x, y: x * _bt(t, y, x)})
+      jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * y,
+           "y": lambda t, x, y: x * align_tangent(t, y, x.ndim)})
 
 
 def truediv(x, y, name=None) -> Tensor:
@@ -216,8 +203,8 @@ def divide(x, y, name=None) -> Tensor:
 
 defop("RealDiv", ["x", "y"], shape=_binary_shape("truediv"),
       vjp={"x": lambda g, y: g / conj(y), "y": lambda g, y, ans: -g * conj(ans / y)},
-      jvp={"x": lambda t, x, y: _bt(t, x, y) / y,
-           "y": lambda t, x, y, ans: -_bt(t, y, x) * ans / y})
+      jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) / y,
+           "y": lambda t, x, y, ans: -align_tangent(t, y, x.ndim) * ans / y})
 
 
 def floordiv(x, y, name=None) -> Tensor:
@@ -246,7 +233,8 @@ mod = floormod
 
 defop("FloorMod", ["x", "y"], shape=_binary_shape("floormod"),
       vjp={"x": passthrough, "y": lambda g, x, y: -g * floordiv(x, y)},
-      jvp={"x": lambda t: t, "y": lambda t, x, y: -_bt(t, y, x) * floordiv(x, y)})
+      jvp={"x": lambda t: t,
+           "y": lambda t, x, y: -align_tangent(t, y, x.ndim) * floordiv(x, y)})
 
 
 def negative(x, name=None) -> Tensor:
@@ -380,8 +368,8 @@ def pow(x, y, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
 defop("Pow", ["x", "y"], shape=_binary_shape("pow"),
       vjp={"x": lambda g, x, y: g * conj(y * pow(x, y - 1)),
            "y": lambda g, x, ans: g * conj(ans * _safe_log(x))},
-      jvp={"x": lambda t, x, y: _bt(t, x, y) * (y * pow(x, y - 1)),
-           "y": lambda t, x, y, ans: _bt(t, y, x) * (ans * _safe_log(x))})
+      jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * (y * pow(x, y - 1)),
+           "y": lambda t, x, y, ans: align_tangent(t, y, x.ndim) * (ans * _safe_log(x))})
 
 
 def squared_difference(x, y, name=None) -> Tensor:
@@ -392,8 +380,8 @@ def squared_difference(x, y, name=None) -> Tensor:
 
 defop("SquaredDifference", ["x", "y"], shape=_binary_shape("squared_difference"),
       vjp={"x": lambda g, x, y: (2 * g) * (x - y), "y": lambda g, x, y: (-2 * g) * (x - y)},
-      jvp={"x": lambda t, x, y: (2 * _bt(t, x, y)) * (x - y),
-           "y": lambda t, x, y: (-2 * _bt(t, y, x)) * (x - y)})
+      jvp={"x": lambda t, x, y: (2 * align_tangent(t, x, y.ndim)) * (x - y),
+           "y": lambda t, x, y: (-2 * align_tangent(t, y, x.ndim)) * (x - y)})
 
 
 def maximum(x, y, name=None) -> Tensor:
@@ -405,8 +393,8 @@ def maximum(x, y, name=None) -> Tensor:
 defop("Maximum", ["x", "y"], shape=_binary_shape("maximum"),
       vjp={"x": lambda g, x, y: g * _mask(greater_equal(x, y), g),
            "y": lambda g, x, y: g * _mask(less(x, y), g)},
-      jvp={"x": lambda t, x, y: _bt(t, x, y) * _mask(greater_equal(x, y), t),
-           "y": lambda t, x, y: _bt(t, y, x) * _mask(less(x, y), t)})
+      jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * _mask(greater_equal(x, y), t),
+           "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(less(x, y), t)})
 
 
 def minimum(x, y, name=None) -> Tensor:
@@ -418,8 +406,8 @@ def minimum(x, y, name=None) -> Tensor:
 defop("Minimum", ["x", "y"], shape=_binary_shape("minimum"),
       vjp={"x": lambda g, x, y: g * _mask(less_equal(x, y), g),
            "y": lambda g, x, y: g * _mask(greater(x, y), g)},
-      jvp={"x": lambda t, x, y: _bt(t, x, y) * _mask(less_equal(x, y), t),
-           "y": lambda t, x, y: _bt(t, y, x) * _mask(greater(x, y), t)})
+      jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * _mask(less_equal(x, y), t),
+           "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(greater(x, y), t)})
 
 
 # --------------------------------------------------------------------------- trigonometric
@@ -488,11 +476,11 @@ def _atan2_vjp(g, y, x):
 
 
 def _atan2_jvp_y(t, y, x):
-    return _bt(t, y, x) * x / (square(x) + square(y))
+    return align_tangent(t, y, x.ndim) * x / (square(x) + square(y))
 
 
 def _atan2_jvp_x(t, y, x):
-    return -_bt(t, x, y) * y / (square(x) + square(y))
+    return -align_tangent(t, x, y.ndim) * y / (square(x) + square(y))
 
 
 defop("Atan2", ["y", "x"], shape=_binary_shape("atan2", "y", "x"),
@@ -520,25 +508,28 @@ def tanh(x, name=None) -> Tensor:
     return run_kernel("Tanh", {"x": _unary("tanh", x, _FC)})
 
 
-_tanh_rules = elementwise(lambda ans: 1 - square(ans))
-defop("Tanh", ["x"], shape=_same_shape, jvp=_tanh_rules["jvp"],
-      vjp={"x": lambda g, ans: tanh_grad(ans, g) if not ans.dtype.is_complex
-           else g * conj(1 - square(ans))})
-
-
-def tanh_grad(y, dy) -> Tensor:
+def _tanh_grad(y, dy) -> Tensor:
     """dy * (1 - y**2): tanh's backward step as one fused kernel (y = tanh(x), real)."""
     return run_kernel("TanhGrad", {"y": y, "dy": dy})
 
 
-def _fused_grad_shape(shapes, dtypes, attrs):
-    return [(broadcast_shapes("TanhGrad", shapes["y"], shapes["dy"]), dtypes["y"])]
+# Real inputs take the fused kernel; complex ones the generic conj(dfdx) form.
+defop("Tanh", ["x"], shape=_same_shape, jvp=elementwise(lambda ans: 1 - square(ans))["jvp"],
+      vjp={"x": lambda g, ans: _tanh_grad(ans, g) if not ans.dtype.is_complex
+           else g * conj(1 - square(ans))})
 
 
-defop("TanhGrad", ["y", "dy"], shape=_fused_grad_shape,
-      vjp={"dy": lambda g, y: tanh_grad(y, g), "y": lambda g, y, dy: -2.0 * y * dy * g},
-      jvp={"dy": lambda t, y, dy: tanh_grad(y, _bt(t, dy, y)),
-           "y": lambda t, y, dy: -2.0 * y * dy * _bt(t, y, dy)})
+def _fused_grad_shape(op: str):
+    """Shape rule of a fused gradient kernel: y and dy broadcast."""
+    def rule(shapes, dtypes, attrs):
+        return [(broadcast_shapes(op, shapes["y"], shapes["dy"]), dtypes["y"])]
+    return rule
+
+
+defop("TanhGrad", ["y", "dy"], shape=_fused_grad_shape("TanhGrad"),
+      vjp={"dy": lambda g, y: _tanh_grad(y, g), "y": lambda g, y, dy: -2.0 * y * dy * g},
+      jvp={"dy": lambda t, y, dy: _tanh_grad(y, align_tangent(t, dy, y.ndim)),
+           "y": lambda t, y, dy: -2.0 * y * dy * align_tangent(t, y, dy.ndim)})
 
 
 def asinh(x, name=None) -> Tensor:
@@ -573,21 +564,21 @@ def sigmoid(x, name=None) -> Tensor:
     return run_kernel("Sigmoid", {"x": _unary("sigmoid", x, _FC)})
 
 
-_sigmoid_rules = elementwise(lambda ans: ans * (1 - ans))
-defop("Sigmoid", ["x"], shape=_same_shape, jvp=_sigmoid_rules["jvp"],
-      vjp={"x": lambda g, ans: sigmoid_grad(ans, g) if not ans.dtype.is_complex
-           else g * conj(ans * (1 - ans))})
-
-
-def sigmoid_grad(y, dy) -> Tensor:
+def _sigmoid_grad(y, dy) -> Tensor:
     """dy * y * (1 - y): sigmoid's backward step as one fused kernel (y = sigmoid(x))."""
     return run_kernel("SigmoidGrad", {"y": y, "dy": dy})
 
 
-defop("SigmoidGrad", ["y", "dy"], shape=_fused_grad_shape,
-      vjp={"dy": lambda g, y: sigmoid_grad(y, g), "y": lambda g, y, dy: (1 - 2.0 * y) * dy * g},
-      jvp={"dy": lambda t, y, dy: sigmoid_grad(y, _bt(t, dy, y)),
-           "y": lambda t, y, dy: (1 - 2.0 * y) * dy * _bt(t, y, dy)})
+defop("Sigmoid", ["x"], shape=_same_shape,
+      jvp=elementwise(lambda ans: ans * (1 - ans))["jvp"],
+      vjp={"x": lambda g, ans: _sigmoid_grad(ans, g) if not ans.dtype.is_complex
+           else g * conj(ans * (1 - ans))})
+
+
+defop("SigmoidGrad", ["y", "dy"], shape=_fused_grad_shape("SigmoidGrad"),
+      vjp={"dy": lambda g, y: _sigmoid_grad(y, g), "y": lambda g, y, dy: (1 - 2.0 * y) * dy * g},
+      jvp={"dy": lambda t, y, dy: _sigmoid_grad(y, align_tangent(t, dy, y.ndim)),
+           "y": lambda t, y, dy: (1 - 2.0 * y) * dy * align_tangent(t, y, dy.ndim)})
 
 
 def softplus(features, name=None) -> Tensor:
@@ -658,7 +649,7 @@ def polygamma(a, x, name=None) -> Tensor:
 # Like TF, no derivative with respect to the order `a` (it is integer-valued).
 defop("Polygamma", ["a", "x"], shape=_binary_shape("polygamma", "a", "x"),
       vjp={"x": lambda g, a, x: g * polygamma(a + 1, x)},
-      jvp={"x": lambda t, a, x: _bt(t, x, a) * polygamma(a + 1, x)})
+      jvp={"x": lambda t, a, x: align_tangent(t, x, a.ndim) * polygamma(a + 1, x)})
 
 
 # --------------------------------------------------------------------------- rounding

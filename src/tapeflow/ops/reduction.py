@@ -8,7 +8,10 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import IndexedSlices, Tensor
 from .._core.variable import Variable
-from ._op import defop, normalize_axes, normalize_axis, to_tensor
+from ._op import (align_tangent, batch_dims, defop, normalize_axes, normalize_axis,
+                  num_elements, to_tensor)
+from .math import (cast, conj, equal, exp, greater, is_finite, maximum, minimum, real, rsqrt,
+                   sqrt, square)
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_logsumexp", "reduce_std", "reduce_variance", "reduce_any", "reduce_all",
@@ -78,34 +81,30 @@ def _inexact(d):
     return d.is_floating or d.is_complex
 
 
-def _keep(v: Tensor, shape, axis, keepdims) -> Tensor:
-    """`v`, reduced over `axis` of `shape`, with those axes kept as size 1."""
-    if keepdims:
-        return v
-    return run_kernel("Reshape", {"x": v}, {"shape": _reduced_shape(shape, axis, True)})
+def _keep(v: Tensor, axis: tuple, keepdims: bool) -> Tensor:
+    """`v`, a reduction over `axis`, with those axes put back as size 1 so that it
+    broadcasts against the input; inserting axes needs no dimension of the input."""
+    if not keepdims:
+        from .array import expand_dims
+        for a in axis:  # ascending, so each axis lands at its place in the input
+            v = expand_dims(v, a)
+    return v
 
 
-def _shift(axis, t: Tensor, x: Tensor) -> tuple:
-    """Axes of `x` moved past the leading batch dimensions of a batched tangent `t`."""
-    nb = t.ndim - x.ndim
+def _shift(axis: tuple, t: Tensor, x: Tensor) -> tuple:
+    """The axes `axis` of `x` as axes of its tangent `t` (past any batch dimensions)."""
+    nb = batch_dims(t, x)
     return tuple(a + nb for a in axis) if nb else axis
 
 
-def _count(shape, axis) -> int:
-    n = 1
-    for a in axis:
-        n *= shape[a]
-    return n
-
-
-def _reduce(kernel: str, x: Tensor, axis: tuple, keepdims: bool) -> Tensor:
-    return run_kernel(kernel, {"x": x}, {"axis": axis, "keepdims": keepdims})
-
-
-def _broadcast_back(g: Tensor, shape, axis, keepdims) -> Tensor:
-    """The cotangent of a reduction spread back over the input's `shape`."""
+def _broadcast_back(g: Tensor, x_shape, axis: tuple, keepdims: bool) -> Tensor:
+    """The cotangent of a reduction spread back over the input's shape `x_shape`."""
     from .array import broadcast_to
-    return broadcast_to(_keep(g, shape, axis, keepdims), shape)
+    # Leading reduced axes (a full reduction, say) need no unit axes: broadcasting
+    # already lines g up with the input's trailing axes.
+    if axis and axis[-1] != len(axis) - 1:
+        g = _keep(g, axis, keepdims)
+    return broadcast_to(g, x_shape)
 
 
 # --------------------------------------------------------------------------- sum, mean
@@ -119,16 +118,11 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
                                         "keepdims": bool(keepdims)})
 
 
-def _sum_vjp(g, x_shape, *, axis, keepdims):
-    # reads only x's shape (x_shape), so the tape keeps nothing for a sum
-    return _broadcast_back(g, x_shape, axis, keepdims)
-
-
-def _sum_jvp(t, x, *, axis, keepdims):
-    return _reduce("Sum", t, _shift(axis, t, x), keepdims)
-
-
-defop("Sum", ["x"], shape=_reduce_rule("Sum"), vjp={"x": _sum_vjp}, jvp={"x": _sum_jvp})
+# The VJP reads only x's shape (x_shape), so the tape keeps nothing for a sum.
+defop("Sum", ["x"], shape=_reduce_rule("Sum"),
+      vjp={"x": lambda g, x_shape, *, axis, keepdims: _broadcast_back(g, x_shape, axis,
+                                                                      keepdims)},
+      jvp={"x": lambda t, x, *, axis, keepdims: reduce_sum(t, _shift(axis, t, x), keepdims)})
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
@@ -142,15 +136,13 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
 
 
 def _mean_vjp(g, x_shape, *, axis, keepdims):
-    n = _count(x_shape, axis)
-    return _broadcast_back(g * (1.0 / n if n else 0.0), x_shape, axis, keepdims)
+    n = num_elements(x_shape, axis)
+    # n == 0: x, and so its gradient, is empty; skip the division by zero
+    return _broadcast_back(g / n if n else g, x_shape, axis, keepdims)
 
 
-def _mean_jvp(t, x, *, axis, keepdims):
-    return _reduce("Mean", t, _shift(axis, t, x), keepdims)
-
-
-defop("Mean", ["x"], shape=_reduce_rule("Mean"), vjp={"x": _mean_vjp}, jvp={"x": _mean_jvp})
+defop("Mean", ["x"], shape=_reduce_rule("Mean"), vjp={"x": _mean_vjp},
+      jvp={"x": lambda t, x, *, axis, keepdims: reduce_mean(t, _shift(axis, t, x), keepdims)})
 
 
 # --------------------------------------------------------------------------- max, min
@@ -178,18 +170,17 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
 
 def _extreme_weights(x, ans, axis, keepdims):
     """1/(number of ties) where x attains the reduced extreme, 0 elsewhere (x's shape)."""
-    from .math import cast, equal
-    hit = cast(equal(x, _keep(ans, x._shape, axis, keepdims)), x.dtype)
-    return hit / _reduce("Sum", hit, axis, True)
+    hit = cast(equal(x, _keep(ans, axis, keepdims)), x.dtype)
+    return hit / reduce_sum(hit, axis, keepdims=True)
 
 
 def _extreme_vjp(g, x, ans, *, axis, keepdims):
-    return _keep(g, x._shape, axis, keepdims) * _extreme_weights(x, ans, axis, keepdims)
+    return _keep(g, axis, keepdims) * _extreme_weights(x, ans, axis, keepdims)
 
 
 def _extreme_jvp(t, x, ans, *, axis, keepdims):
-    return _reduce("Sum", t * _extreme_weights(x, ans, axis, keepdims), _shift(axis, t, x),
-                   keepdims)
+    return reduce_sum(t * _extreme_weights(x, ans, axis, keepdims), _shift(axis, t, x),
+                      keepdims)
 
 
 defop("Max", ["x"], shape=_reduce_rule("Max"), vjp={"x": _extreme_vjp},
@@ -219,27 +210,23 @@ def _others_product(x, axis):
     """
     out, y = None, x
     for k, a in enumerate(reversed(axis)):
-        excl = _scan("Cumprod", y, a, True, False) * _scan("Cumprod", y, a, True, True)
+        excl = cumprod(y, a, exclusive=True) * cumprod(y, a, exclusive=True, reverse=True)
         out = excl if out is None else out * excl
         if k < len(axis) - 1:
-            y = _reduce("Prod", y, (a,), True)
+            y = reduce_prod(y, a, keepdims=True)
     return out
 
 
 def _prod_vjp(g, x, *, axis, keepdims):
     if not axis:
         return g
-    others = _others_product(x, axis)
-    if x.dtype.is_complex:
-        from .math import conj
-        others = conj(others)
-    return _keep(g, x._shape, axis, keepdims) * others
+    return _keep(g, axis, keepdims) * conj(_others_product(x, axis))
 
 
 def _prod_jvp(t, x, *, axis, keepdims):
     if not axis:
         return t
-    return _reduce("Sum", t * _others_product(x, axis), _shift(axis, t, x), keepdims)
+    return reduce_sum(t * _others_product(x, axis), _shift(axis, t, x), keepdims)
 
 
 defop("Prod", ["x"], shape=_reduce_rule("Prod"), vjp={"x": _prod_vjp}, jvp={"x": _prod_jvp})
@@ -258,18 +245,25 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None) -> Tens
                                               "keepdims": bool(keepdims)})
 
 
-def _softmax_weights(x, ans, axis, keepdims):
-    from .math import exp
-    return exp(x - _keep(ans, x._shape, axis, keepdims))
+def _softmax(x, axis):
+    """exp(x - logsumexp(x)) over `axis`, from x shifted by its max (as the kernel does).
+
+    Not exp(x - ans): ans is rounded at its own magnitude, so for large x that error
+    lands in the exponent (at x = [3e7] * 3 in float32 each weight came out as e**-2)."""
+    from .array import stop_gradient
+    from .indexing import where
+    m = reduce_max(x, axis, keepdims=True)
+    # an infinite max is not shifted (the kernel's rule); the shift has no derivative
+    e = exp(x - stop_gradient(where(is_finite(m), m, 0.0)))
+    return e / reduce_sum(e, axis, keepdims=True)
 
 
-def _logsumexp_vjp(g, x, ans, *, axis, keepdims):
-    return _keep(g, x._shape, axis, keepdims) * _softmax_weights(x, ans, axis, keepdims)
+def _logsumexp_vjp(g, x, *, axis, keepdims):
+    return _keep(g, axis, keepdims) * _softmax(x, axis)
 
 
-def _logsumexp_jvp(t, x, ans, *, axis, keepdims):
-    return _reduce("Sum", t * _softmax_weights(x, ans, axis, keepdims), _shift(axis, t, x),
-                   keepdims)
+def _logsumexp_jvp(t, x, *, axis, keepdims):
+    return reduce_sum(t * _softmax(x, axis), _shift(axis, t, x), keepdims)
 
 
 defop("LogSumExp", ["x"], shape=_reduce_rule("LogSumExp"), vjp={"x": _logsumexp_vjp},
@@ -286,10 +280,9 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None) -> Tenso
     """
     x = _input("reduce_variance", input_tensor, _inexact, "floating or complex")
     axes = _axes("reduce_variance", x, axis)
-    d = x - _reduce("Mean", x, axes, True)
-    from .math import conj, real, square
+    d = x - reduce_mean(x, axes, keepdims=True)
     sq = real(d * conj(d)) if x.dtype.is_complex else square(d)
-    return _reduce("Mean", sq, axes, bool(keepdims))
+    return reduce_mean(sq, axes, keepdims)
 
 
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
@@ -298,7 +291,6 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     Example: `tf.math.reduce_std([1.0, 3.0])` -> 1.0.
     """
     x = _input("reduce_std", input_tensor, _inexact, "floating or complex")
-    from .math import sqrt
     return sqrt(reduce_variance(x, axis, keepdims))
 
 
@@ -406,30 +398,18 @@ def _top_k_rule(shapes, dtypes, attrs):
 
 
 def _top_k_vjp(g, x_shape, ans):
-    if g[0] is None:
-        return None
-    return run_kernel("ScatterLastAxis", {"updates": g[0], "indices": ans[1]},
-                      {"n": x_shape[-1]})
+    # g[0] is None when only the (integer) indices were used
+    return None if g[0] is None else _scatter_last(g[0], ans[1], x_shape[-1])
 
 
-def _lead_ones(idx: Tensor, nb: int) -> Tensor:
-    """`idx` with `nb` leading size-1 dims, to broadcast against a batched tangent."""
-    if not nb:
-        return idx
-    return run_kernel("Reshape", {"x": idx}, {"shape": (1,) * nb + idx._shape})
-
-
-def _top_k_jvp(t, x, ans):
-    idx = _lead_ones(ans[1], t.ndim - x.ndim)
-    return [run_kernel("GatherLastAxis", {"x": t, "indices": idx}), None]
-
-
+# Leading dims of the tangent and the indices broadcast, batch dims included.
 defop("TopK", ["x"], num_outputs=2, shape=_top_k_rule, vjp={"x": _top_k_vjp},
-      jvp={"x": _top_k_jvp})
+      jvp={"x": lambda t, ans: [_gather_last(t, ans[1]), None]})
 
 
-# Linear helpers behind top_k's derivatives, each the other's transpose. Leading dims of
-# x/updates and indices broadcast; scatter indices must be distinct along the last axis.
+# Linear helpers behind top_k's derivatives, each the other's transpose, and the one
+# place their kernels run. Leading dims of x/updates and indices broadcast (right-aligned,
+# as NumPy); scatter indices must be distinct along the last axis.
 
 
 def _gather_last(x, indices) -> Tensor:
@@ -464,13 +444,16 @@ def _scatter_last_rule(shapes, dtypes, attrs):
     return [(_lead_broadcast("ScatterLastAxis", u, idx) + (attrs["n"],), dtypes["updates"])]
 
 
+# A batched tangent of an operand of lower rank than the indices gets its unit axes
+# after the batch dimensions, which then lead the output.
 defop("GatherLastAxis", ["x", "indices"], shape=_gather_last_rule,
       vjp={"x": lambda g, x_shape, indices: _scatter_last(g, indices, x_shape[-1])},
-      jvp={"x": lambda t, x, indices: _gather_last(t, _lead_ones(indices, t.ndim - x.ndim))})
+      jvp={"x": lambda t, x, indices: _gather_last(align_tangent(t, x, indices.ndim),
+                                                   indices)})
 defop("ScatterLastAxis", ["updates", "indices"], shape=_scatter_last_rule,
       vjp={"updates": lambda g, indices: _gather_last(g, indices)},
       jvp={"updates": lambda t, updates, indices, *, n: _scatter_last(
-          t, _lead_ones(indices, t.ndim - updates.ndim), n)})
+          align_tangent(t, updates, indices.ndim), indices, n)})
 
 
 # --------------------------------------------------------------------------- scans
@@ -510,31 +493,20 @@ def _scan_rule(shapes, dtypes, attrs):
     return [(shape, dtypes["x"])]
 
 
-def _scan(kernel, v, axis, exclusive, reverse):
-    return run_kernel(kernel, {"x": v}, {"axis": axis, "exclusive": exclusive,
-                                         "reverse": reverse})
-
-
-def _cumsum_jvp(t, x, *, axis, exclusive, reverse):
-    return _scan("Cumsum", t, axis + t.ndim - x.ndim, exclusive, reverse)
-
-
+# A cumulative sum's transpose is the cumulative sum the other way.
 defop("Cumsum", ["x"], shape=_scan_rule,
-      vjp={"x": lambda g, *, axis, exclusive, reverse: _scan("Cumsum", g, axis, exclusive,
-                                                             not reverse)},
-      jvp={"x": _cumsum_jvp})
+      vjp={"x": lambda g, *, axis, exclusive, reverse: cumsum(g, axis, exclusive, not reverse)},
+      jvp={"x": lambda t, x, *, axis, exclusive, reverse: cumsum(t, axis + batch_dims(t, x),
+                                                                 exclusive, reverse)})
 
 
 def _cumprod_vjp(g, x, ans, *, axis, exclusive, reverse):
     # d ans_j / d x_i = ans_j / x_i for every j whose product includes i (as TensorFlow).
-    if x.dtype.is_complex:
-        from .math import conj
-        x, ans = conj(x), conj(ans)
-    return _scan("Cumsum", g * ans, axis, exclusive, not reverse) / x
+    return cumsum(g * conj(ans), axis, exclusive, not reverse) / conj(x)
 
 
 def _cumprod_jvp(t, x, ans, *, axis, exclusive, reverse):
-    return ans * _scan("Cumsum", t / x, axis + t.ndim - x.ndim, exclusive, reverse)
+    return ans * cumsum(t / x, axis + batch_dims(t, x), exclusive, reverse)
 
 
 defop("Cumprod", ["x"], shape=_scan_rule, vjp={"x": _cumprod_vjp}, jvp={"x": _cumprod_jvp})
@@ -582,15 +554,10 @@ def _add_n_rule(shapes, dtypes, attrs):
     return [(out, dtypes["inputs"][0])]
 
 
-def _add_n_jvp(t):
-    ts = [v for v in t if v is not None] if isinstance(t, (list, tuple)) else [t]
-    if not ts:
-        return None
-    return ts[0] if len(ts) == 1 else run_kernel("AddN", {"inputs": ts}, {"N": len(ts)})
-
-
+# t lists the members' tangents, None where a member has none (at least one has one).
 defop("AddN", ["inputs"], list_inputs=["inputs"], shape=_add_n_rule,
-      vjp={"inputs": lambda g, *, N: [g] * N}, jvp={"inputs": _add_n_jvp})
+      vjp={"inputs": lambda g, *, N: [g] * N},
+      jvp={"inputs": lambda t: add_n([v for v in t if v is not None])})
 
 
 # --------------------------------------------------------------------------- norms
@@ -603,19 +570,17 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None) -> Tensor:
     """
     x = _input("l2_normalize", x, _inexact, "floating or complex", "x")
     axes = _axes("l2_normalize", x, dim if axis is None and dim is not None else axis)
-    from .math import cast, conj, maximum, real, rsqrt, square
     if x.dtype.is_complex:
-        sq = _reduce("Sum", real(x * conj(x)), axes, True)
+        sq = reduce_sum(real(x * conj(x)), axes, keepdims=True)
         return x * cast(rsqrt(maximum(sq, epsilon)), x.dtype)
-    return x * rsqrt(maximum(_reduce("Sum", square(x), axes, True), epsilon))
+    return x * rsqrt(maximum(reduce_sum(square(x), axes, keepdims=True), epsilon))
 
 
 def _clip_dense(t: Tensor, clip_norm, axes) -> Tensor:
     from .creation import ones_like
     from .indexing import where
-    from .math import greater, maximum, sqrt
     clip_norm = to_tensor(clip_norm, t.dtype, "clip_by_norm", "clip_norm")
-    l2sum = _reduce("Sum", t * t, axes, True)
+    l2sum = reduce_sum(t * t, axes, keepdims=True)
     positive = greater(l2sum, 0.0)
     # sqrt only where positive, so the gradient at an all-zero t stays finite
     l2norm = where(positive, sqrt(where(positive, l2sum, ones_like(l2sum))), l2sum)
@@ -636,8 +601,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None) -> Tensor:
 
 
 def _global_norm(tensors: list) -> Tensor:
-    from .math import cast, sqrt
-    sums = [_reduce("Sum", v * v, tuple(range(v.ndim)), False) for v in tensors]
+    sums = [reduce_sum(v * v) for v in tensors]
     dtype = sums[0].dtype
     sums = [s if s.dtype is dtype else cast(s, dtype) for s in sums]
     return sqrt(add_n(sums))
@@ -662,7 +626,6 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None) -> tuple:
                             "t_list"))
     if not dense:
         raise InvalidArgumentError("clip_by_global_norm: t_list holds no tensor")
-    from .math import cast, minimum
     if use_norm is None:
         norm = _global_norm(dense)
     else:
