@@ -195,6 +195,15 @@ def test_one_piece_gradients_under_a_tape():
                                       err_msg=name)
 
 
+def test_unstack_of_an_empty_axis_under_a_tape_is_an_empty_list():
+    x = tf.Variable(tf.zeros([0, 3]))
+    with tf.GradientTape() as tape:
+        assert tf.unstack(x) == [] and list(x) == []
+        assert len(tf.unstack(x, axis=1)) == 3
+        y = tf.reduce_sum(tf.stack(tf.unstack(x, axis=1)))
+    assert tape.gradient(y, x).shape == (0, 3)
+
+
 # --------------------------------------------------------------------------- conventions
 
 
