@@ -493,6 +493,11 @@ defop("GatherV2", ["params", "indices"], shape=_gather_shape,
 
 def _segment_sum(data, segment_ids, num_segments, axis=0, batch_dims=0) -> Tensor:
     """The UnsortedSegmentSum kernel (gather's transpose; see the layout above)."""
+    rest = data._shape[axis + segment_ids.ndim - batch_dims:]
+    if 0 in rest:
+        # Zero-width rows, which the NumPy kernel cannot lay out: the sum is empty anyway.
+        from .creation import zeros
+        return zeros(data._shape[:axis] + (int(num_segments),) + rest, data.dtype)
     return run_kernel("UnsortedSegmentSum", {"data": data, "segment_ids": segment_ids},
                       {"num_segments": int(num_segments), "axis": axis,
                        "batch_dims": batch_dims})
