@@ -188,6 +188,30 @@ def test_batched_forward_through_getitem():
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+EMPTY_CASES = [  # (shape of x, function of x), each selecting from a zero-size tensor
+    ((2, 0), lambda x: tf.gather(x, [1, 0, 1])),  # IndexedSlices of zero-width rows
+    ((0, 3), lambda x: tf.gather(x, tf.zeros([0], tf.int32))),
+    ((2, 3, 0), lambda x: tf.gather(x, [2, 0], axis=1)),
+    ((2, 3, 0), lambda x: tf.gather(x, [[2, 0], [1, 1]], axis=1, batch_dims=1)),
+    ((2, 0), lambda x: x[[True, False]]),
+    ((2, 0, 3), lambda x: x[[1, 0], :, [0, 2]]),
+    ((0, 3), lambda x: x[tf.zeros([0], tf.int32)]),
+    ((3, 0), lambda x: x[tf.constant([2, 2])]),
+]
+
+
+@pytest.mark.parametrize("shape,fn", EMPTY_CASES, ids=[str(i) for i in range(len(EMPTY_CASES))])
+def test_gradients_of_selections_from_empty_tensors(shape, fn):
+    x = tf.Variable(tf.zeros(shape, tf.float64))
+    with tf.GradientTape() as tape:
+        y = fn(x)
+    g = tf.convert_to_tensor(tape.gradient(y, x, unconnected_gradients="zero"))
+    assert g.shape == shape and g.dtype == tf.float64
+    with tf.autodiff.ForwardAccumulator(x, tf.ones(shape, tf.float64)) as acc:
+        y = fn(x)
+    assert acc.jvp(y, unconnected_gradients="zero").shape == y.shape
+
+
 def test_indexed_slices_densify_and_variable_scatter_sub():
     s = tf.IndexedSlices(tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),
                          tf.constant([2, 0, 2]), [3, 2])

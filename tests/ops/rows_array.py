@@ -109,6 +109,11 @@ ROWS = [
         lambda x: np.split(x, [1, 3], axis=-1), uniform((2, 3, 5)), kernels=("Split",)),
     Row("split/one_used", lambda x: tf.split(x, [2, 4], axis=1)[1],
         lambda x: x[:, 2:], uniform((3, 6)), kernels=("Split",)),
+    # one piece: the backward rule gets the single cotangent of a multi-output op
+    Row("split/one_part", lambda x: tf.split(x, 1, axis=1), lambda x: [x], uniform((2, 3)),
+        kernels=("Split",)),
+    Row("split/one_size", lambda x: tf.split(x, [3], axis=-1), lambda x: [x],
+        uniform((2, 3)), kernels=("Split",)),
     # stack / unstack
     Row("stack/axis0", lambda a, b: tf.stack([a, b]), lambda a, b: np.stack([a, b]),
         uniform((2, 3), (2, 3)), kernels=("Stack",), dtypes=ALL),
@@ -125,6 +130,10 @@ ROWS = [
     Row("unstack/one_used", lambda x: tf.unstack(x)[1], lambda x: x[1], uniform((3, 2)),
         kernels=("Unstack",)),
     Row("iter", lambda x: [r for r in x], lambda x: list(x), uniform((3, 2)),
+        kernels=("Unstack",)),
+    Row("unstack/size1_axis", lambda x: tf.unstack(x, axis=1), lambda x: [x[:, 0]],
+        uniform((2, 1, 3)), kernels=("Unstack",)),
+    Row("iter/batch_of_one", lambda x: [r for r in x], lambda x: list(x), uniform((1, 3)),
         kernels=("Unstack",)),
     # tile
     Row("tile/multiples", lambda x, multiples: tf.tile(x, multiples),

@@ -182,6 +182,28 @@ def test_concat_gradient_does_not_keep_the_inputs():
     np.testing.assert_array_equal(gb.numpy(), [3.0])
 
 
+def test_one_piece_gradients_under_a_tape():
+    # split into one part, unstack over a size-1 axis and iterating over a batch of one
+    # make a multi-output op return a single piece: its cotangent must still flow back
+    x = tf.Variable([[1.0, 2.0, 3.0]])
+    with tf.GradientTape(persistent=True) as tape:
+        ys = {"split": tf.split(x, 1, axis=1), "split_sizes": tf.split(x, [3], axis=1),
+              "unstack": tf.unstack(x), "iter": [row for row in x]}
+        losses = {k: tf.reduce_sum(v[0] * 2.0) for k, v in ys.items()}
+    for name, loss in losses.items():
+        np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), [[2.0, 2.0, 2.0]],
+                                      err_msg=name)
+
+
+def test_unstack_of_an_empty_axis_under_a_tape_is_an_empty_list():
+    x = tf.Variable(tf.zeros([0, 3]))
+    with tf.GradientTape() as tape:
+        assert tf.unstack(x) == [] and list(x) == []
+        assert len(tf.unstack(x, axis=1)) == 3
+        y = tf.reduce_sum(tf.stack(tf.unstack(x, axis=1)))
+    assert tape.gradient(y, x).shape == (0, 3)
+
+
 # --------------------------------------------------------------------------- conventions
 
 

@@ -10,7 +10,8 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from ._op import defop, normalize_axis, passthrough, same_shape, to_tensor
+from ._op import (align_tangent, batch_dims, defop, normalize_axis, passthrough, same_shape,
+                  to_tensor)
 
 __all__ = ["reshape", "identity", "broadcast_to", "transpose", "expand_dims", "squeeze",
            "concat", "stack", "unstack", "split", "tile", "pad", "reverse", "identity_n",
@@ -29,8 +30,22 @@ def reshape(tensor, shape, name=None) -> Tensor:
 
     Example: `tf.reshape(tf.range(6), [2, 3])`.
     """
-    x = to_tensor(tensor)
-    return run_kernel("Reshape", {"x": x}, {"shape": _shape_arg(shape)})
+    return _reshape(to_tensor(tensor), _shape_arg(shape))
+
+
+# Thin wrappers of the Reshape, BroadcastTo and Transpose kernels (each that kernel's one
+# call site here): rules run them on every backward pass with shapes and perms that are
+# already valid, so they skip the public functions' argument conversion and checks.
+def _reshape(x: Tensor, shape: tuple) -> Tensor:
+    return run_kernel("Reshape", {"x": x}, {"shape": shape})
+
+
+def _broadcast_to(x: Tensor, shape: tuple) -> Tensor:
+    return run_kernel("BroadcastTo", {"x": x}, {"shape": shape})
+
+
+def _transpose(x: Tensor, perm: tuple) -> Tensor:
+    return run_kernel("Transpose", {"x": x}, {"perm": perm})
 
 
 def _reshape_shape_rule(shapes, dtypes, attrs):
@@ -52,12 +67,11 @@ def _reshape_shape_rule(shapes, dtypes, attrs):
 
 
 def _reshape_jvp(t, x, ans):
-    nb = t.ndim - x.ndim
-    return run_kernel("Reshape", {"x": t}, {"shape": t._shape[:nb] + ans._shape})
+    return _reshape(t, t._shape[:batch_dims(t, x)] + ans._shape)
 
 
 defop("Reshape", ["x"], shape=_reshape_shape_rule,
-      vjp={"x": lambda g, x_shape: reshape(g, x_shape)},
+      vjp={"x": lambda g, x_shape: _reshape(g, x_shape)},
       jvp={"x": _reshape_jvp})
 
 
@@ -72,8 +86,7 @@ defop("Identity", ["x"], shape=same_shape,
 
 def broadcast_to(input, shape, name=None) -> Tensor:
     """Broadcast to `shape` following NumPy rules. Example: `tf.broadcast_to(1.0, [2])`."""
-    x = to_tensor(input)
-    return run_kernel("BroadcastTo", {"x": x}, {"shape": _shape_arg(shape)})
+    return _broadcast_to(to_tensor(input), _shape_arg(shape))
 
 
 def _broadcast_to_shape(shapes, dtypes, attrs):
@@ -86,12 +99,8 @@ def _broadcast_to_shape(shapes, dtypes, attrs):
 
 
 def _broadcast_to_jvp(t, x, *, shape):
-    nb = t.ndim - x.ndim
-    lead = t._shape[:nb]
-    if nb:  # align the tangent's own dims under the target's trailing dims
-        t = run_kernel("Reshape", {"x": t}, {
-            "shape": lead + (1,) * (len(shape) - x.ndim) + t._shape[nb:]})
-    return run_kernel("BroadcastTo", {"x": t}, {"shape": lead + tuple(shape)})
+    lead = t._shape[:batch_dims(t, x)]
+    return _broadcast_to(align_tangent(t, x, len(shape)), lead + tuple(shape))
 
 
 defop("BroadcastTo", ["x"], shape=_broadcast_to_shape,
@@ -145,15 +154,10 @@ def _merge_dim(op: str, a, b, shapes):
     raise InvalidArgumentError(f"{op}: incompatible shapes {[list(s) for s in shapes]}")
 
 
-def _batch(t: Tensor, x) -> int:
-    """Leading batch dims of a (possibly batched) tangent `t` of a primal of rank `x`."""
-    return len(t._shape) - (x if isinstance(x, int) else len(x._shape))
-
-
 def _full_tangents(t: list, values: list) -> tuple[list, int]:
     """List-input tangents with None replaced by zeros (of the batch shape); and nb."""
     ref, val = next((ti, v) for ti, v in zip(t, values) if ti is not None)
-    nb = _batch(ref, val)
+    nb = batch_dims(ref, val)
     if all(ti is not None for ti in t):
         return list(t), nb
     from .creation import zeros
@@ -183,7 +187,7 @@ def transpose(a, perm=None, conjugate=False, name=None) -> Tensor:
                 f"Transpose: perm {list(p)} is not a permutation of the dimensions of a: "
                 f"{describe(x)}")
         perm = p
-    out = run_kernel("Transpose", {"x": x}, {"perm": perm})
+    out = _transpose(x, perm)
     if conjugate and x.dtype.is_complex:
         from .math import conj
         out = conj(out)
@@ -203,15 +207,12 @@ def _inverse_perm(perm: tuple) -> tuple:
 
 
 def _transpose_jvp(t, *, perm):
-    nb = len(t._shape) - len(perm)
-    if nb:
-        perm = tuple(range(nb)) + tuple(p + nb for p in perm)
-    return run_kernel("Transpose", {"x": t}, {"perm": perm})
+    nb = batch_dims(t, len(perm))
+    return _transpose(t, tuple(range(nb)) + tuple(p + nb for p in perm) if nb else perm)
 
 
 defop("Transpose", ["x"], shape=_transpose_shape,
-      vjp={"x": lambda g, *, perm: run_kernel("Transpose", {"x": g},
-                                               {"perm": _inverse_perm(perm)})},
+      vjp={"x": lambda g, *, perm: _transpose(g, _inverse_perm(perm))},
       jvp={"x": _transpose_jvp})
 
 
@@ -224,8 +225,13 @@ def expand_dims(input, axis, name=None) -> Tensor:
     Example: `tf.expand_dims(tf.zeros([2]), -1).shape` -> TensorShape([2, 1]).
     """
     x = input if type(input) is Tensor else to_tensor(input, op="ExpandDims", arg="input")
-    ax = normalize_axis("ExpandDims", axis, len(x._shape) + 1)
-    return run_kernel("ExpandDims", {"x": x}, {"axis": (ax,)})
+    return _expand_dims(x, (normalize_axis("ExpandDims", axis, len(x._shape) + 1),))
+
+
+def _expand_dims(x: Tensor, axes: tuple) -> Tensor:
+    """Unit dims inserted at the sorted output positions `axes` (several at once, which
+    the public expand_dims cannot: the transpose of a multi-axis squeeze)."""
+    return run_kernel("ExpandDims", {"x": x}, {"axis": axes})
 
 
 def _expand_dims_shape(shapes, dtypes, attrs):
@@ -266,21 +272,19 @@ def _squeeze_shape(shapes, dtypes, attrs):
     return [(tuple(d for i, d in enumerate(s) if i not in axes), dtypes["x"])]
 
 
-def _shift_axes_jvp(kernel_name):
-    def jvp(t, x, *, axis):
-        nb = _batch(t, x)
-        return run_kernel(kernel_name, {"x": t},
-                          {"axis": tuple(a + nb for a in axis) if nb else axis})
-    return jvp
+def _shift(axis: tuple, t: Tensor, x: Tensor) -> tuple:
+    """`axis` of `x` moved past the leading batch dims of its (batched) tangent `t`."""
+    nb = batch_dims(t, x)
+    return tuple(a + nb for a in axis) if nb else axis
 
 
 # Each is the other's transpose: squeeze's input positions are expand_dims' output ones.
 defop("ExpandDims", ["x"], shape=_expand_dims_shape,
-      vjp={"x": lambda g, *, axis: run_kernel("Squeeze", {"x": g}, {"axis": axis})},
-      jvp={"x": _shift_axes_jvp("ExpandDims")})
+      vjp={"x": lambda g, *, axis: squeeze(g, axis)},
+      jvp={"x": lambda t, x, *, axis: _expand_dims(t, _shift(axis, t, x))})
 defop("Squeeze", ["x"], shape=_squeeze_shape,
-      vjp={"x": lambda g, *, axis: run_kernel("ExpandDims", {"x": g}, {"axis": axis})},
-      jvp={"x": _shift_axes_jvp("Squeeze")})
+      vjp={"x": lambda g, *, axis: _expand_dims(g, axis)},
+      jvp={"x": lambda t, x, *, axis: squeeze(t, _shift(axis, t, x))})
 
 
 # --------------------------------------------------------------------------- concat/split
@@ -292,10 +296,10 @@ def concat(values, axis, name=None) -> Tensor:
     Example: `tf.concat([tf.zeros([2, 3]), tf.ones([1, 3])], 0).shape` -> [3, 3].
     """
     if type(values) is Tensor:
-        return run_kernel("Identity", {"x": values})
+        return identity(values)
     vals = _tensor_list("Concat", values)
     if len(vals) == 1:
-        return run_kernel("Identity", {"x": vals[0]})
+        return identity(vals[0])
     r = len(vals[0]._shape)
     if r == 0:
         raise InvalidArgumentError("Concat: cannot concatenate scalars (use tf.stack), got "
@@ -339,13 +343,12 @@ def _concat_shape(shapes, dtypes, attrs):
 
 def _concat_jvp(t, values, *, axis, sizes):
     ts, nb = _full_tangents(t, values)
-    return run_kernel("Concat", {"values": ts}, {"axis": axis + nb, "sizes": sizes})
+    return concat(ts, axis + nb)
 
 
 # `sizes` (the inputs' extents along axis) lets the VJP split without keeping the inputs.
 defop("Concat", ["values"], list_inputs=["values"], shape=_concat_shape,
-      vjp={"values": lambda g, *, axis, sizes: run_kernel(
-          "Split", {"x": g}, {"axis": axis, "sizes": sizes})},
+      vjp={"values": lambda g, *, axis, sizes: split(g, sizes, axis)},
       jvp={"values": _concat_jvp})
 
 
@@ -395,14 +398,15 @@ def _split_shape(shapes, dtypes, attrs):
     return [(s[:ax] + (z,) + s[ax + 1:], dtypes["x"]) for z in sizes]
 
 
-def _split_jvp(t, x, *, axis, sizes):
-    return run_kernel("Split", {"x": t}, {"axis": axis + _batch(t, x), "sizes": sizes})
+def _pieces(g) -> list:
+    """The cotangents of a multi-output op as a list: the engine hands a one-output call
+    (split into one part, unstack of a size-1 axis) its single cotangent bare."""
+    return g if type(g) is list else [g]
 
 
 defop("Split", ["x"], num_outputs=None, shape=_split_shape, zeros_for_none=True,
-      vjp={"x": lambda g, *, axis, sizes: run_kernel(
-          "Concat", {"values": g}, {"axis": axis, "sizes": sizes})},
-      jvp={"x": _split_jvp})
+      vjp={"x": lambda g, *, axis, sizes: concat(_pieces(g), axis)},
+      jvp={"x": lambda t, x, *, axis, sizes: split(t, sizes, axis + batch_dims(t, x))})
 
 
 # --------------------------------------------------------------------------- stack/unstack
@@ -435,12 +439,11 @@ def _stack_shape(shapes, dtypes, attrs):
 
 def _stack_jvp(t, values, *, axis):
     ts, nb = _full_tangents(t, values)
-    return run_kernel("Stack", {"values": ts}, {"axis": axis + nb})
+    return stack(ts, axis + nb)
 
 
 defop("Stack", ["values"], list_inputs=["values"], shape=_stack_shape,
-      vjp={"values": lambda g, *, axis: run_kernel(
-          "Unstack", {"x": g}, {"axis": axis, "num": g._shape[axis]})},
+      vjp={"values": lambda g, *, axis: unstack(g, axis=axis)},
       jvp={"values": _stack_jvp})
 
 
@@ -462,6 +465,8 @@ def unstack(value, num=None, axis=0, name=None) -> list:
     elif d is not None and int(num) != d:
         raise InvalidArgumentError(
             f"Unstack: num={num} does not match dimension {ax} of value: {describe(x)}")
+    if not num:  # no pieces: no op to run (nor to record on a tape)
+        return []
     return run_kernel("Unstack", {"x": x}, {"axis": ax, "num": int(num)})
 
 
@@ -473,13 +478,9 @@ def _unstack_shape(shapes, dtypes, attrs):
     return [(s[:ax] + s[ax + 1:], dtypes["x"])] * num
 
 
-def _unstack_jvp(t, x, *, axis, num):
-    return run_kernel("Unstack", {"x": t}, {"axis": axis + _batch(t, x), "num": num})
-
-
 defop("Unstack", ["x"], num_outputs=None, shape=_unstack_shape, zeros_for_none=True,
-      vjp={"x": lambda g, *, axis, num: run_kernel("Stack", {"values": g}, {"axis": axis})},
-      jvp={"x": _unstack_jvp})
+      vjp={"x": lambda g, *, axis, num: stack(_pieces(g), axis)},
+      jvp={"x": lambda t, x, *, axis, num: unstack(t, num, axis + batch_dims(t, x))})
 
 
 # --------------------------------------------------------------------------- tile
@@ -510,18 +511,14 @@ def _tile_vjp(g, x_shape, *, multiples):
     if not multiples:
         return g
     from .reduction import reduce_sum
-    split_shape = []
-    for k, d in zip(multiples, x_shape):
-        split_shape += [k, d]
-    g = run_kernel("Reshape", {"x": g}, {"shape": tuple(split_shape)})
-    return reduce_sum(g, axis=tuple(range(0, len(split_shape), 2)))
+    # g's axis i holds multiples[i] copies of x's axis i: split it into [copy, x dim] and
+    # sum over the copies
+    split_shape = tuple(d for pair in zip(multiples, x_shape) for d in pair)
+    return reduce_sum(_reshape(g, split_shape), axis=tuple(range(0, len(split_shape), 2)))
 
 
-def _tile_jvp(t, x, *, multiples):
-    return run_kernel("Tile", {"x": t}, {"multiples": (1,) * _batch(t, x) + multiples})
-
-
-defop("Tile", ["x"], shape=_tile_shape, vjp={"x": _tile_vjp}, jvp={"x": _tile_jvp})
+defop("Tile", ["x"], shape=_tile_shape, vjp={"x": _tile_vjp},
+      jvp={"x": lambda t, x, *, multiples: tile(t, (1,) * batch_dims(t, x) + multiples)})
 
 
 # --------------------------------------------------------------------------- pad
@@ -588,15 +585,17 @@ def _pad_shape(shapes, dtypes, attrs):
 
 
 def _pad_jvp(t, x, *, paddings, mode, constant_values):
-    nb = _batch(t, x)
-    return run_kernel("Pad", {"x": t}, {"paddings": ((0, 0),) * nb + paddings, "mode": mode,
-                                        "constant_values": 0})
+    return pad(t, ((0, 0),) * batch_dims(t, x) + paddings, mode)
 
 
 defop("Pad", ["x"], shape=_pad_shape,
-      vjp={"x": lambda g, *, paddings, mode, constant_values: run_kernel(
-          "PadGrad", {"x": g}, {"paddings": paddings, "mode": mode})},
+      vjp={"x": lambda g, *, paddings, mode, constant_values: _pad_grad(g, paddings, mode)},
       jvp={"x": _pad_jvp})
+
+
+def _pad_grad(x: Tensor, paddings: tuple, mode: str) -> Tensor:
+    """Pad's transpose (no public op): `x` cropped, mirrored borders folded back first."""
+    return run_kernel("PadGrad", {"x": x}, {"paddings": paddings, "mode": mode})
 
 
 def _pad_grad_shape(shapes, dtypes, attrs):
@@ -610,17 +609,11 @@ def _pad_grad_shape(shapes, dtypes, attrs):
     return [(out, dtypes["x"])]
 
 
-def _pad_grad_jvp(t, x, *, paddings, mode):
-    nb = _batch(t, x)
-    return run_kernel("PadGrad", {"x": t}, {"paddings": ((0, 0),) * nb + paddings,
-                                            "mode": mode})
-
-
 # The transpose of Pad (crop, folding mirrored borders back); Pad is in turn its transpose.
 defop("PadGrad", ["x"], shape=_pad_grad_shape,
-      vjp={"x": lambda g, *, paddings, mode: run_kernel(
-          "Pad", {"x": g}, {"paddings": paddings, "mode": mode, "constant_values": 0})},
-      jvp={"x": _pad_grad_jvp})
+      vjp={"x": lambda g, *, paddings, mode: pad(g, paddings, mode)},
+      jvp={"x": lambda t, x, *, paddings, mode: _pad_grad(
+          t, ((0, 0),) * batch_dims(t, x) + paddings, mode)})
 
 
 # --------------------------------------------------------------------------- reverse
@@ -649,14 +642,9 @@ def _reverse_shape(shapes, dtypes, attrs):
     return [(s, dtypes["x"])]
 
 
-def _reverse_jvp(t, x, *, axis):
-    nb = _batch(t, x)
-    return run_kernel("Reverse", {"x": t}, {"axis": tuple(a + nb for a in axis)})
-
-
 defop("Reverse", ["x"], shape=_reverse_shape,
-      vjp={"x": lambda g, *, axis: run_kernel("Reverse", {"x": g}, {"axis": axis})},
-      jvp={"x": _reverse_jvp})
+      vjp={"x": lambda g, *, axis: reverse(g, axis)},
+      jvp={"x": lambda t, x, *, axis: reverse(t, _shift(axis, t, x))})
 
 
 # --------------------------------------------------------------------------- identities
@@ -664,8 +652,7 @@ defop("Reverse", ["x"], shape=_reverse_shape,
 
 def identity_n(input, name=None) -> list:
     """A list of identities of the tensors in `input`. Example: `tf.identity_n([a, b])`."""
-    return [run_kernel("Identity", {"x": v if type(v) is Tensor else to_tensor(v)})
-            for v in input]
+    return [identity(v) for v in input]
 
 
 def stop_gradient(input, name=None) -> Tensor:
@@ -751,7 +738,7 @@ def sort(values, axis=-1, direction="ASCENDING", name=None) -> Tensor:
     """
     x, ax, desc = _sort_args("Sort", values, axis, direction)
     perm = run_kernel("ArgSort", {"x": x}, {"axis": ax, "descending": desc})
-    return run_kernel("PermuteAlongAxis", {"x": x, "indices": perm}, {"axis": ax})
+    return _permute_along_axis(x, perm, ax)
 
 
 def _argsort_shape(shapes, dtypes, attrs):
@@ -776,22 +763,24 @@ def _permute_shape(shapes, dtypes, attrs):
     return [(tuple(out), dtypes["x"])]
 
 
-def _permute_vjp(g, indices, *, axis):
-    inverse = run_kernel("ArgSort", {"x": indices}, {"axis": axis, "descending": False})
-    return run_kernel("PermuteAlongAxis", {"x": g, "indices": inverse}, {"axis": axis})
+def _permute_along_axis(x: Tensor, indices: Tensor, axis: int) -> Tensor:
+    """`x` taken along `axis` at `indices` (no public op: sort and its rules use it)."""
+    return run_kernel("PermuteAlongAxis", {"x": x, "indices": indices}, {"axis": axis})
 
 
 def _permute_jvp(t, indices, *, axis):
-    nb = _batch(t, indices)
-    if nb:
-        indices = run_kernel("Reshape", {"x": indices}, {"shape": (1,) * nb + indices._shape})
-    return run_kernel("PermuteAlongAxis", {"x": t, "indices": indices}, {"axis": axis + nb})
+    nb = batch_dims(t, indices)
+    if nb:  # the same permutation for every tangent of the batch (unit dims broadcast)
+        indices = _reshape(indices, (1,) * nb + indices._shape)
+    return _permute_along_axis(t, indices, axis + nb)
 
 
 # x taken along `axis` at `indices`, which must be a permutation along that axis (as made
 # by ArgSort): then the transpose is taking at the inverse permutation.
 defop("PermuteAlongAxis", ["x", "indices"], shape=_permute_shape,
-      vjp={"x": _permute_vjp}, jvp={"x": _permute_jvp})
+      vjp={"x": lambda g, indices, *, axis: _permute_along_axis(g, argsort(indices, axis),
+                                                                axis)},
+      jvp={"x": _permute_jvp})
 
 
 # --------------------------------------------------------------------------- meshgrid/mask
@@ -809,8 +798,7 @@ def meshgrid(*args, **kwargs) -> list:
         raise TypeError(f"meshgrid: unexpected keyword arguments {sorted(kwargs)}")
     if indexing not in ("xy", "ij"):
         raise InvalidArgumentError(f"Meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    xs = [run_kernel("Reshape", {"x": to_tensor(a, op="Meshgrid", arg="args")},
-                     {"shape": (-1,)}) for a in args]
+    xs = [_reshape(to_tensor(a, op="Meshgrid", arg="args"), (-1,)) for a in args]
     n = len(xs)
     sizes = [x._shape[0] for x in xs]
     swap = indexing == "xy" and n > 1
@@ -821,8 +809,7 @@ def meshgrid(*args, **kwargs) -> list:
         pos = (1 - i) if swap and i < 2 else i
         target = [1] * n
         target[pos] = sizes[pos]
-        x = run_kernel("Reshape", {"x": x}, {"shape": tuple(target)})
-        out.append(run_kernel("BroadcastTo", {"x": x}, {"shape": tuple(sizes)}))
+        out.append(_broadcast_to(_reshape(x, tuple(target)), tuple(sizes)))
     return out
 
 

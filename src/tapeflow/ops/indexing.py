@@ -18,7 +18,10 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import IndexedSlices, Tensor
 from .._core.variable import Variable
-from ._op import binary_operands, broadcast_shapes, defop, normalize_axis, to_tensor
+from . import _op
+from ._op import (align_tangent, binary_operands, broadcast_shapes, defop, normalize_axis,
+                  num_elements, to_tensor)
+from .array import _broadcast_to, _reshape
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "scatter_nd",
            "tensor_scatter_nd_update", "where", "boolean_mask"]
@@ -28,13 +31,6 @@ _pyslice = builtins.slice  # `slice` below is tf.slice
 
 def _known(a, b) -> bool:
     return a is None or b is None or a == b
-
-
-def _prod(dims) -> int:
-    n = 1
-    for d in dims:
-        n *= int(d)
-    return n
 
 
 def _int_list(op: str, value, arg: str) -> tuple:
@@ -61,13 +57,9 @@ def _index_tensor(op: str, indices, arg: str = "indices") -> Tensor:
     return t
 
 
-def _reshape(x: Tensor, shape) -> Tensor:
-    return run_kernel("Reshape", {"x": x}, {"shape": tuple(shape)})
-
-
 def _bcast_lead(indices: Tensor, t: Tensor, nb: int) -> Tensor:
     """`indices` repeated over a batched tangent's `nb` leading dims (as batch dims)."""
-    return run_kernel("BroadcastTo", {"x": indices}, {"shape": t._shape[:nb] + indices._shape})
+    return _broadcast_to(indices, t._shape[:nb] + indices._shape)
 
 
 # --------------------------------------------------------------------------- StridedSlice
@@ -118,16 +110,20 @@ def _strided_slice_shape(shapes, dtypes, attrs):
     return [(_sliced_shape("StridedSlice", shapes["x"], attrs), dtypes["x"])]
 
 
-def _strided_slice_jvp(t, x, **attrs):
-    return run_kernel("StridedSlice", {"x": t}, _spec(attrs, t.ndim - x.ndim))
+def _strided_slice(x: Tensor, spec: dict) -> Tensor:
+    """The StridedSlice kernel on a resolved spec (begin/end/strides/masks, see above):
+    getitem's fast paths and the rules run it without re-parsing a key."""
+    return run_kernel("StridedSlice", {"x": x}, spec)
 
 
-def _strided_slice_vjp(g, x_shape, **attrs):
-    return run_kernel("StridedSliceGrad", {"dy": g}, {**_spec(attrs), "shape": x_shape})
+def _strided_slice_grad(dy: Tensor, shape: tuple, spec: dict) -> Tensor:
+    """Zeros of `shape` with `dy` written where the slice `spec` of them lies (no public op)."""
+    return run_kernel("StridedSliceGrad", {"dy": dy}, {**spec, "shape": shape})
 
 
 defop("StridedSlice", ["x"], shape=_strided_slice_shape,
-      vjp={"x": _strided_slice_vjp}, jvp={"x": _strided_slice_jvp})
+      vjp={"x": lambda g, x_shape, **attrs: _strided_slice_grad(g, x_shape, _spec(attrs))},
+      jvp={"x": lambda t, x, **attrs: _strided_slice(t, _spec(attrs, _op.batch_dims(t, x)))})
 
 
 def _strided_slice_grad_shape(shapes, dtypes, attrs):
@@ -140,15 +136,14 @@ def _strided_slice_grad_shape(shapes, dtypes, attrs):
 
 
 def _strided_slice_grad_jvp(t, dy, *, shape, **attrs):
-    nb = t.ndim - dy.ndim
-    return run_kernel("StridedSliceGrad", {"dy": t},
-                      {**_spec(attrs, nb), "shape": t._shape[:nb] + tuple(shape)})
+    nb = _op.batch_dims(t, dy)
+    return _strided_slice_grad(t, t._shape[:nb] + tuple(shape), _spec(attrs, nb))
 
 
 # The scatter-into-zeros that is StridedSlice's VJP; its own VJP is StridedSlice again,
 # so derivatives of any order stay in this pair.
 defop("StridedSliceGrad", ["dy"], shape=_strided_slice_grad_shape,
-      vjp={"dy": lambda g, **attrs: run_kernel("StridedSlice", {"x": g}, _spec(attrs))},
+      vjp={"dy": lambda g, **attrs: _strided_slice(g, _spec(attrs))},
       jvp={"dy": _strided_slice_grad_jvp})
 
 
@@ -172,9 +167,9 @@ def _basic(x: Tensor, entries) -> Tensor:
             begin.append(v[0])
             end.append(v[1])
             strides.append(v[2])
-    return run_kernel("StridedSlice", {"x": x}, {
-        "begin": tuple(begin), "end": tuple(end), "strides": tuple(strides),
-        "shrink_axis_mask": shrink, "new_axis_mask": new})
+    return _strided_slice(x, {"begin": tuple(begin), "end": tuple(end),
+                              "strides": tuple(strides), "shrink_axis_mask": shrink,
+                              "new_axis_mask": new})
 
 
 def slice(input_, begin, size, name=None) -> Tensor:  # noqa: A001 - TensorFlow's name
@@ -322,16 +317,15 @@ def getitem(tensor, key) -> Tensor:
     x = tensor if type(tensor) is Tensor else to_tensor(tensor, op="getitem", arg="tensor")
     kt = type(key)
     if kt is int:  # the hot path: x[i]
-        return run_kernel("StridedSlice", {"x": x}, {
-            "begin": (key,), "end": (None,), "strides": (1,), "shrink_axis_mask": 1,
-            "new_axis_mask": 0})
+        return _strided_slice(x, {"begin": (key,), "end": (None,), "strides": (1,),
+                                  "shrink_axis_mask": 1, "new_axis_mask": 0})
     if kt is _pyslice and (key.step is None or type(key.step) is int):  # x[a:b]
         step = 1 if key.step is None else key.step
         if step and (key.start is None or type(key.start) is int) and \
                 (key.stop is None or type(key.stop) is int):
-            return run_kernel("StridedSlice", {"x": x}, {
-                "begin": (key.start,), "end": (key.stop,), "strides": (step,),
-                "shrink_axis_mask": 0, "new_axis_mask": 0})
+            return _strided_slice(x, {"begin": (key.start,), "end": (key.stop,),
+                                      "strides": (step,), "shrink_axis_mask": 0,
+                                      "new_axis_mask": 0})
     if kt is Tensor and key.dtype.is_integer and x._shape:  # x[index_tensor]
         index = run_kernel("RavelMultiIndex", {"indices": [key]},
                            {"dims": x._shape[:1], "axes": (0,)})
@@ -386,13 +380,13 @@ def _advanced(x: Tensor, entries) -> Tensor:
                 raise InvalidArgumentError(
                     f"getitem: boolean index of shape {list(mask._shape)} does not match the "
                     f"indexed dimensions {list(have)} of tensor {describe(x)}")
-            shape[a[1]:a[1] + k] = [_prod(have)]
+            shape[a[1]:a[1] + k] = [num_elements(have)]
             shift += k - 1
             merged.append(_mask_indices(mask))
         else:
             merged.append(a[3])
     if shift:
-        y = _reshape(y, shape)
+        y = _reshape(y, tuple(shape))
     dims = [a[1] for a in adv]
     if len(adv) == 1 and adv[0][2] is _BOOL:
         index = merged[0]  # already valid, non-negative positions
@@ -409,8 +403,8 @@ def _advanced(x: Tensor, entries) -> Tensor:
         dims = list(range(len(dims)))
     first = dims[0]
     if len(dims) > 1:
-        shape[first:first + len(dims)] = [_prod(shape[first:first + len(dims)])]
-        y = _reshape(y, shape)
+        shape[first:first + len(dims)] = [num_elements(shape[first:first + len(dims)])]
+        y = _reshape(y, tuple(shape))
     return run_kernel("GatherV2", {"params": y, "indices": index},
                       {"axis": first, "batch_dims": 0})
 
@@ -474,20 +468,19 @@ def _gather_shape(shapes, dtypes, attrs):
 
 
 def _gather_vjp(g, params_shape, indices, *, axis, batch_dims):
-    if axis == 0 and batch_dims == 0:
-        values = _reshape(g, (_prod(indices._shape),) + params_shape[1:])
+    if axis == 0:  # (so batch_dims == 0) whole rows of params: TensorFlow's sparse gradient
+        values = _reshape(g, (num_elements(indices._shape),) + params_shape[1:])
         flat = indices if indices.ndim == 1 else _reshape(indices, (-1,))
         return IndexedSlices(values, flat, params_shape)
     return _segment_sum(g, indices, params_shape[axis], axis, batch_dims)
 
 
 def _gather_jvp(t, params, indices, *, axis, batch_dims):
-    nb = t.ndim - params.ndim
+    nb = _op.batch_dims(t, params)
     if nb and batch_dims:
         indices = _bcast_lead(indices, t, nb)
         batch_dims += nb
-    return run_kernel("GatherV2", {"params": t, "indices": indices},
-                      {"axis": axis + nb, "batch_dims": batch_dims})
+    return gather(t, indices, axis=axis + nb, batch_dims=batch_dims)
 
 
 defop("GatherV2", ["params", "indices"], shape=_gather_shape,
@@ -501,6 +494,12 @@ defop("GatherV2", ["params", "indices"], shape=_gather_shape,
 
 
 def _segment_sum(data, segment_ids, num_segments, axis=0, batch_dims=0) -> Tensor:
+    """The UnsortedSegmentSum kernel (gather's transpose; see the layout above)."""
+    rest = data._shape[axis + segment_ids.ndim - batch_dims:]
+    if 0 in rest:
+        # Zero-width rows, which the NumPy kernel cannot lay out: the sum is empty anyway.
+        from .creation import zeros
+        return zeros(data._shape[:axis] + (int(num_segments),) + rest, data.dtype)
     return run_kernel("UnsortedSegmentSum", {"data": data, "segment_ids": segment_ids},
                       {"num_segments": int(num_segments), "axis": axis,
                        "batch_dims": batch_dims})
@@ -539,7 +538,7 @@ def _segment_sum_shape(shapes, dtypes, attrs):
 
 
 def _segment_sum_jvp(t, data, segment_ids, *, num_segments, axis, batch_dims):
-    nb = t.ndim - data.ndim
+    nb = _op.batch_dims(t, data)
     if nb and batch_dims:
         segment_ids = _bcast_lead(segment_ids, t, nb)
         batch_dims += nb
@@ -547,9 +546,8 @@ def _segment_sum_jvp(t, data, segment_ids, *, num_segments, axis, batch_dims):
 
 
 defop("UnsortedSegmentSum", ["data", "segment_ids"], shape=_segment_sum_shape,
-      vjp={"data": lambda g, segment_ids, *, axis, batch_dims: run_kernel(
-          "GatherV2", {"params": g, "indices": segment_ids},
-          {"axis": axis, "batch_dims": batch_dims})},
+      vjp={"data": lambda g, segment_ids, *, axis, batch_dims: gather(
+          g, segment_ids, axis=axis, batch_dims=batch_dims)},
       jvp={"data": _segment_sum_jvp})
 
 
@@ -612,17 +610,15 @@ def gather_nd(params, indices, batch_dims=0, name=None) -> Tensor:
 
 
 def _gather_nd_jvp(t, params, indices, *, batch_dims):
-    nb = t.ndim - params.ndim
+    nb = _op.batch_dims(t, params)
     if nb:
         indices = _bcast_lead(indices, t, nb)
-    return run_kernel("GatherNd", {"params": t, "indices": indices},
-                      {"batch_dims": batch_dims + nb})
+    return gather_nd(t, indices, batch_dims + nb)
 
 
 defop("GatherNd", ["params", "indices"], shape=_gather_nd_shape,
-      vjp={"params": lambda g, params_shape, indices, *, batch_dims: run_kernel(
-          "ScatterNd", {"indices": indices, "updates": g},
-          {"shape": params_shape, "batch_dims": batch_dims})},
+      vjp={"params": lambda g, params_shape, indices, *, batch_dims: _scatter_nd(
+          indices, g, params_shape, batch_dims)},
       jvp={"params": _gather_nd_jvp})
 
 
@@ -656,21 +652,25 @@ def scatter_nd(indices, updates, shape, name=None) -> Tensor:
     if any(d < 0 for d in shape):
         raise InvalidArgumentError(f"ScatterNd: shape {list(shape)} has a negative dimension")
     _updates_check("ScatterNd", idx._shape, u._shape, shape, 0)
-    return run_kernel("ScatterNd", {"indices": idx, "updates": u},
-                      {"shape": shape, "batch_dims": 0})
+    return _scatter_nd(idx, u, shape)
+
+
+def _scatter_nd(indices: Tensor, updates: Tensor, shape: tuple, batch_dims: int = 0) -> Tensor:
+    """scatter_nd with leading batch dims (gather_nd's transpose), which the public one
+    does not take."""
+    return run_kernel("ScatterNd", {"indices": indices, "updates": updates},
+                      {"shape": shape, "batch_dims": batch_dims})
 
 
 def _scatter_nd_jvp(t, updates, indices, *, shape, batch_dims):
-    nb = t.ndim - updates.ndim
+    nb = _op.batch_dims(t, updates)
     if nb:
         indices = _bcast_lead(indices, t, nb)
-    return run_kernel("ScatterNd", {"indices": indices, "updates": t},
-                      {"shape": t._shape[:nb] + tuple(shape), "batch_dims": batch_dims + nb})
+    return _scatter_nd(indices, t, t._shape[:nb] + tuple(shape), batch_dims + nb)
 
 
 defop("ScatterNd", ["indices", "updates"], shape=_scatter_nd_shape,
-      vjp={"updates": lambda g, indices, *, batch_dims: run_kernel(
-          "GatherNd", {"params": g, "indices": indices}, {"batch_dims": batch_dims})},
+      vjp={"updates": lambda g, indices, *, batch_dims: gather_nd(g, indices, batch_dims)},
       jvp={"updates": _scatter_nd_jvp})
 
 
@@ -688,8 +688,15 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None) -> Tensor:
             f"TensorScatterNdUpdate: updates {describe(u)} must have the dtype of tensor "
             f"{describe(t)}")
     _updates_check("TensorScatterNdUpdate", idx._shape, u._shape, t._shape, 0)
-    return run_kernel("TensorScatterNdUpdate", {"tensor": t, "indices": idx, "updates": u},
-                      {"batch_dims": 0})
+    return _tensor_scatter_nd_update(t, idx, u)
+
+
+def _tensor_scatter_nd_update(tensor: Tensor, indices: Tensor, updates: Tensor,
+                              batch_dims: int = 0) -> Tensor:
+    """tensor_scatter_nd_update with leading batch dims (batched tangents need them)."""
+    return run_kernel("TensorScatterNdUpdate",
+                      {"tensor": tensor, "indices": indices, "updates": updates},
+                      {"batch_dims": batch_dims})
 
 
 def _tsu_shape(shapes, dtypes, attrs):
@@ -699,42 +706,33 @@ def _tsu_shape(shapes, dtypes, attrs):
     return [(tuple(shape), dtypes["tensor"])]
 
 
-def _tsu_zeros(indices, like, b):
-    """Zero updates for `indices` into a tensor shaped like `like`."""
+def _tsu_tensor_vjp(g, indices, updates_shape, *, batch_dims):
+    # g with the overwritten elements zeroed: scatter zero updates into it
     from .creation import zeros
-    k = indices._shape[-1]
-    return zeros(indices._shape[:-1] + like._shape[b + k:], like.dtype)
+    return _tensor_scatter_nd_update(g, indices, zeros(updates_shape, g.dtype), batch_dims)
 
 
-def _tsu_tensor_vjp(g, indices, *, batch_dims):
-    return run_kernel("TensorScatterNdUpdate", {
-        "tensor": g, "indices": indices, "updates": _tsu_zeros(indices, g, batch_dims)},
-        {"batch_dims": batch_dims})
-
-
-def _tsu_tensor_jvp(t, tensor, indices, *, batch_dims):
-    nb = t.ndim - tensor.ndim
+def _tsu_tensor_jvp(t, tensor, indices, updates, *, batch_dims):
+    from .creation import zeros
+    nb = _op.batch_dims(t, tensor)
     if nb:
         indices = _bcast_lead(indices, t, nb)
-    return run_kernel("TensorScatterNdUpdate", {
-        "tensor": t, "indices": indices, "updates": _tsu_zeros(indices, t, batch_dims + nb)},
-        {"batch_dims": batch_dims + nb})
+    return _tensor_scatter_nd_update(t, indices, zeros(t._shape[:nb] + updates._shape, t.dtype),
+                                     batch_dims + nb)
 
 
 def _tsu_updates_jvp(t, tensor, updates, indices, *, batch_dims):
-    nb = t.ndim - updates.ndim
+    nb = _op.batch_dims(t, updates)
     if nb:
         indices = _bcast_lead(indices, t, nb)
-    return run_kernel("ScatterNd", {"indices": indices, "updates": t}, {
-        "shape": t._shape[:nb] + tensor._shape, "batch_dims": batch_dims + nb})
+    return _scatter_nd(indices, t, t._shape[:nb] + tensor._shape, batch_dims + nb)
 
 
 # With duplicate indices the forward value keeps one update (as TensorFlow does) while
 # these rules treat each update as landing: derivatives assume distinct indices.
 defop("TensorScatterNdUpdate", ["tensor", "indices", "updates"], shape=_tsu_shape,
       vjp={"tensor": _tsu_tensor_vjp,
-           "updates": lambda g, indices, *, batch_dims: run_kernel(
-               "GatherNd", {"params": g, "indices": indices}, {"batch_dims": batch_dims})},
+           "updates": lambda g, indices, *, batch_dims: gather_nd(g, indices, batch_dims)},
       jvp={"tensor": _tsu_tensor_jvp, "updates": _tsu_updates_jvp})
 
 
@@ -776,34 +774,19 @@ def _zero(like: Tensor) -> Tensor:
     return zeros((), like.dtype)
 
 
-def _select_vjp_x(g, condition):
-    return run_kernel("SelectV2", {"condition": condition, "x": g, "y": _zero(g)})
-
-
-def _select_vjp_y(g, condition):
-    return run_kernel("SelectV2", {"condition": condition, "x": _zero(g), "y": g})
-
-
-def _aligned(t, v, rank):
-    """A batched tangent `t` of `v` with v's dims right-aligned under `rank` output dims."""
-    nb = t.ndim - v.ndim
-    if nb and v.ndim < rank:
-        return _reshape(t, t._shape[:nb] + (1,) * (rank - v.ndim) + v._shape)
-    return t
-
-
 def _select_jvp_x(t, condition, x, y):
-    t = _aligned(t, x, max(condition.ndim, x.ndim, y.ndim))
-    return run_kernel("SelectV2", {"condition": condition, "x": t, "y": _zero(t)})
+    t = align_tangent(t, x, max(condition.ndim, x.ndim, y.ndim))
+    return where(condition, t, _zero(t))
 
 
 def _select_jvp_y(t, condition, x, y):
-    t = _aligned(t, y, max(condition.ndim, x.ndim, y.ndim))
-    return run_kernel("SelectV2", {"condition": condition, "x": _zero(t), "y": t})
+    t = align_tangent(t, y, max(condition.ndim, x.ndim, y.ndim))
+    return where(condition, _zero(t), t)
 
 
 defop("SelectV2", ["condition", "x", "y"], shape=_select_shape,
-      vjp={"x": _select_vjp_x, "y": _select_vjp_y},
+      vjp={"x": lambda g, condition: where(condition, g, _zero(g)),
+           "y": lambda g, condition: where(condition, _zero(g), g)},
       jvp={"x": _select_jvp_x, "y": _select_jvp_y})
 
 
@@ -834,6 +817,6 @@ def boolean_mask(tensor, mask, axis=None, name=None) -> Tensor:
             f"of tensor {describe(x)} starting at axis {axis}")
     if k > 1:
         shape = x._shape
-        x = _reshape(x, shape[:axis] + (_prod(shape[axis:axis + k]),) + shape[axis + k:])
+        x = _reshape(x, shape[:axis] + (num_elements(shape[axis:axis + k]),) + shape[axis + k:])
     return run_kernel("GatherV2", {"params": x, "indices": _mask_indices(m)},
                       {"axis": axis, "batch_dims": 0})
