@@ -48,7 +48,8 @@ class OpDef:
     def __init__(self, name, inputs, list_inputs=(), num_outputs=1, impl=None, site=""):
         self.name, self.inputs = name, tuple(inputs)
         self.list_inputs = frozenset(list_inputs)
-        # an int, or `fn(shapes, dtypes, attrs) -> int`, or None: given by the shape rule
+        # an int, or `fn(shapes, dtypes, attrs) -> int`, or None for a list output whose
+        # length the shape rule gives (Split, Unstack); user kernels: None, no shape rule
         self.num_outputs = num_outputs
         self.impl = impl
         self.site = site
@@ -62,6 +63,15 @@ class OpDef:
             rule = SHAPES.get(self.name)
             return len(rule(*shape_args)) if rule is not None else None
         return n(*shape_args) if callable(n) else n
+
+    def returns_list(self, num_outs: int) -> bool:
+        """Whether rules see the outputs (and their cotangents) as a list: ops with several
+        outputs, and list-output ops (num_outputs None: Split, Unstack) even when one call
+        made a single piece."""
+        n = self.num_outputs
+        if n is None and self.name in SHAPES:
+            return True
+        return n != 1 if type(n) is int else num_outs != 1
 
 
 # name -> backend name -> KernelEntry

@@ -21,7 +21,7 @@ class Backward:
     input (None where not needed). It holds only what its VJP rule reads."""
 
     __slots__ = ("name", "rule", "env", "attrs", "layout", "in_shapes", "needed",
-                 "out_meta", "site", "__weakref__")
+                 "out_meta", "multi", "site", "__weakref__")
 
     def __call__(self, out_grads: list, needs: list) -> list:
         rule = self.rule
@@ -38,7 +38,7 @@ class Backward:
             pos += n
         if not wanted:
             return [None] * len(needs)
-        if len(out_grads) == 1 and rule.passthrough.issuperset(wanted):
+        if not self.multi and rule.passthrough.issuperset(wanted):
             g = out_grads[0]  # inputs whose gradient is g itself: no rule call
             result = {k: g for k in wanted}
         else:
@@ -60,7 +60,7 @@ class Backward:
 
     def _call_rule(self, rule, out_grads: list, wanted: tuple) -> dict:
         env = self.env.copy()
-        if len(out_grads) == 1:
+        if not self.multi:
             env["g"] = out_grads[0]
         else:
             grads = list(out_grads)
@@ -125,6 +125,8 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
     bwd.name, bwd.rule, bwd.attrs = name, rule, attrs
     bwd.layout, bwd.in_shapes, bwd.needed = layout, in_shapes, needed
     bwd.out_meta = [(o._shape, o.dtype) for o in outs]
+    # rules of multi-output ops get lists, even when one call made a single output
+    bwd.multi = op.returns_list(len(outs))
     bwd.site = user_site() if debug_on[0] else None
     env = {}
     if rule is not None:
@@ -138,7 +140,7 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
         if save_outputs:
             for o in outs:
                 o._kept = True
-            env["ans"] = outs[0] if len(outs) == 1 else list(outs)
+            env["ans"] = list(outs) if bwd.multi else outs[0]
     bwd.env = env
     return bwd
 

@@ -398,14 +398,8 @@ def _split_shape(shapes, dtypes, attrs):
     return [(s[:ax] + (z,) + s[ax + 1:], dtypes["x"]) for z in sizes]
 
 
-def _pieces(g) -> list:
-    """The cotangents of a multi-output op as a list: the engine hands a one-output call
-    (split into one part, unstack of a size-1 axis) its single cotangent bare."""
-    return g if type(g) is list else [g]
-
-
 defop("Split", ["x"], num_outputs=None, shape=_split_shape, zeros_for_none=True,
-      vjp={"x": lambda g, *, axis, sizes: concat(_pieces(g), axis)},
+      vjp={"x": lambda g, *, axis, sizes: concat(g, axis)},
       jvp={"x": lambda t, x, *, axis, sizes: split(t, sizes, axis + batch_dims(t, x))})
 
 
@@ -479,7 +473,7 @@ def _unstack_shape(shapes, dtypes, attrs):
 
 
 defop("Unstack", ["x"], num_outputs=None, shape=_unstack_shape, zeros_for_none=True,
-      vjp={"x": lambda g, *, axis, num: stack(_pieces(g), axis)},
+      vjp={"x": lambda g, *, axis, num: stack(g, axis)},
       jvp={"x": lambda t, x, *, axis, num: unstack(t, num, axis + batch_dims(t, x))})
 
 

@@ -1231,7 +1231,8 @@ def _svd_jvp(t, input, ans, *, full_matrices, compute_uv):
     return [ds, du, dv]
 
 
-defop("Svd", ["input"], num_outputs=None, shape=_svd_shape,
+defop("Svd", ["input"], num_outputs=lambda s, d, attrs: 3 if attrs["compute_uv"] else 1,
+      shape=_svd_shape,
       vjp={"input": _svd_vjp}, jvp={"input": _svd_jvp})
 
 
