@@ -436,6 +436,19 @@ ROWS = [
         lambda a: np.linalg.svd(a, compute_uv=False), distinct_singular((2, 4, 3)),
         kernels=("Svd",), rtol=1e-4, atol=1e-5, grad_tol=1e-4),
 
+    # ------------------------------------------------------------------- zero-size dimensions
+    Row("cholesky/empty", tf.linalg.cholesky, np.linalg.cholesky, uniform((0, 0)),
+        kernels=("Cholesky",)),
+    Row("triangular_solve/empty", tf.linalg.triangular_solve, np_triangular_solve,
+        uniform((0, 0), (0, 2)), kernels=("MatrixTriangularSolve",)),
+    Row("triangular_solve/empty_batched_rhs", tf.linalg.triangular_solve,
+        np_triangular_solve, uniform((0, 0), (3, 0, 2)), kernels=("MatrixTriangularSolve",),
+        kwargs={"adjoint": True}),
+    Row("qr/empty", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((0, 0)),
+        kernels=("Qr",)),
+    Row("qr/empty_columns", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((3, 0)),
+        kernels=("Qr",)),
+
     # ------------------------------------------------------------------- norms
     Row("norm/vector", tf.norm, np_norm, uniform((5,)), kernels=("Sum",)),
     Row("norm/all_keepdims", tf.norm, np_norm, uniform((2, 3)), kernels=("Sum",),
