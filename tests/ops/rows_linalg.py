@@ -437,6 +437,16 @@ ROWS = [
         kernels=("Svd",), rtol=1e-4, atol=1e-5, grad_tol=1e-4),
 
     # ------------------------------------------------------------------- zero-size dimensions
+    Row("matmul/empty_inner_shared_b", tf.matmul, np_matmul, uniform((2, 3, 0), (0, 5)),
+        kernels=MM),
+    Row("matmul/empty_columns_shared_b", tf.matmul, np_matmul, uniform((2, 3, 4), (4, 0)),
+        kernels=MM),
+    Row("matmul/empty_batch", tf.matmul, np_matmul, uniform((0, 3, 4), (2, 1, 4, 5)),
+        kernels=MM),
+    Row("matvec/empty_columns", tf.linalg.matvec, np_matvec, uniform((4, 0), (2, 0)),
+        kernels=MV),
+    Row("matvec/empty_rows_adjoint", tf.linalg.matvec, np_matvec, uniform((0, 4), (2, 0)),
+        kernels=MV, kwargs={"adjoint_a": True}),
     Row("cholesky/empty", tf.linalg.cholesky, np.linalg.cholesky, uniform((0, 0)),
         kernels=("Cholesky",)),
     Row("triangular_solve/empty", tf.linalg.triangular_solve, np_triangular_solve,

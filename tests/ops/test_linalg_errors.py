@@ -179,6 +179,16 @@ def test_diagonal_ops_errors(t):
     check_raises(lambda: tf.linalg.trace(t["v3"]), "MatrixDiagPart", "rank")
 
 
+def test_diag_part_backward_keeps_no_tensor():
+    from tapeflow._core.engine import make_backward
+    x = tf.constant(np.arange(6.0).reshape(2, 3))
+    bwd = make_backward("MatrixDiagPart", {"input": x}, {"k": 1},
+                        [tf.linalg.diag_part(x, k=1)], {"input"})
+    assert not bwd.env  # only the input's shape
+    [dx] = bwd([tf.constant([1.0, 2.0])], [True])
+    np.testing.assert_allclose(dx.numpy(), [[0, 1, 0], [0, 0, 2]])
+
+
 # --------------------------------------------------------------------------- norm
 
 
