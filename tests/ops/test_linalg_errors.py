@@ -179,6 +179,23 @@ def test_diagonal_ops_errors(t):
     check_raises(lambda: tf.linalg.trace(t["v3"]), "MatrixDiagPart", "rank")
 
 
+def test_diagonals_of_empty_matrices_are_empty_as_in_numpy():
+    # k=0 is always in range (TensorFlow and NumPy): an empty matrix has an empty diagonal.
+    assert tf.linalg.diag_part(tf.zeros([0, 0])).shape == [0]
+    assert tf.linalg.diag_part(tf.zeros([2, 0, 3])).shape == [2, 0]
+    assert tf.linalg.diag_part(tf.zeros([0, 3]), k=1).shape == [0]
+    assert float(tf.linalg.trace(tf.zeros([0, 0]))) == 0.0
+    assert float(tf.linalg.logdet(tf.zeros([0, 0], tf.float64))) == 0.0
+    check_raises(lambda: tf.linalg.diag_part(tf.zeros([0, 3]), k=-1), "MatrixDiagPart",
+                 "k=-1")
+    rule = registry.SHAPES["MatrixDiagPart"]
+    f32 = tf.float32
+    assert rule({"input": (2, 0, 0)}, {"input": f32}, {"k": 0}) == [((2, 0), f32)]
+    assert rule({"input": (None, 3)}, {"input": f32}, {"k": 5}) == [((None,), f32)]
+    with pytest.raises(InvalidArgumentError, match="k=4"):
+        rule({"input": (3, 4)}, {"input": f32}, {"k": 4})
+
+
 def test_diag_part_backward_keeps_no_tensor():
     from tapeflow._core.engine import make_backward
     x = tf.constant(np.arange(6.0).reshape(2, 3))

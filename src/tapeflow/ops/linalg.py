@@ -671,24 +671,27 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
     _check_matrix("MatrixDiagPart", x._shape, "input")
     k = _int_attr("MatrixDiagPart", k, "k (a single diagonal)")
     m, n = x._shape[-2:]
-    if m is not None and n is not None and not -m < k < n:
+    if not _diag_in_range(m, n, k):
         raise InvalidArgumentError(
             f"MatrixDiagPart: k={k} is out of range for input {describe(x)} "
-            f"(valid: ({-m}, {n}))")
+            f"(valid: ({-m}, {n}), or 0)")
     return run_kernel("MatrixDiagPart", {"input": x}, {"k": k})
+
+
+def _diag_in_range(m, n, k) -> bool:
+    """TensorFlow's bound on k: -m < k < n, and k=0 always (then an empty matrix has an
+    empty diagonal, as in NumPy); unknown dimensions admit any k."""
+    return k == 0 or m is None or n is None or -m < k < n
 
 
 def _diag_part_shape(shapes, dtypes, attrs):
     s, k = shapes["input"], attrs["k"]
     _check_matrix("MatrixDiagPart", s, "input")
     m, n = s[-2:]
-    if m is None or n is None:
-        length = None
-    else:
-        length = min(m - max(-k, 0), n - max(k, 0))
-        if length <= 0:
-            raise InvalidArgumentError(f"MatrixDiagPart: k={k} is out of range for shape "
-                                       f"{list(s)}")
+    if not _diag_in_range(m, n, k):
+        raise InvalidArgumentError(f"MatrixDiagPart: k={k} is out of range for shape "
+                                   f"{list(s)}")
+    length = None if m is None or n is None else min(m - max(-k, 0), n - max(k, 0))
     return [(tuple(s[:-2]) + (length,), dtypes["input"])]
 
 
