@@ -84,6 +84,16 @@ def distinct_singular(shape):
     return sample
 
 
+def wide_well_conditioned(shape):
+    """[X | Y] with X near 3 * I (square, so R's diagonal stays away from 0)."""
+    def sample(rng, dtype):
+        m = shape[-2]
+        a = rng.uniform(-1, 1, shape)
+        a[..., :, :m] += 3.0 * np.eye(m)
+        return [a.astype(dtype)]
+    return sample
+
+
 def triangular_system(shape, rhs_shape):
     """A matrix with a dominant diagonal in [1.5, 2.5] (both triangles filled), and rhs."""
     def sample(rng, dtype):
@@ -416,8 +426,21 @@ ROWS = [
     Row("qr/full_matrices", tf.linalg.qr,
         lambda a, full_matrices: tuple(np.linalg.qr(a, mode="complete")), uniform((4, 2)),
         kernels=("Qr",), kwargs={"full_matrices": True}, grad=False, rtol=1e-4, atol=1e-5),
-    Row("qr/wide", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((2, 4)),
-        kernels=("Qr",), grad=False, rtol=1e-4, atol=1e-5),
+    Row("qr/wide", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), wide_well_conditioned((2, 4)),
+        kernels=("Qr",), rtol=1e-4, atol=1e-5, grad_tol=1e-4),
+    Row("qr/wide_batched", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)),
+        wide_well_conditioned((2, 3, 5)), kernels=("Qr",), rtol=1e-4, atol=1e-5,
+        grad_tol=1e-4),
+    Row("qr/wide_full_matrices", tf.linalg.qr,
+        lambda a, full_matrices: tuple(np.linalg.qr(a, mode="complete")),
+        wide_well_conditioned((3, 4)), kernels=("Qr",), kwargs={"full_matrices": True},
+        rtol=1e-4, atol=1e-5, grad_tol=1e-4),
+    Row("qr/wide_r_only", lambda a: tf.linalg.qr(a)[1], lambda a: np.linalg.qr(a)[1],
+        wide_well_conditioned((3, 5)), kernels=("Qr",), rtol=1e-4, atol=1e-5,
+        grad_tol=1e-4),
+    Row("qr/wide_q_only", lambda a: tf.linalg.qr(a)[0], lambda a: np.linalg.qr(a)[0],
+        wide_well_conditioned((3, 5)), kernels=("Qr",), rtol=1e-4, atol=1e-5,
+        grad_tol=1e-4),
     Row("eigh", eigh_squares, np_eigh_squares, separated_symmetric((3, 3)),
         kernels=("SelfAdjointEig",), rtol=1e-4, atol=1e-5, grad_tol=1e-4),
     Row("eigh/batched", eigh_squares, np_eigh_squares, separated_symmetric((2, 4, 4)),
@@ -463,6 +486,8 @@ ROWS = [
     Row("qr/empty", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((0, 0)),
         kernels=("Qr",)),
     Row("qr/empty_columns", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((3, 0)),
+        kernels=("Qr",)),
+    Row("qr/empty_rows", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((2, 0, 3)),
         kernels=("Qr",)),
     Row("eigh/empty", eigh_squares, np_eigh_squares, uniform((0, 0)),
         kernels=("SelfAdjointEig",)),

@@ -19,7 +19,7 @@ from .._core.engine import run_kernel
 from .._core.errors import InvalidArgumentError, UnimplementedError, describe
 from .._core.tensor import Tensor, Variable
 from ._op import align_tangent, batch_dims, broadcast_shapes, defop, normalize_axis, to_tensor
-from .array import expand_dims, reshape, squeeze, transpose
+from .array import concat, expand_dims, reshape, split, squeeze, transpose
 from .creation import eye, ones_like, zeros_like
 from .math import abs as _abs, complex as _complex, conj, imag, log, pow as _pow, real, sqrt
 from .reduction import reduce_max, reduce_sum
@@ -960,7 +960,8 @@ defop("Cholesky", ["input"], shape=_square_shape("Cholesky"),
 def qr(input, full_matrices=False, name=None) -> tuple[Tensor, Tensor]:
     """(q, r) with input = q @ r, q orthonormal columns, r upper triangular.
 
-    Gradients exist for the reduced decomposition of matrices with rows >= columns.
+    Derivatives exist for real dtypes, except with full_matrices=True for matrices with
+    more rows than columns (q's extra columns are not unique), as in TensorFlow.
     Example: `q, r = tf.linalg.qr(tf.random.normal([4, 3]))`.
     """
     x = _matrix("Qr", input, square=False)
@@ -979,13 +980,15 @@ def _qr_shape(shapes, dtypes, attrs):
     return [(batch + (m, k), dtypes["input"]), (batch + (k, n), dtypes["input"])]
 
 
-def _qr_supported(q, r, full_matrices, what):
+def _qr_dims(q, r, full_matrices, what):
+    """(rows, columns) of the input, once the derivative is known to be implemented."""
     _real_only("Qr", q, what)
     m, n = q._shape[-2], r._shape[-1]
-    if m < n or (full_matrices and m != n):
+    if full_matrices and m > n:
         raise UnimplementedError(
-            f"Qr: the {what} is implemented for the reduced decomposition of matrices with "
-            f"rows >= columns, got q: {describe(q)}, r: {describe(r)}")
+            f"Qr: the {what} with full_matrices=True is implemented for matrices with rows "
+            f"<= columns only, got q: {describe(q)}, r: {describe(r)}")
+    return m, n
 
 
 def _right_solve_adj(x, r):
@@ -993,10 +996,10 @@ def _right_solve_adj(x, r):
     return adjoint(triangular_solve(r, adjoint(x), lower=False))
 
 
-def _qr_vjp(g, ans, *, full_matrices):
-    q, r = ans
-    gq, gr = g
-    _qr_supported(q, r, full_matrices, "gradient")
+def _qr_grad_tall(q, r, gq, gr):
+    """The gradient for rows >= columns (TensorFlow's QrGrad for square and deep matrices,
+    real case): Q (gR + tril(M) R^-H) + (gQ - Q Q^H gQ) R^-H, M = P - P^H for
+    P = Q^H gQ + R gR^H."""
     qdq = _mm(q, gq, True, False) if gq is not None else None
     rdr = _mm(r, gr, False, True) if gr is not None else None
     m = None
@@ -1006,19 +1009,46 @@ def _qr_vjp(g, ans, *, full_matrices):
             m = part if m is None else m + part
     inner = _right_solve_adj(band_part(m, -1, 0), r)
     grad = _mm(q, inner if gr is None else gr + inner)
-    if gq is not None:
+    if gq is not None and _may_exceed(q._shape[-2], r._shape[-1]):  # 0 for a square Q
         grad = grad + _right_solve_adj(gq - _mm(q, qdq), r)
     return grad
 
 
-def _qr_jvp(t, ans, *, full_matrices):
+def _qr_vjp(g, ans, *, full_matrices):
     q, r = ans
-    _qr_supported(q, r, full_matrices, "JVP")
+    gq, gr = g
+    m, n = _qr_dims(q, r, full_matrices, "gradient")
+    if m >= n:
+        return _qr_grad_tall(q, r, gq, gr)
+    # Wide: A = [X | Y] with X = Q U (square) and Y = Q V. V = Q^H Y gives Y the gradient
+    # Q gV, and its dependence on Q adds Y gV^H = Q V gV^H to the cotangent of Q.
+    u, v = split(r, [m, -1], axis=-1)
+    if gr is None:
+        return concat([_qr_grad_tall(q, u, gq, None), zeros_like(v)], -1)
+    gu, gv = split(gr, [m, -1], axis=-1)
+    gq_x = _mm(q, _mm(v, gv, False, True))
+    gq_x = gq_x if gq is None else gq + gq_x
+    return concat([_qr_grad_tall(q, u, gq_x, gu), _mm(q, gv)], -1)
+
+
+def _qr_jvp_tall(t, q, r):
     x = adjoint(triangular_solve(r, adjoint(t), lower=False, adjoint=True))  # dA R^-1
     c = _mm(q, x, True, False)                                               # Q^H dA R^-1
     low = band_part(c, -1, 0) - band_part(c, 0, 0)
     c_minus_omega = c - low + adjoint(low)                                   # upper triangular
     return [x - _mm(q, c_minus_omega), _mm(c_minus_omega, r)]
+
+
+def _qr_jvp(t, ans, *, full_matrices):
+    q, r = ans
+    m, n = _qr_dims(q, r, full_matrices, "JVP")
+    if m >= n:
+        return _qr_jvp_tall(t, q, r)
+    # Wide, as in the VJP: dV = dQ^H Y + Q^H dY = Q^H (dY - dQ V), Q^H dQ being skew.
+    u, v = split(r, [m, -1], axis=-1)
+    tx, ty = split(t, [m, -1], axis=-1)
+    dq, du = _qr_jvp_tall(tx, q, u)
+    return [dq, concat([du, _mm(q, ty - _mm(dq, v), True, False)], -1)]
 
 
 defop("Qr", ["input"], num_outputs=2, shape=_qr_shape,
