@@ -84,6 +84,16 @@ def distinct_singular(shape):
     return sample
 
 
+def wide_well_conditioned(shape):
+    """[X | Y] with X near 3 * I (square, so R's diagonal stays away from 0)."""
+    def sample(rng, dtype):
+        m = shape[-2]
+        a = rng.uniform(-1, 1, shape)
+        a[..., :, :m] += 3.0 * np.eye(m)
+        return [a.astype(dtype)]
+    return sample
+
+
 def triangular_system(shape, rhs_shape):
     """A matrix with a dominant diagonal in [1.5, 2.5] (both triangles filled), and rhs."""
     def sample(rng, dtype):
@@ -416,8 +426,21 @@ ROWS = [
     Row("qr/full_matrices", tf.linalg.qr,
         lambda a, full_matrices: tuple(np.linalg.qr(a, mode="complete")), uniform((4, 2)),
         kernels=("Qr",), kwargs={"full_matrices": True}, grad=False, rtol=1e-4, atol=1e-5),
-    Row("qr/wide", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((2, 4)),
-        kernels=("Qr",), grad=False, rtol=1e-4, atol=1e-5),
+    Row("qr/wide", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), wide_well_conditioned((2, 4)),
+        kernels=("Qr",), rtol=1e-4, atol=1e-5, grad_tol=1e-4),
+    Row("qr/wide_batched", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)),
+        wide_well_conditioned((2, 3, 5)), kernels=("Qr",), rtol=1e-4, atol=1e-5,
+        grad_tol=1e-4),
+    Row("qr/wide_full_matrices", tf.linalg.qr,
+        lambda a, full_matrices: tuple(np.linalg.qr(a, mode="complete")),
+        wide_well_conditioned((3, 4)), kernels=("Qr",), kwargs={"full_matrices": True},
+        rtol=1e-4, atol=1e-5, grad_tol=1e-4),
+    Row("qr/wide_r_only", lambda a: tf.linalg.qr(a)[1], lambda a: np.linalg.qr(a)[1],
+        wide_well_conditioned((3, 5)), kernels=("Qr",), rtol=1e-4, atol=1e-5,
+        grad_tol=1e-4),
+    Row("qr/wide_q_only", lambda a: tf.linalg.qr(a)[0], lambda a: np.linalg.qr(a)[0],
+        wide_well_conditioned((3, 5)), kernels=("Qr",), rtol=1e-4, atol=1e-5,
+        grad_tol=1e-4),
     Row("eigh", eigh_squares, np_eigh_squares, separated_symmetric((3, 3)),
         kernels=("SelfAdjointEig",), rtol=1e-4, atol=1e-5, grad_tol=1e-4),
     Row("eigh/batched", eigh_squares, np_eigh_squares, separated_symmetric((2, 4, 4)),
@@ -435,6 +458,44 @@ ROWS = [
     Row("svd/values_only", lambda a: tf.linalg.svd(a, compute_uv=False),
         lambda a: np.linalg.svd(a, compute_uv=False), distinct_singular((2, 4, 3)),
         kernels=("Svd",), rtol=1e-4, atol=1e-5, grad_tol=1e-4),
+
+    # ------------------------------------------------------------------- zero-size dimensions
+    Row("matmul/empty_inner_shared_b", tf.matmul, np_matmul, uniform((2, 3, 0), (0, 5)),
+        kernels=MM),
+    Row("matmul/empty_columns_shared_b", tf.matmul, np_matmul, uniform((2, 3, 4), (4, 0)),
+        kernels=MM),
+    Row("matmul/empty_batch", tf.matmul, np_matmul, uniform((0, 3, 4), (2, 1, 4, 5)),
+        kernels=MM),
+    Row("matvec/empty_columns", tf.linalg.matvec, np_matvec, uniform((4, 0), (2, 0)),
+        kernels=MV),
+    Row("matvec/empty_rows_adjoint", tf.linalg.matvec, np_matvec, uniform((0, 4), (2, 0)),
+        kernels=MV, kwargs={"adjoint_a": True}),
+    Row("diag_part/empty", tf.linalg.diag_part, lambda x: np.diagonal(x, axis1=-2, axis2=-1),
+        uniform((2, 0, 3)), kernels=("MatrixDiagPart",)),
+    Row("trace/empty", tf.linalg.trace, lambda a: np.trace(a, axis1=-2, axis2=-1),
+        uniform((0, 0)), kernels=("MatrixDiagPart",)),
+    Row("logdet/empty", tf.linalg.logdet, lambda a: np.linalg.slogdet(a)[1],
+        uniform((2, 0, 0)), kernels=("Cholesky",)),
+    Row("cholesky/empty", tf.linalg.cholesky, np.linalg.cholesky, uniform((0, 0)),
+        kernels=("Cholesky",)),
+    Row("triangular_solve/empty", tf.linalg.triangular_solve, np_triangular_solve,
+        uniform((0, 0), (0, 2)), kernels=("MatrixTriangularSolve",)),
+    Row("triangular_solve/empty_batched_rhs", tf.linalg.triangular_solve,
+        np_triangular_solve, uniform((0, 0), (3, 0, 2)), kernels=("MatrixTriangularSolve",),
+        kwargs={"adjoint": True}),
+    Row("qr/empty", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((0, 0)),
+        kernels=("Qr",)),
+    Row("qr/empty_columns", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((3, 0)),
+        kernels=("Qr",)),
+    Row("qr/empty_rows", tf.linalg.qr, lambda a: tuple(np.linalg.qr(a)), uniform((2, 0, 3)),
+        kernels=("Qr",)),
+    Row("eigh/empty", eigh_squares, np_eigh_squares, uniform((0, 0)),
+        kernels=("SelfAdjointEig",)),
+    Row("svd/empty_rows", svd_squares, np_svd_squares, uniform((0, 3)), kernels=("Svd",)),
+    Row("svd/empty_batched", svd_squares, np_svd_squares, uniform((2, 0, 0)),
+        kernels=("Svd",)),
+    Row("svd/empty_values", lambda a: tf.linalg.svd(a, compute_uv=False),
+        lambda a: np.linalg.svd(a, compute_uv=False), uniform((3, 0)), kernels=("Svd",)),
 
     # ------------------------------------------------------------------- norms
     Row("norm/vector", tf.norm, np_norm, uniform((5,)), kernels=("Sum",)),

@@ -179,6 +179,33 @@ def test_diagonal_ops_errors(t):
     check_raises(lambda: tf.linalg.trace(t["v3"]), "MatrixDiagPart", "rank")
 
 
+def test_diagonals_of_empty_matrices_are_empty_as_in_numpy():
+    # k=0 is always in range (TensorFlow and NumPy): an empty matrix has an empty diagonal.
+    assert tf.linalg.diag_part(tf.zeros([0, 0])).shape == [0]
+    assert tf.linalg.diag_part(tf.zeros([2, 0, 3])).shape == [2, 0]
+    assert tf.linalg.diag_part(tf.zeros([0, 3]), k=1).shape == [0]
+    assert float(tf.linalg.trace(tf.zeros([0, 0]))) == 0.0
+    assert float(tf.linalg.logdet(tf.zeros([0, 0], tf.float64))) == 0.0
+    check_raises(lambda: tf.linalg.diag_part(tf.zeros([0, 3]), k=-1), "MatrixDiagPart",
+                 "k=-1")
+    rule = registry.SHAPES["MatrixDiagPart"]
+    f32 = tf.float32
+    assert rule({"input": (2, 0, 0)}, {"input": f32}, {"k": 0}) == [((2, 0), f32)]
+    assert rule({"input": (None, 3)}, {"input": f32}, {"k": 5}) == [((None,), f32)]
+    with pytest.raises(InvalidArgumentError, match="k=4"):
+        rule({"input": (3, 4)}, {"input": f32}, {"k": 4})
+
+
+def test_diag_part_backward_keeps_no_tensor():
+    from tapeflow._core.engine import make_backward
+    x = tf.constant(np.arange(6.0).reshape(2, 3))
+    bwd = make_backward("MatrixDiagPart", {"input": x}, {"k": 1},
+                        [tf.linalg.diag_part(x, k=1)], {"input"})
+    assert not bwd.env  # only the input's shape
+    [dx] = bwd([tf.constant([1.0, 2.0])], [True])
+    np.testing.assert_allclose(dx.numpy(), [[0, 1, 0], [0, 0, 2]])
+
+
 # --------------------------------------------------------------------------- norm
 
 
@@ -226,14 +253,13 @@ def test_shape_rules_reject_bad_static_shapes_and_accept_unknown_dims():
 
 
 def test_unsupported_decomposition_gradients_say_so():
-    wide = tf.constant(np.arange(6.0).reshape(2, 3) + np.eye(2, 3))
-    with tf.GradientTape() as tape:
-        tape.watch(wide)
-        q, r = tf.linalg.qr(wide)
-        loss = tf.reduce_sum(r)
-    with pytest.raises(UnimplementedError, match="Qr"):
-        tape.gradient(loss, wide)
     tall = tf.constant(np.arange(6.0).reshape(3, 2) + np.eye(3, 2))
+    with tf.GradientTape() as tape:
+        tape.watch(tall)
+        q, r = tf.linalg.qr(tall, full_matrices=True)  # q's last column is not unique
+        loss = tf.reduce_sum(q)
+    with pytest.raises(UnimplementedError, match="Qr.*full_matrices"):
+        tape.gradient(loss, tall)
     with tf.GradientTape() as tape:
         tape.watch(tall)
         s, u, v = tf.linalg.svd(tall, full_matrices=True)

@@ -19,7 +19,11 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, UnimplementedError, describe
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from ._op import broadcast_shapes, defop, normalize_axis, to_tensor
+from ._op import align_tangent, batch_dims, broadcast_shapes, defop, normalize_axis, to_tensor
+from .array import concat, expand_dims, reshape, split, squeeze, transpose
+from .creation import eye, ones_like, zeros_like
+from .math import abs as _abs, complex as _complex, conj, imag, log, pow as _pow, real, sqrt
+from .reduction import reduce_max, reduce_sum
 
 __all__ = ["matmul", "matvec", "tensordot", "einsum", "inv", "det", "slogdet", "solve",
            "cholesky", "cholesky_solve", "triangular_solve", "qr", "eigh", "eigvalsh", "svd",
@@ -79,30 +83,12 @@ def _same_dtype(op: str, dtypes: dict) -> None:
                 f"{k}: {d.name}")
 
 
-def _lift(t: Tensor, x: Tensor, rank: int) -> Tensor:
-    """A batched tangent of `x` (extra leading dims) with unit axes inserted after its
-    batch dims, so that it broadcasts right against operands of rank `rank`."""
-    nb = len(t._shape) - len(x._shape)
-    if nb and rank > len(x._shape):
-        s = t._shape
-        return run_kernel("Reshape", {"x": t},
-                          {"shape": s[:nb] + (1,) * (rank - len(x._shape)) + s[nb:]})
-    return t
-
-
 def _mm(x: Tensor, y: Tensor, adj_x: bool = False, adj_y: bool = False) -> Tensor:
-    """x @ y with conjugate-transpose flags (plain transposes for real dtypes)."""
+    """x @ y with conjugate-transpose flags (plain transposes for real dtypes): the one call
+    of the MatMul kernel, matmul's and the rules'. Kept this thin rather than going through
+    `matmul` because every dense layer's backward pass runs it twice."""
     return run_kernel("MatMul", {"a": x, "b": y},
                       _MM_ATTRS[adj_x, adj_y, len(y._shape) == 2 < len(x._shape)])
-
-
-def _adj(x: Tensor) -> Tensor:
-    """Conjugate transpose of the last two axes."""
-    out = run_kernel("Transpose", {"x": x}, {"perm": _swap_perm(len(x._shape))})
-    if x.dtype.is_complex:
-        from .math import conj
-        out = conj(out)
-    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -110,21 +96,15 @@ def _swap_perm(rank: int) -> tuple:
     return tuple(range(rank - 2)) + (rank - 1, rank - 2)
 
 
-def _ex(x: Tensor, axis: int) -> Tensor:
-    from .array import expand_dims
-    return expand_dims(x, axis)
-
-
 def _eye_like(d: Tensor) -> Tensor:
     """A (batch of) identity matrices sized by the last axis of the vector(s) `d`."""
-    from .creation import ones_like
-    return run_kernel("MatrixDiag", {"diagonal": ones_like(d)}, _DIAG0)
+    return diag(ones_like(d))
 
 
 def _gap_reciprocal(e: Tensor) -> Tensor:
     """F with F[..., i, j] = 1 / (e_j - e_i) off the diagonal and 0 on it."""
-    eye = _eye_like(e)
-    return 1.0 / (_ex(e, -2) - _ex(e, -1) + eye) - eye
+    eye_ = _eye_like(e)
+    return 1.0 / (expand_dims(e, -2) - expand_dims(e, -1) + eye_) - eye_
 
 
 def _real_only(op: str, x: Tensor, what: str) -> None:
@@ -139,7 +119,21 @@ def _phi(x: Tensor) -> Tensor:
 
 
 def _sym(x: Tensor) -> Tensor:
-    return 0.5 * (x + _adj(x))
+    return 0.5 * (x + adjoint(x))
+
+
+def _may_exceed(a, b) -> bool:
+    """Whether dimension a may be larger than dimension b (True when either is unknown):
+    terms that vanish unless a > b are skipped only when they are known to vanish."""
+    return a is None or b is None or a > b
+
+
+def _fold(x: Tensor, y: Tensor):
+    """x [..., M] and y [..., N] (one batch) as (P, M) and (P, N) matrices, or None when a
+    -1 in the reshape would be ambiguous or unknown (M or N zero or not known)."""
+    if not (x._shape[-1] and y._shape[-1]):
+        return None
+    return reshape(x, (-1, x._shape[-1])), reshape(y, (-1, y._shape[-1]))
 
 
 # --------------------------------------------------------------------------- matmul
@@ -148,8 +142,6 @@ def _sym(x: Tensor) -> Tensor:
 # b's gradient is then a single product over the folded batch (see _matmul_vjp_b).
 _MM_ATTRS = {(p, q, r): {"adjoint_a": p, "adjoint_b": q, "shared_b": r}
              for p in (False, True) for q in (False, True) for r in (False, True)}
-_MM_PLAIN = _MM_ATTRS[False, False, False]
-_MM_SHARED = _MM_ATTRS[False, False, True]
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
@@ -164,8 +156,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         _matmul_check(a, b)
     if transpose_a or transpose_b or adjoint_a or adjoint_b:
         return _matmul_flags(a, b, transpose_a, transpose_b, adjoint_a, adjoint_b)
-    return run_kernel("MatMul", {"a": a, "b": b},
-                      _MM_SHARED if len(b._shape) == 2 < len(a._shape) else _MM_PLAIN)
+    return _mm(a, b)
 
 
 def _matmul_check(a, b):
@@ -211,20 +202,20 @@ def _matmul_vjp_a(g, b, *, adjoint_a, adjoint_b, **_):
 
 
 def _matmul_vjp_b(g, a, *, adjoint_a, adjoint_b, shared_b=False):
-    if shared_b and not adjoint_a:
-        # Fold the batch into the rows: one (k x rows) @ (rows x n) product instead of a
-        # batch of k x n products summed afterwards.
-        a = run_kernel("Reshape", {"x": a}, {"shape": (-1, a._shape[-1])})
-        g = run_kernel("Reshape", {"x": g}, {"shape": (-1, g._shape[-1])})
+    folded = _fold(a, g) if shared_b and not adjoint_a else None
+    if folded is not None:
+        # One (k x rows) @ (rows x n) product instead of a batch of k x n products summed
+        # afterwards.
+        a, g = folded
     return _mm(g, a, True, adjoint_a) if adjoint_b else _mm(a, g, not adjoint_a, False)
 
 
 def _matmul_jvp_a(t, a, b, *, adjoint_a, adjoint_b, **_):
-    return _mm(_lift(t, a, len(b._shape)), b, adjoint_a, adjoint_b)
+    return _mm(align_tangent(t, a, len(b._shape)), b, adjoint_a, adjoint_b)
 
 
 def _matmul_jvp_b(t, a, b, *, adjoint_a, adjoint_b, **_):
-    return _mm(a, _lift(t, b, len(a._shape)), adjoint_a, adjoint_b)
+    return _mm(a, align_tangent(t, b, len(a._shape)), adjoint_a, adjoint_b)
 
 
 defop("MatMul", ["a", "b"], shape=_matmul_shape,
@@ -236,7 +227,8 @@ _MV_ATTRS = {False: {"adjoint_a": False}, True: {"adjoint_a": True}}
 
 
 def _mv(a: Tensor, b: Tensor, adjoint_a: bool = False) -> Tensor:
-    """op(a) @ b for (batches of) vectors b, op the conjugate transpose if `adjoint_a`."""
+    """op(a) @ b for (batches of) vectors b, op the conjugate transpose if `adjoint_a`:
+    the one call of the MatVec kernel, kept thin like `_mm`."""
     return run_kernel("MatVec", {"a": a, "b": b}, _MV_ATTRS[adjoint_a])
 
 
@@ -259,7 +251,7 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
             a = matrix_transpose(a)
         else:
             adjoint_a = True
-    return run_kernel("MatVec", {"a": a, "b": b}, _MV_ATTRS[bool(adjoint_a)])
+    return _mv(a, b, bool(adjoint_a))
 
 
 def _matvec_check(a, b):
@@ -289,33 +281,26 @@ def _matvec_shape(shapes, dtypes, attrs):
 
 def _outer(x: Tensor, y: Tensor) -> Tensor:
     """x y^H over the last axes: [..., M] and [..., N] -> [..., M, N] (batch broadcasting)."""
-    if y.dtype.is_complex:
-        from .math import conj
-        y = conj(y)
-    return _ex(x, -1) * _ex(y, -2)
+    return expand_dims(x, -1) * expand_dims(conj(y), -2)
 
 
 # c = op(A) b: dA = g b^H (or b g^H when A enters adjointed), db = op(A)^H g.
 def _matvec_vjp_a(g, b, a_shape, *, adjoint_a):
     x, y = (b, g) if adjoint_a else (g, b)
-    if len(a_shape) == 2 and len(b._shape) > 1 and None not in a_shape:
-        # One matrix for a batch of vectors: fold the batch into one (M x P) @ (P x N)
-        # product instead of a batch of outer products summed afterwards.
-        x = run_kernel("Reshape", {"x": x}, {"shape": (-1, a_shape[0])})
-        y = run_kernel("Reshape", {"x": y}, {"shape": (-1, a_shape[1])})
-        if x.dtype.is_complex:  # X^T conj(Y) = conj(X)^H conj(Y)
-            from .math import conj
-            x, y = conj(x), conj(y)
-        return _mm(x, y, True, False)
+    folded = _fold(x, y) if len(a_shape) == 2 and len(b._shape) > 1 else None
+    if folded is not None:
+        # One matrix for a batch of vectors: one (M x P) @ (P x N) product instead of a
+        # batch of outer products summed afterwards; X^T conj(Y) = conj(X)^H conj(Y).
+        return _mm(conj(folded[0]), conj(folded[1]), True, False)
     return _outer(x, y)
 
 
 defop("MatVec", ["a", "b"], shape=_matvec_shape,
       vjp={"a": _matvec_vjp_a, "b": lambda g, a, *, adjoint_a: _mv(a, g, not adjoint_a)},
-      jvp={"a": lambda t, a, b, *, adjoint_a: _mv(_lift(t, a, len(b._shape) + 1), b,
-                                                   adjoint_a),
-           "b": lambda t, a, b, *, adjoint_a: _mv(a, _lift(t, b, len(a._shape) - 1),
-                                                   adjoint_a)})
+      jvp={"a": lambda t, a, b, *, adjoint_a:
+           _mv(align_tangent(t, a, len(b._shape) + 1), b, adjoint_a),
+           "b": lambda t, a, b, *, adjoint_a:
+           _mv(a, align_tangent(t, b, len(a._shape) - 1), adjoint_a)})
 
 
 # --------------------------------------------------------------------------- einsum
@@ -433,64 +418,47 @@ def _einsum_shape(shapes, dtypes, attrs):
 
 @functools.lru_cache(maxsize=2048)
 def _einsum_grad_plan(equation: str, k: int):
-    """How operand k's gradient is built: (einsum equation from g and the other operands,
-    positions of letters only operand k has, diagonal-expansion equation or None)."""
+    """How operand k's gradient is built: (the einsum equation giving it from g and the
+    other operands over the letters they share with operand k, or None when that is g;
+    the equation spreading that onto the diagonals of repeated letters, with the axes of
+    operand k sizing its identity matrices, or None; the axes of letters found nowhere
+    else, which are inserted and broadcast)."""
     terms, out = _split(equation)
     term = terms[k]
     others = terms[:k] + terms[k + 1:]
-    unique = "".join(dict.fromkeys(term))
     avail = set(out).union(*others)
-    keep = "".join(c for c in unique if c in avail)
-    lonely = tuple(i for i, c in enumerate(unique) if c not in avail)
-    grad_eq = ",".join([out] + others) + "->" + keep
-    if not others and out == keep:
-        grad_eq = None  # the gradient is g itself
-    diag_eq = None
-    if len(unique) != len(term):  # repeated letters: put the gradient on the diagonal
-        fresh = iter(c for c in _LETTERS if c not in equation)
-        seen, full, eyes = set(), [], []
-        for c in term:
-            if c in seen:
-                f = next(fresh)
-                full.append(f)
-                eyes.append(c + f)
-            else:
-                seen.add(c)
-                full.append(c)
-        diag_eq = ",".join([unique] + eyes) + "->" + "".join(full)
-    return grad_eq, lonely, diag_eq
+    keep = "".join(c for c in dict.fromkeys(term) if c in avail)
+    grad_eq = None if not others and out == keep else ",".join([out] + others) + "->" + keep
+    full, eyes, eye_axes = [], [], []
+    fresh = iter(c for c in _LETTERS if c not in equation)
+    for i, c in enumerate(term):
+        if c in full:  # a repeated letter: the gradient lives on the diagonal
+            f = next(fresh)
+            eyes.append(c + f)
+            eye_axes.append(i)
+            c = f
+        full.append(c)
+    present = set(keep).union(*eyes)
+    diag = None
+    if eyes:
+        diag = (",".join([keep] + eyes) + "->" + "".join(c for c in full if c in present),
+                tuple(eye_axes))
+    return grad_eq, diag, tuple(i for i, c in enumerate(full) if c not in present)
 
 
 def _einsum_vjp(g, inputs, *, equation):
-    from .array import broadcast_to
-    from .creation import constant
-    terms, _ = _split(equation)
-    complex_ = g.dtype.is_complex
-    if complex_:
-        from .math import conj
     grads = []
     for k, x in enumerate(inputs):
-        grad_eq, lonely, diag_eq = _einsum_grad_plan(equation, k)
-        if grad_eq is None:
-            r = g
-        else:
-            others = [conj(y) if complex_ else y for j, y in enumerate(inputs) if j != k]
-            r = run_kernel("Einsum", {"inputs": [g] + others}, {"equation": grad_eq})
-        term = terms[k]
-        unique = "".join(dict.fromkeys(term))
-        size = {c: x._shape[term.index(c)] for c in unique}
+        grad_eq, diag, lonely = _einsum_grad_plan(equation, k)
+        r = g if grad_eq is None else \
+            einsum(grad_eq, g, *[conj(y) for j, y in enumerate(inputs) if j != k])
+        if diag is not None:
+            eq, axes = diag
+            r = einsum(eq, r, *[eye(x._shape[i], dtype=g.dtype) for i in axes])
         if lonely:  # letters summed away inside operand k alone: broadcast back
-            shape = list(r._shape)
             for i in lonely:
-                shape.insert(i, 1)
-            r = broadcast_to(run_kernel("Reshape", {"x": r}, {"shape": tuple(shape)}),
-                             [size[c] if i in lonely else shape[i]
-                              for i, c in enumerate(unique)])
-        if diag_eq is not None:
-            eyes_spec = diag_eq.split("->")[0].split(",")[1:]
-            eyes = [constant(np.eye(size[s[0]], dtype=g.dtype.as_numpy_dtype))
-                    for s in eyes_spec]
-            r = run_kernel("Einsum", {"inputs": [r] + eyes}, {"equation": diag_eq})
+                r = expand_dims(r, i)
+            r = r * ones_like(x)
         grads.append(r)
     return grads
 
@@ -509,14 +477,11 @@ def _batched_equation(equation: str, k: int, nb: int) -> str:
 def _einsum_jvp(t, inputs, *, equation):
     total = None
     for k, tk in enumerate(t):
-        if tk is None:
-            continue
-        nb = len(tk._shape) - len(inputs[k]._shape)
-        ops = list(inputs)
-        ops[k] = tk
-        c = run_kernel("Einsum", {"inputs": ops},
-                       {"equation": _batched_equation(equation, k, nb)})
-        total = c if total is None else total + c
+        if tk is not None:
+            ops = list(inputs)
+            ops[k] = tk
+            c = einsum(_batched_equation(equation, k, batch_dims(tk, inputs[k])), *ops)
+            total = c if total is None else total + c
     return total
 
 
@@ -574,7 +539,7 @@ def tensordot(a, b, axes, name=None) -> Tensor:
             lb[j] = la[i]
         eq = "".join(la) + "," + "".join(lb) + "->" + "".join(
             [la[i] for i in free_a] + [lb[j] for j in free_b])
-        return run_kernel("Einsum", {"inputs": [a, b]}, {"equation": eq})
+        return einsum(eq, a, b)
     # As one matrix(-vector) product (BLAS, and a VJP that keeps only the operand it needs):
     # free axes of a by contracted axes, contracted axes by free axes of b.
     out_a = tuple(sa[i] for i in free_a)
@@ -602,13 +567,13 @@ def tensordot(a, b, axes, name=None) -> Tensor:
 
 def _reshaped(x: Tensor, shape: tuple) -> Tensor:
     """x with static `shape`, with no kernel when it has that shape already."""
-    return x if x._shape == shape else run_kernel("Reshape", {"x": x}, {"shape": shape})
+    return x if x._shape == shape else reshape(x, shape)
 
 
 def _permuted(x: Tensor, perm: list, shape: tuple) -> Tensor:
     """x with its axes in order `perm`, then reshaped to `shape` (skipping no-op steps)."""
     if perm != list(range(len(x._shape))):
-        x = run_kernel("Transpose", {"x": x}, {"perm": tuple(perm)})
+        x = transpose(x, perm)
     return _reshaped(x, shape)
 
 
@@ -622,11 +587,7 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False) -> Tensor:
     """
     x = a if type(a) is Tensor else to_tensor(a, None, "MatrixTranspose", "a")
     _check_matrix("MatrixTranspose", x._shape, "a")
-    out = run_kernel("Transpose", {"x": x}, {"perm": _swap_perm(len(x._shape))})
-    if conjugate and x.dtype.is_complex:
-        from .math import conj
-        out = conj(out)
-    return out
+    return transpose(x, _swap_perm(len(x._shape)), conjugate=conjugate)
 
 
 def adjoint(matrix, name=None) -> Tensor:
@@ -679,9 +640,10 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
     if not isinstance(pad, numbers.Number):
         raise InvalidArgumentError(f"MatrixDiag: padding_value must be a number, got {pad!r}")
     if (k, rows, cols, pad) == (0, -1, -1, 0):
-        return run_kernel("MatrixDiag", {"diagonal": d}, _DIAG0)
-    _diag_dims("MatrixDiag", d._shape[-1], k, rows, cols)
-    attrs = {"k": k, "num_rows": rows, "num_cols": cols, "padding_value": pad}
+        attrs = _DIAG0
+    else:
+        _diag_dims("MatrixDiag", d._shape[-1], k, rows, cols)
+        attrs = {"k": k, "num_rows": rows, "num_cols": cols, "padding_value": pad}
     return run_kernel("MatrixDiag", {"diagonal": d}, attrs)
 
 
@@ -694,15 +656,11 @@ def _diag_shape(shapes, dtypes, attrs):
     return [(tuple(s[:-1]) + (rows, cols), dtypes["diagonal"])]
 
 
-def _diag_jvp(t, *, k, num_rows, num_cols, padding_value):
-    return run_kernel("MatrixDiag", {"diagonal": t}, {
-        "k": k, "num_rows": num_rows, "num_cols": num_cols, "padding_value": 0})
-
-
+# The padding is constant: it has no tangent.
 defop("MatrixDiag", ["diagonal"], shape=_diag_shape,
-      vjp={"diagonal": lambda g, *, k, **_: run_kernel("MatrixDiagPart", {"input": g},
-                                                       {"k": k})},
-      jvp={"diagonal": _diag_jvp})
+      vjp={"diagonal": lambda g, *, k, **_: diag_part(g, k=k)},
+      jvp={"diagonal": lambda t, *, k, num_rows, num_cols, **_:
+           diag(t, k=k, num_rows=num_rows, num_cols=num_cols)})
 
 
 def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT") -> Tensor:
@@ -714,36 +672,35 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
     _check_matrix("MatrixDiagPart", x._shape, "input")
     k = _int_attr("MatrixDiagPart", k, "k (a single diagonal)")
     m, n = x._shape[-2:]
-    if m is not None and n is not None and not -m < k < n:
+    if not _diag_in_range(m, n, k):
         raise InvalidArgumentError(
             f"MatrixDiagPart: k={k} is out of range for input {describe(x)} "
-            f"(valid: ({-m}, {n}))")
+            f"(valid: ({-m}, {n}), or 0)")
     return run_kernel("MatrixDiagPart", {"input": x}, {"k": k})
+
+
+def _diag_in_range(m, n, k) -> bool:
+    """TensorFlow's bound on k: -m < k < n, and k=0 always (then an empty matrix has an
+    empty diagonal, as in NumPy); unknown dimensions admit any k."""
+    return k == 0 or m is None or n is None or -m < k < n
 
 
 def _diag_part_shape(shapes, dtypes, attrs):
     s, k = shapes["input"], attrs["k"]
     _check_matrix("MatrixDiagPart", s, "input")
     m, n = s[-2:]
-    if m is None or n is None:
-        length = None
-    else:
-        length = min(m - max(-k, 0), n - max(k, 0))
-        if length <= 0:
-            raise InvalidArgumentError(f"MatrixDiagPart: k={k} is out of range for shape "
-                                       f"{list(s)}")
+    if not _diag_in_range(m, n, k):
+        raise InvalidArgumentError(f"MatrixDiagPart: k={k} is out of range for shape "
+                                   f"{list(s)}")
+    length = None if m is None or n is None else min(m - max(-k, 0), n - max(k, 0))
     return [(tuple(s[:-2]) + (length,), dtypes["input"])]
 
 
-def _diag_part_vjp(g, input, *, k):
-    m, n = input._shape[-2:]
-    return run_kernel("MatrixDiag", {"diagonal": g},
-                      {"k": k, "num_rows": m, "num_cols": n, "padding_value": 0})
-
-
+# The VJP reads only the input's shape: the matrix size is a kernel attribute.
 defop("MatrixDiagPart", ["input"], shape=_diag_part_shape,
-      vjp={"input": _diag_part_vjp},
-      jvp={"input": lambda t, *, k: run_kernel("MatrixDiagPart", {"input": t}, {"k": k})})
+      vjp={"input": lambda g, input_shape, *, k:
+           diag(g, k=k, num_rows=input_shape[-2], num_cols=input_shape[-1])},
+      jvp={"input": lambda t, *, k: diag_part(t, k=k)})
 
 
 def band_part(input, num_lower, num_upper, name=None) -> Tensor:
@@ -764,19 +721,13 @@ def _band_shape(shapes, dtypes, attrs):
     return [(shapes["input"], dtypes["input"])]
 
 
-def _band_again(x, *, num_lower, num_upper):
-    return run_kernel("MatrixBandPart", {"input": x},
-                      {"num_lower": num_lower, "num_upper": num_upper})
-
-
 defop("MatrixBandPart", ["input"], shape=_band_shape,
-      vjp={"input": lambda g, **attrs: _band_again(g, **attrs)},
-      jvp={"input": lambda t, **attrs: _band_again(t, **attrs)})
+      vjp={"input": lambda g, *, num_lower, num_upper: band_part(g, num_lower, num_upper)},
+      jvp={"input": lambda t, *, num_lower, num_upper: band_part(t, num_lower, num_upper)})
 
 
 def trace(x, name=None) -> Tensor:
     """Sum of the main diagonal of (a batch of) matrices. Example: `tf.linalg.trace(eye)`."""
-    from .reduction import reduce_sum
     return reduce_sum(diag_part(x), axis=-1)
 
 
@@ -804,7 +755,7 @@ def inv(input, adjoint=False, name=None) -> Tensor:
     """
     x = _matrix("MatrixInverse", input)
     out = run_kernel("MatrixInverse", {"input": x})
-    return _adj(out) if adjoint else out
+    return matrix_transpose(out, conjugate=True) if adjoint else out
 
 
 defop("MatrixInverse", ["input"], shape=_square_shape("MatrixInverse"),
@@ -817,21 +768,18 @@ def det(input, name=None) -> Tensor:
     return run_kernel("MatrixDeterminant", {"input": _matrix("MatrixDeterminant", input)})
 
 
-def _conj_if(x):
-    if x.dtype.is_complex:
-        from .math import conj
-        return conj(x)
-    return x
-
-
 def _trace_inv_times(x, t):
     """tr(x^-1 t) over the last two axes (t may carry leading tangent-batch dims)."""
     return einsum("...ij,...ji->...", inv(x), t)
 
 
+def _times_inv_adjoint(c, x):
+    """c[..., None, None] * x^-H: the gradient of a function of det(x) with coefficient c."""
+    return expand_dims(expand_dims(c, -1), -1) * adjoint(inv(x))
+
+
 defop("MatrixDeterminant", ["input"], shape=_batch_shape("MatrixDeterminant"),
-      vjp={"input": lambda g, input, ans:
-           _ex(_ex(g * _conj_if(ans), -1), -1) * _adj(inv(input))},
+      vjp={"input": lambda g, input, ans: _times_inv_adjoint(g * conj(ans), input)},
       jvp={"input": lambda t, input, ans: ans * _trace_inv_times(input, t)})
 
 
@@ -858,28 +806,24 @@ def _slogdet_vjp(g, input, ans):
             return None  # the sign is piecewise constant
         coef = g_log
     else:
-        from .creation import zeros_like
-        from .math import complex as make_complex, imag, real
         re = real(g_log) if g_log is not None else None
         # The sign moves by i sign Im(tr(A^-1 dA)): its cotangent adds -Im(conj(g_sign) sign)
         # to the imaginary part of the coefficient of A^-H.
-        im = -imag(_conj_if(g_sign) * ans[0]) if g_sign is not None else None
+        im = -imag(conj(g_sign) * ans[0]) if g_sign is not None else None
         if re is None and im is None:
             return None
-        coef = make_complex(re if re is not None else zeros_like(im),
-                            im if im is not None else zeros_like(re))
-    return _ex(_ex(coef, -1), -1) * _adj(inv(input))
+        coef = _complex(re if re is not None else zeros_like(im),
+                        im if im is not None else zeros_like(re))
+    return _times_inv_adjoint(coef, input)
 
 
 def _slogdet_jvp(t, input, ans):
     tau = _trace_inv_times(input, t)
     if not input.dtype.is_complex:
         return [None, tau]
-    from .creation import zeros_like
-    from .math import complex as make_complex, imag, real
     re, im = real(tau), imag(tau)
     zero = zeros_like(re)
-    return [ans[0] * make_complex(zero, im), make_complex(re, zero)]
+    return [ans[0] * _complex(zero, im), _complex(re, zero)]
 
 
 defop("LogMatrixDeterminant", ["input"], num_outputs=2, shape=_slogdet_shape,
@@ -891,13 +835,7 @@ def logdet(matrix, name=None) -> Tensor:
 
     Example: `tf.linalg.logdet(2.0 * tf.eye(3, dtype=tf.float64))` -> 3 log 2.
     """
-    from .math import log, real
-    from .reduction import reduce_sum
-    chol = cholesky(matrix)
-    d = diag_part(chol)
-    if d.dtype.is_complex:
-        d = real(d)
-    return 2.0 * reduce_sum(log(d), axis=-1)
+    return 2.0 * reduce_sum(log(real(diag_part(cholesky(matrix)))), axis=-1)
 
 
 # --------------------------------------------------------------------------- solves
@@ -928,22 +866,21 @@ def _solve_shape(op):
     return rule
 
 
+# X = op(A)^-1 B: dB = op(A)^-H g, and dA = -dB X^H (or -X dB^H when A enters adjointed).
 def _solve_vjp(g, matrix, ans, *, adjoint):
-    grad_rhs = run_kernel("MatrixSolve", {"matrix": matrix, "rhs": g}, {"adjoint": not adjoint})
+    grad_rhs = solve(matrix, g, adjoint=not adjoint)
     grad_matrix = -_mm(ans, grad_rhs, False, True) if adjoint else \
         -_mm(grad_rhs, ans, False, True)
     return {"matrix": grad_matrix, "rhs": grad_rhs}
 
 
 def _solve_jvp_matrix(t, matrix, ans, *, adjoint):
-    t = _lift(t, matrix, len(ans._shape))
-    return -run_kernel("MatrixSolve", {"matrix": matrix, "rhs": _mm(t, ans, adjoint, False)},
-                       {"adjoint": adjoint})
+    t = align_tangent(t, matrix, len(ans._shape))
+    return -solve(matrix, _mm(t, ans, adjoint, False), adjoint=adjoint)
 
 
 def _solve_jvp_rhs(t, matrix, rhs, *, adjoint):
-    return run_kernel("MatrixSolve", {"matrix": matrix, "rhs": _lift(t, rhs, len(matrix._shape))},
-                      {"adjoint": adjoint})
+    return solve(matrix, align_tangent(t, rhs, len(matrix._shape)), adjoint=adjoint)
 
 
 defop("MatrixSolve", ["matrix", "rhs"], shape=_solve_shape("MatrixSolve"), vjp=_solve_vjp,
@@ -967,25 +904,20 @@ def _tri(x, lower):
     return band_part(x, -1, 0) if lower else band_part(x, 0, -1)
 
 
-def _trisolve(matrix, rhs, lower, adjoint):
-    return run_kernel("MatrixTriangularSolve", {"matrix": matrix, "rhs": rhs},
-                      {"lower": lower, "adjoint": adjoint})
-
-
 def _trisolve_vjp(g, matrix, ans, *, lower, adjoint):
-    grad_rhs = _trisolve(matrix, g, lower, not adjoint)
+    grad_rhs = triangular_solve(matrix, g, lower, not adjoint)
     grad_matrix = -_mm(ans, grad_rhs, False, True) if adjoint else \
         -_mm(grad_rhs, ans, False, True)
     return {"matrix": _tri(grad_matrix, lower), "rhs": grad_rhs}
 
 
 def _trisolve_jvp_matrix(t, matrix, ans, *, lower, adjoint):
-    t = _tri(_lift(t, matrix, len(ans._shape)), lower)
-    return -_trisolve(matrix, _mm(t, ans, adjoint, False), lower, adjoint)
+    t = _tri(align_tangent(t, matrix, len(ans._shape)), lower)
+    return -triangular_solve(matrix, _mm(t, ans, adjoint, False), lower, adjoint)
 
 
 def _trisolve_jvp_rhs(t, matrix, rhs, *, lower, adjoint):
-    return _trisolve(matrix, _lift(t, rhs, len(matrix._shape)), lower, adjoint)
+    return triangular_solve(matrix, align_tangent(t, rhs, len(matrix._shape)), lower, adjoint)
 
 
 defop("MatrixTriangularSolve", ["matrix", "rhs"], shape=_solve_shape("MatrixTriangularSolve"),
@@ -1011,15 +943,14 @@ def cholesky(input, name=None) -> Tensor:
 
 def _cholesky_vjp(g, ans):
     # Murray (2016): S = L^-H Phi(L^H G) L^-1, gradient (S + S^H) / 2.
-    y = _trisolve(ans, _phi(_mm(ans, g, True, False)), True, True)    # L^-H P
-    s_h = _trisolve(ans, _adj(y), True, True)                          # S^H = L^-H Y^H
-    return 0.5 * (s_h + _adj(s_h))
+    y = triangular_solve(ans, _phi(_mm(ans, g, True, False)), adjoint=True)  # L^-H P
+    return _sym(triangular_solve(ans, adjoint(y), adjoint=True))             # S^H = L^-H Y^H
 
 
 def _cholesky_jvp(t, ans):
     # dL = L Phi(L^-1 dA L^-H) for the symmetric part dA of the tangent.
-    y = _trisolve(ans, _sym(t), True, False)         # L^-1 dA
-    w = _trisolve(ans, _adj(y), True, False)         # L^-1 dA L^-H
+    y = triangular_solve(ans, _sym(t))               # L^-1 dA
+    w = triangular_solve(ans, adjoint(y))            # L^-1 dA L^-H
     return _mm(ans, _phi(w))
 
 
@@ -1030,7 +961,8 @@ defop("Cholesky", ["input"], shape=_square_shape("Cholesky"),
 def qr(input, full_matrices=False, name=None) -> tuple[Tensor, Tensor]:
     """(q, r) with input = q @ r, q orthonormal columns, r upper triangular.
 
-    Gradients exist for the reduced decomposition of matrices with rows >= columns.
+    Derivatives exist for real dtypes, except with full_matrices=True for matrices with
+    more rows than columns (q's extra columns are not unique), as in TensorFlow.
     Example: `q, r = tf.linalg.qr(tf.random.normal([4, 3]))`.
     """
     x = _matrix("Qr", input, square=False)
@@ -1049,48 +981,75 @@ def _qr_shape(shapes, dtypes, attrs):
     return [(batch + (m, k), dtypes["input"]), (batch + (k, n), dtypes["input"])]
 
 
-def _qr_supported(q, r, full_matrices, what):
+def _qr_dims(q, r, full_matrices, what):
+    """(rows, columns) of the input, once the derivative is known to be implemented."""
     _real_only("Qr", q, what)
     m, n = q._shape[-2], r._shape[-1]
-    if m < n or (full_matrices and m != n):
+    if full_matrices and m > n:
         raise UnimplementedError(
-            f"Qr: the {what} is implemented for the reduced decomposition of matrices with "
-            f"rows >= columns, got q: {describe(q)}, r: {describe(r)}")
+            f"Qr: the {what} with full_matrices=True is implemented for matrices with rows "
+            f"<= columns only, got q: {describe(q)}, r: {describe(r)}")
+    return m, n
 
 
 def _right_solve_adj(x, r):
     """x @ R^-H for upper-triangular R."""
-    return _adj(_trisolve(r, _adj(x), False, False))
+    return adjoint(triangular_solve(r, adjoint(x), lower=False))
 
 
-def _qr_vjp(g, ans, *, full_matrices):
-    q, r = ans
-    gq, gr = g
-    _qr_supported(q, r, full_matrices, "gradient")
+def _qr_grad_tall(q, r, gq, gr):
+    """The gradient for rows >= columns (TensorFlow's QrGrad for square and deep matrices,
+    real case): Q (gR + tril(M) R^-H) + (gQ - Q Q^H gQ) R^-H, M = P - P^H for
+    P = Q^H gQ + R gR^H."""
     qdq = _mm(q, gq, True, False) if gq is not None else None
     rdr = _mm(r, gr, False, True) if gr is not None else None
     m = None
     for part in (qdq, rdr):
         if part is not None:
-            part = part - _adj(part)
+            part = part - adjoint(part)
             m = part if m is None else m + part
     inner = _right_solve_adj(band_part(m, -1, 0), r)
-    if gr is not None:
-        inner = gr + inner
-    grad = _mm(q, inner)
-    if gq is not None:
+    grad = _mm(q, inner if gr is None else gr + inner)
+    if gq is not None and _may_exceed(q._shape[-2], r._shape[-1]):  # 0 for a square Q
         grad = grad + _right_solve_adj(gq - _mm(q, qdq), r)
     return grad
 
 
+def _qr_vjp(g, ans, *, full_matrices):
+    q, r = ans
+    gq, gr = g
+    m, n = _qr_dims(q, r, full_matrices, "gradient")
+    if m >= n:
+        return _qr_grad_tall(q, r, gq, gr)
+    # Wide: A = [X | Y] with X = Q U (square) and Y = Q V. V = Q^H Y gives Y the gradient
+    # Q gV, and its dependence on Q adds Y gV^H = Q V gV^H to the cotangent of Q.
+    u, v = split(r, [m, -1], axis=-1)
+    if gr is None:
+        return concat([_qr_grad_tall(q, u, gq, None), zeros_like(v)], -1)
+    gu, gv = split(gr, [m, -1], axis=-1)
+    gq_x = _mm(q, _mm(v, gv, False, True))
+    gq_x = gq_x if gq is None else gq + gq_x
+    return concat([_qr_grad_tall(q, u, gq_x, gu), _mm(q, gv)], -1)
+
+
+def _qr_jvp_tall(t, q, r):
+    x = adjoint(triangular_solve(r, adjoint(t), lower=False, adjoint=True))  # dA R^-1
+    c = _mm(q, x, True, False)                                               # Q^H dA R^-1
+    low = band_part(c, -1, 0) - band_part(c, 0, 0)
+    c_minus_omega = c - low + adjoint(low)                                   # upper triangular
+    return [x - _mm(q, c_minus_omega), _mm(c_minus_omega, r)]
+
+
 def _qr_jvp(t, ans, *, full_matrices):
     q, r = ans
-    _qr_supported(q, r, full_matrices, "JVP")
-    x = _adj(_trisolve(r, _adj(t), False, True))     # dA R^-1
-    c = _mm(q, x, True, False)                        # Q^H dA R^-1
-    low = band_part(c, -1, 0) - band_part(c, 0, 0)
-    c_minus_omega = c - low + _adj(low)               # upper triangular
-    return [x - _mm(q, c_minus_omega), _mm(c_minus_omega, r)]
+    m, n = _qr_dims(q, r, full_matrices, "JVP")
+    if m >= n:
+        return _qr_jvp_tall(t, q, r)
+    # Wide, as in the VJP: dV = dQ^H Y + Q^H dY = Q^H (dY - dQ V), Q^H dQ being skew.
+    u, v = split(r, [m, -1], axis=-1)
+    tx, ty = split(t, [m, -1], axis=-1)
+    dq, du = _qr_jvp_tall(tx, q, u)
+    return [dq, concat([du, _mm(q, ty - _mm(dq, v), True, False)], -1)]
 
 
 defop("Qr", ["input"], num_outputs=2, shape=_qr_shape,
@@ -1190,19 +1149,19 @@ def _svd_vjp(g, input, ans, *, full_matrices, compute_uv):
         f = _gap_reciprocal(s * s)
     if gu is not None:  # (F o (U^H gU - gU^H U)) S
         mu = _mm(u, gu, True, False)
-        part = f * (mu - _adj(mu)) * _ex(s, -2)
+        part = f * (mu - adjoint(mu)) * expand_dims(s, -2)
         inner = part if inner is None else inner + part
     if gv is not None:  # S (F o (V^H gV - gV^H V))
         mv = _mm(v, gv, True, False)
-        part = _ex(s, -1) * (f * (mv - _adj(mv)))
+        part = expand_dims(s, -1) * (f * (mv - adjoint(mv)))
         inner = part if inner is None else inner + part
     grad = _mm(_mm(u, inner), v, False, True) if inner is not None else None
     m, n = input._shape[-2:]
-    inv_s = _ex(1.0 / s, -2)
-    extra = []
-    if gu is not None and m > n:  # (I - U U^H) gU S^-1 V^H
+    inv_s = expand_dims(1.0 / s, -2)
+    extra = []  # terms that vanish for a square U (V), skipped when known to
+    if gu is not None and _may_exceed(m, n):  # (I - U U^H) gU S^-1 V^H
         extra.append(_mm((gu - _mm(u, _mm(u, gu, True, False))) * inv_s, v, False, True))
-    if gv is not None and n > m:  # U S^-1 gV^H (I - V V^H)
+    if gv is not None and _may_exceed(n, m):  # U S^-1 gV^H (I - V V^H)
         extra.append(_mm(u * inv_s, gv - _mm(v, _mm(v, gv, True, False)), False, True))
     for e in extra:
         grad = e if grad is None else grad + e
@@ -1216,16 +1175,16 @@ def _svd_jvp(t, input, ans, *, full_matrices, compute_uv):
     if not compute_uv:
         return ds
     f = _gap_reciprocal(s * s)
-    ps = p * _ex(s, -2)                                # dP S
-    sp = _ex(s, -1) * p                                # S dP
-    du = _mm(u, f * (ps + _adj(ps)))
-    dv = _mm(v, f * (sp + _adj(sp)))
+    ps = p * expand_dims(s, -2)                        # dP S
+    sp = expand_dims(s, -1) * p                        # S dP
+    du = _mm(u, f * (ps + adjoint(ps)))
+    dv = _mm(v, f * (sp + adjoint(sp)))
     m, n = input._shape[-2:]
-    inv_s = _ex(1.0 / s, -2)
-    if m > n:
+    inv_s = expand_dims(1.0 / s, -2)
+    if _may_exceed(m, n):  # as in the VJP: these vanish for a square U (V)
         y = _mm(t, v)
         du = du + (y - _mm(u, _mm(u, y, True, False))) * inv_s
-    if n > m:
+    if _may_exceed(n, m):
         z = _mm(t, u, True, False)
         dv = dv + (z - _mm(v, _mm(v, z, True, False))) * inv_s
     return [ds, du, dv]
@@ -1247,8 +1206,6 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None) -> Tensor
     NaN (the derivative of sqrt at 0), as in TensorFlow.
     Example: `tf.norm([3.0, 4.0])` -> 5.0.
     """
-    from .math import abs as abs_, pow as pow_, real, sqrt
-    from .reduction import reduce_max, reduce_sum
     x = to_tensor(tensor, None, "norm", "tensor")
     if not (x.dtype.is_floating or x.dtype.is_complex):
         raise InvalidArgumentError(f"norm: tensor must be floating or complex, got "
@@ -1280,31 +1237,29 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None) -> Tensor
                                    "('euclidean' or a positive number)")
 
     def sq_abs(v):
-        return real(v * _conj_if(v)) if v.dtype.is_complex else v * v
+        return real(v * conj(v)) if v.dtype.is_complex else v * v
 
     if ord in ("euclidean", "fro") or (ord == 2 and not matrix):
         out = sqrt(reduce_sum(sq_abs(x), axis=axes, keepdims=True))
     elif matrix and ord == 2:
-        from .array import transpose
         rest = [i for i in range(rank) if i not in axes]
         perm = rest + list(axes)
         s = svd(transpose(x, perm) if perm != list(range(rank)) else x, compute_uv=False)
         out = reduce_max(s, axis=-1)
         for a in sorted(axes):  # back to keepdims layout
-            out = _ex(out, a)
+            out = expand_dims(out, a)
     elif matrix:  # 1: max column sum; inf: max row sum
         rows, cols = axes
         inner, outer = (rows, cols) if ord == 1 else (cols, rows)
-        out = reduce_max(reduce_sum(abs_(x), axis=inner, keepdims=True), axis=outer,
+        out = reduce_max(reduce_sum(_abs(x), axis=inner, keepdims=True), axis=outer,
                          keepdims=True)
     elif ord == np.inf:
-        out = reduce_max(abs_(x), axis=axes, keepdims=True)
+        out = reduce_max(_abs(x), axis=axes, keepdims=True)
     elif ord == 1:
-        out = reduce_sum(abs_(x), axis=axes, keepdims=True)
+        out = reduce_sum(_abs(x), axis=axes, keepdims=True)
     else:
-        out = pow_(reduce_sum(pow_(abs_(x), float(ord)), axis=axes, keepdims=True),
+        out = _pow(reduce_sum(_pow(_abs(x), float(ord)), axis=axes, keepdims=True),
                    1.0 / ord)
     if not keepdims:
-        from .array import squeeze
         out = squeeze(out, axis=list(axes))
     return out

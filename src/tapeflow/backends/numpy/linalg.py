@@ -109,7 +109,8 @@ def matrix_triangular_solve(i, a, b):
         # make a single trsm call.
         n = m.shape[-1]
         batch, k = rhs.shape[:-2], rhs.shape[-1]
-        flat = np.moveaxis(rhs, -2, 0).reshape(n, -1)
+        # (the column count spelled out: -1 is ambiguous when n is 0)
+        flat = np.moveaxis(rhs, -2, 0).reshape(n, int(np.prod(batch, dtype=np.int64)) * k)
         x = sla.solve_triangular(m, flat, lower=lower, trans="C" if adjoint else "N",
                                  check_finite=False)
         out = np.moveaxis(x.reshape((n,) + batch + (k,)), 0, -2)
