@@ -77,6 +77,24 @@ def ref_bias_add(value, bias, data_format=None):
     return value + bias
 
 
+INFS = np.array([-np.inf, -80.0, -1.0, 0.0, 1.0, 80.0, np.inf])
+
+
+def fixed(*arrays, cotangent=False):
+    """A sampler of these exact values (edge cases), plus a random cotangent shaped like
+    the last one with `cotangent=True`."""
+    def sample(rng, dtype):
+        out = [np.asarray(a).astype(dtype) for a in arrays]
+        if cotangent:
+            out.append(rng.uniform(-2, 2, out[-1].shape).astype(dtype))
+        return out
+    return sample
+
+
+def ref_selu(x):
+    return SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0)))
+
+
 def ref_moments(x, axes, keepdims=False):
     return (np.mean(x, axis=tuple(np.atleast_1d(axes)), keepdims=keepdims),
             np.var(x, axis=tuple(np.atleast_1d(axes)), keepdims=keepdims))
@@ -152,7 +170,15 @@ ROWS = [
         note="large positive inputs must not overflow expm1"),
     Row("nn.selu", tf.nn.selu,
         lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0))),
-        away((3, 4)), kernels=("Elu", "Relu")),
+        away((3, 4)), kernels=("Elu",)),
+    Row("nn.selu/inf", tf.nn.selu, ref_selu, fixed(INFS), kernels=("Elu",), grad=False,
+        note="selu(inf) is inf (TensorFlow), not relu and elu terms giving inf - inf"),
+    Row("nn.selu/vjp_inf", vjp_of(tf.nn.selu),
+        lambda x, u: u * SELU_SCALE * np.where(x >= 0, 1.0, SELU_ALPHA * np.exp(x)),
+        fixed(INFS, cotangent=True), kernels=("Elu",), grad=False,
+        note="slope scale at x >= 0 (TensorFlow's SeluGrad), scale at inf"),
+    Row("nn.elu/vjp_inf", vjp_of(tf.nn.elu), lambda x, u: u * np.where(x > 0, 1.0, np.exp(x)),
+        fixed(INFS, cotangent=True), kernels=("Elu",), grad=False),
     # ---- smooth activations (composites)
     Row("nn.gelu", tf.nn.gelu, lambda x: 0.5 * x * (1 + special.erf(x / np.sqrt(2))),
         uniform((3, 4), low=-4, high=4), kernels=()),
@@ -187,6 +213,11 @@ ROWS = [
         kernels=("LogSoftmax",), kwargs={"axis": 0}),
     Row("nn.log_softmax/large", tf.nn.log_softmax, lambda x: special.log_softmax(x, axis=-1),
         uniform((2, 3), low=-900, high=900), kernels=("LogSoftmax",), grad=False),
+    Row("nn.softmax/empty_axis", tf.nn.softmax, lambda x: x, uniform((3, 0)),
+        note="nothing to normalize: an empty result, as in NumPy and TensorFlow"),
+    Row("nn.log_softmax/empty_axis", tf.nn.log_softmax, lambda x: x, uniform((0,))),
+    Row("nn.log_softmax/empty_axis0", tf.nn.log_softmax, lambda x, axis: x, uniform((0, 2)),
+        kwargs={"axis": 0}),
     Row("nn.log_softmax/vjp", vjp_of(tf.nn.log_softmax),
         lambda x, u: u - np_softmax(x) * np.sum(u, axis=-1, keepdims=True),
         uniform((3, 4), (3, 4)), kernels=("LogSoftmaxGrad",)),
@@ -216,6 +247,9 @@ ROWS = [
         tf.nn.softmax_cross_entropy_with_logits, ref_xent, uniform((3, 4), (3, 4)),
         kernels=("SoftmaxCrossEntropyWithLogits",),
         note="labels that are not distributions: the gradient is still exact"),
+    Row("nn.softmax_cross_entropy_with_logits/no_classes",
+        tf.nn.softmax_cross_entropy_with_logits, lambda z, x: np.zeros(x.shape[:-1], x.dtype),
+        uniform((3, 0), (3, 0)), note="an empty class axis: a loss of 0, as in TensorFlow"),
     Row("nn.sparse_softmax_cross_entropy_with_logits",
         tf.nn.sparse_softmax_cross_entropy_with_logits, ref_sparse, sparse_sample((6,), 5),
         kernels=("SparseSoftmaxCrossEntropyWithLogits",)),

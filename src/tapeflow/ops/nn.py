@@ -12,9 +12,9 @@ from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
 from ._op import align_tangent, batch_dims, broadcast_shapes, defop, derived, elementwise, \
     normalize_axes, normalize_axis, passthrough, same_shape, to_tensor
-from .array import concat, expand_dims, squeeze
-from .indexing import gather
-from .math import cast, erfc, exp, rsqrt, squared_difference, tanh
+from .array import concat, expand_dims, identity, squeeze
+from .indexing import gather, where
+from .math import cast, erfc, exp, minimum, rsqrt, squared_difference, tanh
 from .math import sigmoid, softplus  # noqa: F401  (tf.nn re-exports them)
 from .reduction import clip_by_norm, reduce_mean, reduce_sum
 
@@ -167,8 +167,9 @@ def elu(features, name=None) -> Tensor:
     return run_kernel("Elu", {"x": _operand("elu", features, "features")})
 
 
-# elu'(x) = 1 for x > 0 and exp(x) = elu(x) + 1 otherwise, i.e. 1 + min(ans, 0).
-defop("Elu", ["x"], shape=same_shape, **elementwise(lambda ans: ans - relu(ans) + 1.0))
+# elu'(x) = 1 for x > 0 and exp(x) = elu(x) + 1 otherwise, i.e. 1 + min(ans, 0)
+# (not ans - relu(ans) + 1, which is inf - inf at ans = inf).
+defop("Elu", ["x"], shape=same_shape, **elementwise(lambda ans: minimum(ans, 0.0) + 1.0))
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -180,8 +181,10 @@ def selu(features, name=None) -> Tensor:
     Example: `tf.nn.selu([1.0])` -> [1.0507].
     """
     x = _operand("selu", features, "features")
-    # scale * (relu + alpha * (elu - relu)), two fused kernels plus scalings
-    return relu(x) * (_SELU_SCALE * (1.0 - _SELU_ALPHA)) + elu(x) * (_SELU_SCALE * _SELU_ALPHA)
+    # elu times a piecewise-constant factor (no gradient path through it), not a sum of
+    # relu and elu terms, which is inf - inf at x = inf. Factor `scale` at 0: TF's slope there.
+    lo, hi = to_tensor(_SELU_SCALE * _SELU_ALPHA, x.dtype), to_tensor(_SELU_SCALE, x.dtype)
+    return elu(x) * where(x >= 0.0, hi, lo)
 
 
 def gelu(features, approximate=False, name=None) -> Tensor:
@@ -227,7 +230,10 @@ def softmax(logits, axis=None, name=None) -> Tensor:
     """
     x = logits if type(logits) is Tensor and logits.dtype in _FLOATS else \
         _operand("softmax", logits, "logits")
-    return run_kernel("Softmax", {"logits": x}, {"axis": _class_axis("softmax", x, axis)})
+    axis = _class_axis("softmax", x, axis)
+    if x._shape[axis] == 0:
+        return identity(x)  # nothing to normalize; the kernel's max needs an element
+    return run_kernel("Softmax", {"logits": x}, {"axis": axis})
 
 
 def log_softmax(logits, axis=None, name=None) -> Tensor:
@@ -237,7 +243,10 @@ def log_softmax(logits, axis=None, name=None) -> Tensor:
     """
     x = logits if type(logits) is Tensor and logits.dtype in _FLOATS else \
         _operand("log_softmax", logits, "logits")
-    return run_kernel("LogSoftmax", {"logits": x}, {"axis": _class_axis("log_softmax", x, axis)})
+    axis = _class_axis("log_softmax", x, axis)
+    if x._shape[axis] == 0:
+        return identity(x)  # nothing to normalize; the kernel's max needs an element
+    return run_kernel("LogSoftmax", {"logits": x}, {"axis": axis})
 
 
 def _softmax_shape(name):
@@ -416,6 +425,8 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None) -> Ten
     labels, logits = _loss_operands(op, labels, logits)
     _same_shapes(op, labels, logits)
     axis = _class_axis(op, logits, axis)
+    if logits._shape[axis] == 0:  # no classes: a loss of 0 (the fused kernel needs a class)
+        return -reduce_sum(labels * log_softmax(logits, axis), axis)
     return run_kernel("SoftmaxCrossEntropyWithLogits", {"labels": labels, "logits": logits},
                       {"axis": axis})[0]
 
