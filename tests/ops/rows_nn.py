@@ -77,6 +77,50 @@ def ref_bias_add(value, bias, data_format=None):
     return value + bias
 
 
+# Magnitudes where naive formulas overflow (exp(80) in float32 is inf) or cancel.
+EXTREME = np.array([-1e4, -80.0, -1.5, 0.5, 80.0, 1e4])
+EXTREME_LOGITS = np.array([[1e4, -1e4, 0.0, 3.0], [80.0, -80.0, 0.0, 1.0],
+                           [-1e4, 1e4, 1e4, -3.0], [0.5, -80.0, 80.0, 80.0]])
+INFS = np.array([-np.inf, -80.0, -1.0, 0.0, 1.0, 80.0, np.inf])
+
+
+def fixed(*arrays, cotangent=False):
+    """A sampler of these exact values (edge cases), plus a random cotangent shaped like
+    the last one with `cotangent=True`."""
+    def sample(rng, dtype):
+        out = [np.asarray(a).astype(dtype) for a in arrays]
+        if cotangent:
+            out.append(rng.uniform(-2, 2, out[-1].shape).astype(dtype))
+        return out
+    return sample
+
+
+def ref_selu(x):
+    return SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0)))
+
+
+def loss_grads(f):
+    """fn(labels, logits, u) = the VJP of the loss f in (labels, logits) with cotangent u;
+    integer labels get no gradient."""
+    def fn(labels, logits, u):
+        xs = [labels, logits] if labels.dtype.is_floating else [logits]
+        with tf.GradientTape() as tape:
+            tape.watch(xs)
+            y = f(labels, logits)
+        out = tape.gradient(y, xs, output_gradients=u)
+        return out if len(out) == 2 else out[0]
+    return fn
+
+
+def distribution_sample(logits):
+    def sample(rng, dtype):
+        labels = rng.uniform(0.1, 1.0, logits.shape)
+        labels /= labels.sum(axis=-1, keepdims=True)
+        u = rng.uniform(-2, 2, logits.shape[:-1])
+        return [labels.astype(dtype), logits.astype(dtype), u.astype(dtype)]
+    return sample
+
+
 def ref_moments(x, axes, keepdims=False):
     return (np.mean(x, axis=tuple(np.atleast_1d(axes)), keepdims=keepdims),
             np.var(x, axis=tuple(np.atleast_1d(axes)), keepdims=keepdims))
@@ -152,7 +196,15 @@ ROWS = [
         note="large positive inputs must not overflow expm1"),
     Row("nn.selu", tf.nn.selu,
         lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0))),
-        away((3, 4)), kernels=("Elu", "Relu")),
+        away((3, 4)), kernels=("Elu",)),
+    Row("nn.selu/inf", tf.nn.selu, ref_selu, fixed(INFS), kernels=("Elu",), grad=False,
+        note="selu(inf) is inf (TensorFlow), not relu and elu terms giving inf - inf"),
+    Row("nn.selu/vjp_inf", vjp_of(tf.nn.selu),
+        lambda x, u: u * SELU_SCALE * np.where(x >= 0, 1.0, SELU_ALPHA * np.exp(x)),
+        fixed(INFS, cotangent=True), kernels=("Elu",), grad=False,
+        note="slope scale at x >= 0 (TensorFlow's SeluGrad), scale at inf"),
+    Row("nn.elu/vjp_inf", vjp_of(tf.nn.elu), lambda x, u: u * np.where(x > 0, 1.0, np.exp(x)),
+        fixed(INFS, cotangent=True), kernels=("Elu",), grad=False),
     # ---- smooth activations (composites)
     Row("nn.gelu", tf.nn.gelu, lambda x: 0.5 * x * (1 + special.erf(x / np.sqrt(2))),
         uniform((3, 4), low=-4, high=4), kernels=()),
@@ -165,6 +217,9 @@ ROWS = [
         uniform((5,), low=-4, high=4), kwargs={"beta": 0.5}),
     Row("nn.sigmoid", tf.nn.sigmoid, special.expit, uniform((4,))),
     Row("nn.softplus", tf.nn.softplus, lambda x: np.logaddexp(0, x), uniform((4,))),
+    Row("nn.softplus/extreme", tf.nn.softplus, lambda x: np.logaddexp(0, x), fixed(EXTREME)),
+    Row("nn.softplus/vjp_extreme", vjp_of(tf.nn.softplus), lambda x, u: u * special.expit(x),
+        fixed(EXTREME, cotangent=True)),
     # ---- softmax
     Row("nn.softmax", tf.nn.softmax, special.softmax, uniform((4,), low=-3, high=3),
         kernels=("Softmax",)),
@@ -187,6 +242,16 @@ ROWS = [
         kernels=("LogSoftmax",), kwargs={"axis": 0}),
     Row("nn.log_softmax/large", tf.nn.log_softmax, lambda x: special.log_softmax(x, axis=-1),
         uniform((2, 3), low=-900, high=900), kernels=("LogSoftmax",), grad=False),
+    Row("nn.log_softmax/extreme", tf.nn.log_softmax, lambda x: special.log_softmax(x, axis=-1),
+        fixed(EXTREME_LOGITS), kernels=("LogSoftmax",)),
+    Row("nn.log_softmax/vjp_extreme", vjp_of(tf.nn.log_softmax),
+        lambda x, u: u - np_softmax(x) * np.sum(u, axis=-1, keepdims=True),
+        fixed(EXTREME_LOGITS, cotangent=True), kernels=("LogSoftmaxGrad",)),
+    Row("nn.softmax/empty_axis", tf.nn.softmax, lambda x: x, uniform((3, 0)),
+        note="nothing to normalize: an empty result, as in NumPy and TensorFlow"),
+    Row("nn.log_softmax/empty_axis", tf.nn.log_softmax, lambda x: x, uniform((0,))),
+    Row("nn.log_softmax/empty_axis0", tf.nn.log_softmax, lambda x, axis: x, uniform((0, 2)),
+        kwargs={"axis": 0}),
     Row("nn.log_softmax/vjp", vjp_of(tf.nn.log_softmax),
         lambda x, u: u - np_softmax(x) * np.sum(u, axis=-1, keepdims=True),
         uniform((3, 4), (3, 4)), kernels=("LogSoftmaxGrad",)),
@@ -216,6 +281,18 @@ ROWS = [
         tf.nn.softmax_cross_entropy_with_logits, ref_xent, uniform((3, 4), (3, 4)),
         kernels=("SoftmaxCrossEntropyWithLogits",),
         note="labels that are not distributions: the gradient is still exact"),
+    Row("nn.softmax_cross_entropy_with_logits/extreme",
+        tf.nn.softmax_cross_entropy_with_logits, ref_xent,
+        lambda rng, dtype: distribution_sample(EXTREME_LOGITS)(rng, dtype)[:2],
+        kernels=("SoftmaxCrossEntropyWithLogits",)),
+    Row("nn.softmax_cross_entropy_with_logits/vjp_extreme",
+        loss_grads(tf.nn.softmax_cross_entropy_with_logits),
+        lambda z, x, u: [-u[:, None] * special.log_softmax(x, axis=-1),
+                         u[:, None] * (np_softmax(x) - z)],
+        distribution_sample(EXTREME_LOGITS), kernels=("SoftmaxCrossEntropyWithLogits",)),
+    Row("nn.softmax_cross_entropy_with_logits/no_classes",
+        tf.nn.softmax_cross_entropy_with_logits, lambda z, x: np.zeros(x.shape[:-1], x.dtype),
+        uniform((3, 0), (3, 0)), note="an empty class axis: a loss of 0, as in TensorFlow"),
     Row("nn.sparse_softmax_cross_entropy_with_logits",
         tf.nn.sparse_softmax_cross_entropy_with_logits, ref_sparse, sparse_sample((6,), 5),
         kernels=("SparseSoftmaxCrossEntropyWithLogits",)),
@@ -230,6 +307,12 @@ ROWS = [
         lambda rng, dtype: [np.array([0, 2], np.int32),
                             rng.uniform(-800, 800, (2, 3)).astype(dtype)],
         kernels=("SparseSoftmaxCrossEntropyWithLogits",), grad=False),
+    Row("nn.sparse_softmax_cross_entropy_with_logits/vjp_extreme",
+        loss_grads(tf.nn.sparse_softmax_cross_entropy_with_logits),
+        lambda z, x, u: u[:, None] * (np_softmax(x) - np.eye(4)[z]),
+        lambda rng, dtype: [np.array([0, 2, 1, 3], np.int32), EXTREME_LOGITS.astype(dtype),
+                            rng.uniform(-2, 2, 4).astype(dtype)],
+        kernels=("SparseSoftmaxCrossEntropyWithLogits",)),
     Row("nn.sigmoid_cross_entropy_with_logits", tf.nn.sigmoid_cross_entropy_with_logits,
         lambda z, x: -(z * np.log(special.expit(x)) + (1 - z) * np.log(special.expit(-x))),
         lambda rng, dtype: [rng.uniform(0, 1, (3, 4)).astype(dtype),
@@ -239,6 +322,12 @@ ROWS = [
         lambda z, x: np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x))),
         lambda rng, dtype: [rng.uniform(0, 1, (5,)).astype(dtype),
                             np.array([-200, -30, 0.5, 30, 200]).astype(dtype)],
+        kernels=("SigmoidCrossEntropyWithLogits",)),
+    Row("nn.sigmoid_cross_entropy_with_logits/vjp_extreme",
+        loss_grads(tf.nn.sigmoid_cross_entropy_with_logits),
+        lambda z, x, u: [-u * x, u * (special.expit(x) - z)],
+        lambda rng, dtype: [rng.uniform(0, 1, 6).astype(dtype), EXTREME.astype(dtype),
+                            rng.uniform(-2, 2, 6).astype(dtype)],
         kernels=("SigmoidCrossEntropyWithLogits",)),
     # ---- l2_loss, moments, batch_normalization
     Row("nn.l2_loss", tf.nn.l2_loss, lambda x: np.sum(x ** 2) / 2, uniform((3, 4)),

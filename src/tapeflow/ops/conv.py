@@ -320,6 +320,9 @@ def _avg_pool_grad_shape(shapes, dtypes, attrs):
 
 
 # --------------------------------------------------------------------------- convolution
+# Each kernel runs from one private function below, which the public functions and every
+# rule share. The rules cannot call conv2d or conv2d_transpose: those validate user-facing
+# arguments, take no `groups`, and accept rank 4 only, while a batched tangent has rank 5.
 
 
 def _conv(x, filters, attrs):
@@ -369,7 +372,8 @@ def _conv_attrs(op: str, strides, padding, dilations, fmt: str, nsp: int = 2) ->
     return dict(hit)
 
 
-def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None) -> Tensor:
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
+           name=None) -> Tensor:
     """2-D cross-correlation y[n, i, j, o] = sum x[n, s*i + d*di, s*j + d*dj, c] w[di, dj, c, o].
 
     `filters` is [height, width, in_channels, out_channels]; padding 'SAME', 'VALID' or
@@ -387,7 +391,7 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
         _conv_out_shape(op, x._shape, w._shape, attrs)  # raises naming the shapes
     # A window larger than the padded input fails in the kernel, which the engine reports
     # through Conv2D's shape rule.
-    return run_kernel("Conv2D", {"x": x, "filters": w}, attrs)
+    return _conv(x, w, attrs)
 
 
 # Conv2D is bilinear: each JVP is the op with one argument replaced by its tangent; each
@@ -443,7 +447,7 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
                  f"input {describe(x)}, filters {describe(w)}")
     xs = tuple(-1 if d is None else d for d in x._shape)
     x4 = reshape(x, (xs[0], 1) + xs[1:] if fmt == "NHWC" else xs[:2] + (1, xs[2]))
-    y = run_kernel("Conv2D", {"x": x4, "filters": reshape(w, (1,) + w._shape)}, attrs)
+    y = _conv(x4, reshape(w, (1,) + w._shape), attrs)
     ys = tuple(-1 if d is None else d for d in y._shape)
     return reshape(y, ys[:1] + ys[2:] if fmt == "NHWC" else ys[:2] + ys[3:])
 
@@ -477,7 +481,7 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
     attrs["input_hw"] = (h, wd)
     _backprop_input_out_shape(op, x._shape, w._shape, attrs,
                               ("input", "spatial output_shape"))
-    return run_kernel("Conv2DBackpropInput", {"dy": x, "filters": w}, attrs)
+    return _conv_input(x, w, (h, wd), attrs)
 
 
 def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None,
@@ -505,7 +509,7 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     # Group c of a grouped convolution owns output channels [c*m, (c+1)*m): exactly
     # depthwise's channel order, so the filter only needs in_channels folded into out.
     _conv_out_shape(op, x._shape, (kh, kw, 1, c * m), attrs)
-    return run_kernel("Conv2D", {"x": x, "filters": reshape(w, (kh, kw, 1, c * m))}, attrs)
+    return _conv(x, reshape(w, (kh, kw, 1, c * m)), attrs)
 
 
 # --------------------------------------------------------------------------- pooling
@@ -588,7 +592,7 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None) ->
     """
     op = "avg_pool2d"
     x, fmt = _pool_input(op, input, data_format, _is_floating, "a floating-point tensor")
-    return run_kernel("AvgPool", {"x": x}, _pool_attrs(op, ksize, strides, padding, fmt))
+    return _avg_pool(x, _pool_attrs(op, ksize, strides, padding, fmt))
 
 
 def _is_floating(dtype) -> bool:

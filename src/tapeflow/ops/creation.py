@@ -12,7 +12,7 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from ._op import defop, normalize_axis, to_tensor
+from ._op import defop, normalize_axis, passthrough, to_tensor
 
 __all__ = ["constant", "convert_to_tensor", "zeros", "ones", "zeros_like", "ones_like", "fill",
            "range", "linspace", "eye", "one_hot"]
@@ -126,19 +126,11 @@ def fill(dims, value, name=None) -> Tensor:
     return run_kernel("Fill", {"value": v}, {"shape": _shape_list("fill", dims)})
 
 
-def _fill_jvp(t, value, *, shape):
-    # t is the scalar value's tangent (with any batch dims): spread it over `shape`
-    from .array import broadcast_to, reshape
-    return broadcast_to(reshape(t, t._shape + (1,) * len(shape)), t._shape + tuple(shape))
-
-
+# Fill broadcasts a scalar, and the engine does the rest as for broadcast_to: it sums a
+# cotangent back to the scalar's shape and spreads a (possibly batched) scalar tangent over
+# the output's shape.
 defop("Fill", ["value"], shape=lambda s, d, a: [(tuple(a["shape"]), d["value"])],
-      vjp={"value": lambda g: _sum_all(g)}, jvp={"value": _fill_jvp})
-
-
-def _sum_all(g):
-    from .reduction import reduce_sum
-    return reduce_sum(g)
+      vjp={"value": passthrough}, jvp={"value": lambda t: t})
 
 
 # --------------------------------------------------------------------------- range

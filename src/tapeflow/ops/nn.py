@@ -10,8 +10,13 @@ from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from ._op import broadcast_shapes, defop, derived, elementwise, normalize_axes, \
-    normalize_axis, passthrough, same_shape, to_tensor
+from ._op import align_tangent, batch_dims, broadcast_shapes, defop, derived, elementwise, \
+    normalize_axes, normalize_axis, passthrough, same_shape, to_tensor
+from .array import concat, expand_dims, identity, squeeze
+from .indexing import gather, where
+from .math import cast, erfc, exp, minimum, rsqrt, squared_difference, tanh
+from .math import sigmoid, softplus  # noqa: F401  (tf.nn re-exports them)
+from .reduction import clip_by_norm, reduce_mean, reduce_sum
 
 __all__ = [
     "relu", "relu6", "elu", "selu", "gelu", "leaky_relu", "silu", "swish", "softmax",
@@ -65,29 +70,31 @@ def _compatible(op: str, a, b, what: str) -> tuple:
     return tuple(x if x is not None else y for x, y in zip(a, b))
 
 
-def _expand_at(g: Tensor, axis: int) -> Tensor:
-    """g with a unit axis inserted at `axis` (a loss cotangent against the class axis)."""
-    s = g._shape
-    return run_kernel("Reshape", {"x": g}, {"shape": s[:axis] + (1,) + s[axis:]})
-
-
-def _reduce_sum(x, axis, keepdims=False):
-    from .reduction import reduce_sum
-    return reduce_sum(x, axis=axis, keepdims=keepdims)
-
-
 # --------------------------------------------------------------------------- masked gradients
 # ReluGrad-like ops: dy times a mask (or slope) read from y/x. They are linear in dy and
 # piecewise constant in the other input, whose derivative is zero almost everywhere: no
-# rule for it means no gradient path, which is exactly right.
+# rule for it means no gradient path, which is exactly right. Each kernel is run by its
+# one private function below, which the activation's rules and the op's own rules share.
 
 
-def _masked_grad_op(name: str, other: str) -> None:
+def _relu_grad(dy, y):
+    return run_kernel("ReluGrad", {"dy": dy, "y": y})
+
+
+def _relu6_grad(dy, y):
+    return run_kernel("Relu6Grad", {"dy": dy, "y": y})
+
+
+def _leaky_relu_grad(dy, x, alpha):
+    return run_kernel("LeakyReluGrad", {"dy": dy, "x": x}, {"alpha": alpha})
+
+
+def _masked_grad_op(name: str, other: str, grad) -> None:
     def vjp(d, m, **attrs):
-        return run_kernel(name, {"dy": d, other: m}, attrs)
+        return grad(d, m, **attrs)
 
     def jvp(d, m, **attrs):  # separate function: `derived` labels each with its params
-        return run_kernel(name, {"dy": d, other: m}, attrs)
+        return grad(d, m, **attrs)
 
     def shape(shapes, dtypes, attrs):
         if dtypes["dy"] is not dtypes[other]:
@@ -100,9 +107,9 @@ def _masked_grad_op(name: str, other: str) -> None:
           jvp={"dy": derived(["t", other], jvp)})
 
 
-_masked_grad_op("ReluGrad", "y")
-_masked_grad_op("Relu6Grad", "y")
-_masked_grad_op("LeakyReluGrad", "x")
+_masked_grad_op("ReluGrad", "y", _relu_grad)
+_masked_grad_op("Relu6Grad", "y", _relu6_grad)
+_masked_grad_op("LeakyReluGrad", "x", _leaky_relu_grad)
 
 
 # --------------------------------------------------------------------------- activations
@@ -117,10 +124,6 @@ def relu(features, name=None) -> Tensor:
     return run_kernel("Relu", {"x": x})
 
 
-def _relu_grad(d, ans):
-    return run_kernel("ReluGrad", {"dy": d, "y": ans})
-
-
 defop("Relu", ["x"], shape=same_shape,
       vjp={"x": lambda g, ans: _relu_grad(g, ans)},
       jvp={"x": lambda t, ans: _relu_grad(t, ans)})
@@ -130,10 +133,6 @@ def relu6(features, name=None) -> Tensor:
     """min(max(features, 0), 6). Example: `tf.nn.relu6([-1.0, 7.0])` -> [0., 6.]."""
     x = _operand("relu6", features, "features", _REALS, "a real tensor")
     return run_kernel("Relu6", {"x": x})
-
-
-def _relu6_grad(d, ans):
-    return run_kernel("Relu6Grad", {"dy": d, "y": ans})
 
 
 defop("Relu6", ["x"], shape=same_shape,
@@ -149,20 +148,15 @@ def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
     """
     x = _operand("leaky_relu", features, "features", _REALS, "a real tensor")
     if x.dtype.is_integer:
-        from .math import cast
         x = cast(x, _dt.float32)
     if isinstance(alpha, Tensor):
         alpha = float(alpha)
     return run_kernel("LeakyRelu", {"x": x}, {"alpha": float(alpha)})
 
 
-def _leaky_grad(d, x, alpha):
-    return run_kernel("LeakyReluGrad", {"dy": d, "x": x}, {"alpha": alpha})
-
-
 defop("LeakyRelu", ["x"], shape=same_shape,
-      vjp={"x": lambda g, x, *, alpha: _leaky_grad(g, x, alpha)},
-      jvp={"x": lambda t, x, *, alpha: _leaky_grad(t, x, alpha)})
+      vjp={"x": lambda g, x, *, alpha: _leaky_relu_grad(g, x, alpha)},
+      jvp={"x": lambda t, x, *, alpha: _leaky_relu_grad(t, x, alpha)})
 
 
 def elu(features, name=None) -> Tensor:
@@ -173,8 +167,9 @@ def elu(features, name=None) -> Tensor:
     return run_kernel("Elu", {"x": _operand("elu", features, "features")})
 
 
-# elu'(x) = 1 for x > 0 and exp(x) = elu(x) + 1 otherwise, i.e. 1 + min(ans, 0).
-defop("Elu", ["x"], shape=same_shape, **elementwise(lambda ans: ans - relu(ans) + 1.0))
+# elu'(x) = 1 for x > 0 and exp(x) = elu(x) + 1 otherwise, i.e. 1 + min(ans, 0)
+# (not ans - relu(ans) + 1, which is inf - inf at ans = inf).
+defop("Elu", ["x"], shape=same_shape, **elementwise(lambda ans: minimum(ans, 0.0) + 1.0))
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -186,8 +181,10 @@ def selu(features, name=None) -> Tensor:
     Example: `tf.nn.selu([1.0])` -> [1.0507].
     """
     x = _operand("selu", features, "features")
-    # scale * (relu + alpha * (elu - relu)), two fused kernels plus scalings
-    return relu(x) * (_SELU_SCALE * (1.0 - _SELU_ALPHA)) + elu(x) * (_SELU_SCALE * _SELU_ALPHA)
+    # elu times a piecewise-constant factor (no gradient path through it), not a sum of
+    # relu and elu terms, which is inf - inf at x = inf. Factor `scale` at 0: TF's slope there.
+    lo, hi = to_tensor(_SELU_SCALE * _SELU_ALPHA, x.dtype), to_tensor(_SELU_SCALE, x.dtype)
+    return elu(x) * where(x >= 0.0, hi, lo)
 
 
 def gelu(features, approximate=False, name=None) -> Tensor:
@@ -195,13 +192,12 @@ def gelu(features, approximate=False, name=None) -> Tensor:
 
     Example: `tf.nn.gelu([1.0])` -> [0.8413].
     """
-    from . import math as m
     x = _operand("gelu", features, "features")
     if approximate:
         inner = (x + x * x * x * 0.044715) * 0.7978845608028654  # sqrt(2 / pi)
-        return x * 0.5 * (m.tanh(inner) + 1.0)
+        return x * 0.5 * (tanh(inner) + 1.0)
     # erfc(-x / sqrt 2) keeps precision for very negative x (1 + erf would cancel)
-    return x * 0.5 * m.erfc(x * -0.7071067811865476)
+    return x * 0.5 * erfc(x * -0.7071067811865476)
 
 
 def silu(features, beta=1.0, name=None) -> Tensor:
@@ -213,19 +209,6 @@ def silu(features, beta=1.0, name=None) -> Tensor:
 
 
 swish = silu
-
-try:  # the math family defines these; tf.nn re-exports them
-    from .math import sigmoid, softplus  # noqa: F401  (re-exported)
-except ImportError:  # pragma: no cover - only while the math family is incomplete
-    def sigmoid(x, name=None):
-        """1 / (1 + exp(-x)) (tapeflow.math.sigmoid)."""
-        from . import math as m
-        return m.sigmoid(x)
-
-    def softplus(features, name=None):
-        """log(1 + exp(features)) (tapeflow.math.softplus)."""
-        from . import math as m
-        return m.softplus(features)
 
 
 # --------------------------------------------------------------------------- softmax
@@ -247,7 +230,10 @@ def softmax(logits, axis=None, name=None) -> Tensor:
     """
     x = logits if type(logits) is Tensor and logits.dtype in _FLOATS else \
         _operand("softmax", logits, "logits")
-    return run_kernel("Softmax", {"logits": x}, {"axis": _class_axis("softmax", x, axis)})
+    axis = _class_axis("softmax", x, axis)
+    if x._shape[axis] == 0:
+        return identity(x)  # nothing to normalize; the kernel's max needs an element
+    return run_kernel("Softmax", {"logits": x}, {"axis": axis})
 
 
 def log_softmax(logits, axis=None, name=None) -> Tensor:
@@ -257,7 +243,10 @@ def log_softmax(logits, axis=None, name=None) -> Tensor:
     """
     x = logits if type(logits) is Tensor and logits.dtype in _FLOATS else \
         _operand("log_softmax", logits, "logits")
-    return run_kernel("LogSoftmax", {"logits": x}, {"axis": _class_axis("log_softmax", x, axis)})
+    axis = _class_axis("log_softmax", x, axis)
+    if x._shape[axis] == 0:
+        return identity(x)  # nothing to normalize; the kernel's max needs an element
+    return run_kernel("LogSoftmax", {"logits": x}, {"axis": axis})
 
 
 def _softmax_shape(name):
@@ -280,83 +269,67 @@ def _grad_shape(name):
     return rule
 
 
-def _shifted(axis: int, old_rank: int, t: Tensor, other: Tensor) -> int:
-    """`axis` of a rank-`old_rank` result, for the same op applied to (t, other), where a
-    batched tangent t may add leading dimensions."""
-    return axis - old_rank + max(t.ndim, other.ndim)
+def _softmax_grad(dy, y, axis):
+    return run_kernel("SoftmaxGrad", {"dy": dy, "y": y}, {"axis": axis})
 
 
-def _softmax_grad(d, y, axis):
-    return run_kernel("SoftmaxGrad", {"dy": d, "y": y}, {"axis": axis})
-
-
-def _log_softmax_grad(d, y, axis):
-    return run_kernel("LogSoftmaxGrad", {"dy": d, "y": y}, {"axis": axis})
+def _log_softmax_grad(dy, y, axis):
+    return run_kernel("LogSoftmaxGrad", {"dy": dy, "y": y}, {"axis": axis})
 
 
 defop("Softmax", ["logits"], shape=_softmax_shape("Softmax"),
       vjp={"logits": lambda g, ans, *, axis: _softmax_grad(g, ans, axis)},
       # the softmax Jacobian is symmetric: J t is SoftmaxGrad(t) too
-      jvp={"logits": lambda t, ans, *, axis: _softmax_grad(t, ans, _shifted(axis, ans.ndim,
-                                                                             t, ans))})
+      jvp={"logits": lambda t, ans, *, axis: _softmax_grad(t, ans, axis + batch_dims(t, ans))})
 
-
-def _log_softmax_jvp(t, ans, *, axis):
-    from .math import exp
-    return t - _reduce_sum(exp(ans) * t, axis - ans.ndim, keepdims=True)
-
-
+# J t = t - sum(softmax * t); a negative axis counts from the end, past any batch dims.
 defop("LogSoftmax", ["logits"], shape=_softmax_shape("LogSoftmax"),
       vjp={"logits": lambda g, ans, *, axis: _log_softmax_grad(g, ans, axis)},
-      jvp={"logits": _log_softmax_jvp})
+      jvp={"logits": lambda t, ans, *, axis: t - reduce_sum(
+          exp(ans) * t, axis - ans.ndim, keepdims=True)})
 
 
-# SoftmaxGrad(dy, y) = y * (dy - sum(dy * y)): the softmax VJP, linear in dy.
+# SoftmaxGrad(dy, y) = y * (dy - sum(dy * y)) and LogSoftmaxGrad(dy, y) = dy - exp(y) * sum(dy):
+# the softmax and log_softmax VJPs, linear in dy. `axis` counts in the output, whose rank is
+# max(dy.ndim, y.ndim): a tangent is aligned under those axes before the op is applied again.
+
+
+def _linear_in_dy_jvp(grad):
+    def jvp(t, dy, y, *, axis):
+        return grad(align_tangent(t, dy, max(dy.ndim, y.ndim)), y, axis + batch_dims(t, dy))
+    return jvp
 
 
 def _softmax_grad_vjp_y(g, dy, y, *, axis):
-    s = _reduce_sum(dy * y, axis, keepdims=True)
-    return g * (dy - s) - dy * _reduce_sum(g * y, axis, keepdims=True)
+    s = reduce_sum(dy * y, axis, keepdims=True)
+    return g * (dy - s) - dy * reduce_sum(g * y, axis, keepdims=True)
 
 
 def _softmax_grad_jvp_y(t, dy, y, *, axis):
-    a = axis - max(dy.ndim, y.ndim)  # negative: robust to a tangent's batch dims
-    return t * (dy - _reduce_sum(dy * y, a, keepdims=True)) - y * _reduce_sum(dy * t, a,
-                                                                              keepdims=True)
+    r = max(dy.ndim, y.ndim)
+    a, t = axis - r, align_tangent(t, y, r)  # negative axis: robust to the batch dims
+    return t * (dy - reduce_sum(dy * y, a, keepdims=True)) - y * reduce_sum(dy * t, a,
+                                                                            keepdims=True)
 
 
 defop("SoftmaxGrad", ["dy", "y"], shape=_grad_shape("SoftmaxGrad"),
-      vjp={"dy": lambda g, y, *, axis: _softmax_grad(g, y, axis),
-           "y": _softmax_grad_vjp_y},
-      jvp={"dy": lambda t, dy, y, *, axis: _softmax_grad(
-          t, y, _shifted(axis, max(dy.ndim, y.ndim), t, y)),
-           "y": _softmax_grad_jvp_y})
-
-
-# LogSoftmaxGrad(dy, y) = dy - exp(y) * sum(dy): the log_softmax VJP, linear in dy.
-
-
-def _log_softmax_grad_vjp_dy(g, y, *, axis):
-    from .math import exp
-    return g - _reduce_sum(g * exp(y), axis, keepdims=True)
+      vjp={"dy": lambda g, y, *, axis: _softmax_grad(g, y, axis), "y": _softmax_grad_vjp_y},
+      jvp={"dy": _linear_in_dy_jvp(_softmax_grad), "y": _softmax_grad_jvp_y})
 
 
 def _log_softmax_grad_vjp_y(g, dy, y, *, axis):
-    from .math import exp
-    return -(g * exp(y) * _reduce_sum(dy, axis - max(dy.ndim, y.ndim), keepdims=True))
+    return -(g * exp(y) * reduce_sum(dy, axis - max(dy.ndim, y.ndim), keepdims=True))
 
 
 def _log_softmax_grad_jvp_y(t, dy, y, *, axis):
-    from .math import exp
-    a = axis - max(dy.ndim, y.ndim)
-    return -(t * exp(y) * _reduce_sum(dy, a, keepdims=True))
+    r = max(dy.ndim, y.ndim)
+    return -(align_tangent(t, y, r) * exp(y) * reduce_sum(dy, axis - r, keepdims=True))
 
 
 defop("LogSoftmaxGrad", ["dy", "y"], shape=_grad_shape("LogSoftmaxGrad"),
-      vjp={"dy": _log_softmax_grad_vjp_dy, "y": _log_softmax_grad_vjp_y},
-      jvp={"dy": lambda t, dy, y, *, axis: _log_softmax_grad(
-          t, y, _shifted(axis, max(dy.ndim, y.ndim), t, y)),
-           "y": _log_softmax_grad_jvp_y})
+      vjp={"dy": lambda g, y, *, axis: g - reduce_sum(g * exp(y), axis, keepdims=True),
+           "y": _log_softmax_grad_vjp_y},
+      jvp={"dy": _linear_in_dy_jvp(_log_softmax_grad), "y": _log_softmax_grad_jvp_y})
 
 
 # --------------------------------------------------------------------------- bias_add
@@ -417,15 +390,16 @@ def _bias_add_shape(shapes, dtypes, attrs):
 
 def _bias_add_vjp_bias(g, *, data_format):
     channel = 1 if data_format == "NCHW" else g.ndim - 1
-    return _reduce_sum(g, tuple(i for i in range(g.ndim) if i != channel))
+    return reduce_sum(g, tuple(i for i in range(g.ndim) if i != channel))
 
 
 def _bias_add_jvp_bias(t, ans, *, data_format):
-    if data_format == "NHWC":
-        return t  # (C,) and batched (B, C) both broadcast against the output's last axis
-    # (C,) -> (1, C, 1, ...); a batched (B, C) -> (B, 1, C, 1, ...)
-    return run_kernel("Reshape", {"x": t}, {
-        "shape": t._shape[:-1] + (1,) + t._shape[-1:] + (1,) * (ans.ndim - 2)})
+    # The engine broadcasts a contribution to the output's (batched) shape, aligning a
+    # batched (B, C) after its batch axis, so (C,) and (B, C) need only NCHW's trailing
+    # unit axes: (C, 1, ...) and (B, C, 1, ...).
+    for _ in range(ans.ndim - 2 if data_format == "NCHW" else 0):
+        t = expand_dims(t, -1)
+    return t
 
 
 defop("BiasAdd", ["value", "bias"], shape=_bias_add_shape,
@@ -451,6 +425,8 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None) -> Ten
     labels, logits = _loss_operands(op, labels, logits)
     _same_shapes(op, labels, logits)
     axis = _class_axis(op, logits, axis)
+    if logits._shape[axis] == 0:  # no classes: a loss of 0 (the fused kernel needs a class)
+        return -reduce_sum(labels * log_softmax(logits, axis), axis)
     return run_kernel("SoftmaxCrossEntropyWithLogits", {"labels": labels, "logits": logits},
                       {"axis": axis})[0]
 
@@ -469,59 +445,47 @@ def _xent_shape(shapes, dtypes, attrs):
     return [(shape[:axis] + shape[axis + 1:], dt), (shape, dt)]
 
 
-def _softmax_of(logits, axis):
-    return run_kernel("Softmax", {"logits": logits}, {"axis": axis})
-
-
 def _xent_logits_grad(g, backprop, logits, axis, total):
     """Logits' cotangent; `total` = sum(labels) (keepdims), None when it is 1 (sparse)."""
     g_loss, g_backprop = g
-    out = None
-    if g_loss is not None:
-        out = _expand_at(g_loss, axis) * backprop
+    out = None if g_loss is None else expand_dims(g_loss, axis) * backprop
     if g_backprop is not None:  # second order: d backprop / d logits = total * d softmax
         if total is not None:
             g_backprop = g_backprop * total
-        extra = _softmax_grad(g_backprop, _softmax_of(logits, axis), axis)
+        extra = _softmax_grad(g_backprop, softmax(logits, axis), axis)
         out = extra if out is None else out + extra
     return out
 
 
 def _xent_vjp_logits(g, ans, labels, logits, *, axis):
-    total = _reduce_sum(labels, axis, keepdims=True) if g[1] is not None else None
+    total = reduce_sum(labels, axis, keepdims=True) if g[1] is not None else None
     return _xent_logits_grad(g, ans[1], logits, axis, total)
 
 
 def _xent_vjp_labels(g, logits, *, axis):
     g_loss, g_backprop = g
-    out = None
-    if g_loss is not None:
-        logsm = run_kernel("LogSoftmax", {"logits": logits}, {"axis": axis})
-        out = -(_expand_at(g_loss, axis) * logsm)
+    out = None if g_loss is None else -(expand_dims(g_loss, axis) * log_softmax(logits, axis))
     if g_backprop is not None:  # backprop = softmax * sum(labels) - labels
-        sm = _softmax_of(logits, axis)
-        extra = _reduce_sum(g_backprop * sm, axis, keepdims=True) - g_backprop
+        sm = softmax(logits, axis)
+        extra = reduce_sum(g_backprop * sm, axis, keepdims=True) - g_backprop
         out = extra if out is None else out + extra
     return out
 
 
 def _xent_logits_jvp(t, backprop, logits, axis, total):
     a = axis - logits.ndim  # negative: robust to a tangent's batch dims
-    t_loss = _reduce_sum(backprop * t, a)
-    t_backprop = _softmax_grad(t, _softmax_of(logits, axis), a + t.ndim)
-    return [t_loss, t_backprop if total is None else t_backprop * total]
+    t_backprop = _softmax_grad(t, softmax(logits, axis), axis + batch_dims(t, logits))
+    return [reduce_sum(backprop * t, a), t_backprop if total is None else t_backprop * total]
 
 
 def _xent_jvp_logits(t, ans, labels, logits, *, axis):
-    total = _reduce_sum(labels, axis, keepdims=True)
-    return _xent_logits_jvp(t, ans[1], logits, axis, total)
+    return _xent_logits_jvp(t, ans[1], logits, axis, reduce_sum(labels, axis, keepdims=True))
 
 
 def _xent_jvp_labels(t, logits, *, axis):
     a = axis - logits.ndim
-    logsm = run_kernel("LogSoftmax", {"logits": logits}, {"axis": axis})
-    t_backprop = _softmax_of(logits, axis) * _reduce_sum(t, a, keepdims=True) - t
-    return [-_reduce_sum(logsm * t, a), t_backprop]
+    t_backprop = softmax(logits, axis) * reduce_sum(t, a, keepdims=True) - t
+    return [-reduce_sum(log_softmax(logits, axis) * t, a), t_backprop]
 
 
 defop("SoftmaxCrossEntropyWithLogits", ["labels", "logits"], num_outputs=2,
@@ -610,16 +574,12 @@ def _sigmoid_xent_shape(shapes, dtypes, attrs):
              dtypes["logits"])]
 
 
-def _sigmoid_minus(logits, labels):
-    from .math import sigmoid as sig
-    return sig(logits) - labels
-
-
+# d/dz = -x and d/dx = sigmoid(x) - z for logits x and labels z.
 defop("SigmoidCrossEntropyWithLogits", ["labels", "logits"], shape=_sigmoid_xent_shape,
       vjp={"labels": lambda g, logits: -(g * logits),
-           "logits": lambda g, labels, logits: g * _sigmoid_minus(logits, labels)},
+           "logits": lambda g, labels, logits: g * (sigmoid(logits) - labels)},
       jvp={"labels": lambda t, logits: -(t * logits),
-           "logits": lambda t, labels, logits: t * _sigmoid_minus(logits, labels)})
+           "logits": lambda t, labels, logits: t * (sigmoid(logits) - labels)})
 
 
 # --------------------------------------------------------------------------- l2_loss, moments
@@ -630,12 +590,9 @@ def l2_loss(t, name=None) -> Tensor:
     return run_kernel("L2Loss", {"x": _operand("l2_loss", t, "t")})
 
 
-def _l2_loss_jvp(t, x):
-    return _reduce_sum(x * t, tuple(range(t.ndim - x.ndim, t.ndim)))
-
-
 defop("L2Loss", ["x"], shape=lambda shapes, dtypes, attrs: [((), dtypes["x"])],
-      vjp={"x": lambda g, x: g * x}, jvp={"x": _l2_loss_jvp})
+      vjp={"x": lambda g, x: g * x},
+      jvp={"x": lambda t, x: reduce_sum(x * t, tuple(range(batch_dims(t, x), t.ndim)))})
 
 
 def moments(x, axes, shift=None, keepdims=False, name=None) -> tuple[Tensor, Tensor]:
@@ -643,16 +600,12 @@ def moments(x, axes, shift=None, keepdims=False, name=None) -> tuple[Tensor, Ten
 
     Example: `tf.nn.moments(tf.constant([1.0, 3.0]), axes=[0])` -> (2.0, 1.0).
     """
-    from .math import squared_difference
-    from .reduction import reduce_mean
     x = _operand("moments", x, "x")
     axes = normalize_axes("moments", axes, x.ndim)
     mean = reduce_mean(x, axes, keepdims=True)
     # no stop_gradient on the mean (TF puts one there): it changes second derivatives
     variance = reduce_mean(squared_difference(x, mean), axes, keepdims=keepdims)
-    if not keepdims:
-        mean = run_kernel("Reshape", {"x": mean}, {"shape": variance._shape})
-    return mean, variance
+    return (mean if keepdims else squeeze(mean, axes)), variance
 
 
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon,
@@ -662,7 +615,6 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon,
 
     Example: `tf.nn.batch_normalization(x, m, v, None, None, 1e-3)`.
     """
-    from .math import rsqrt
     op = "batch_normalization"
     x = _operand(op, x, "x")
     args = {}
@@ -697,7 +649,6 @@ def embedding_lookup(params, ids, max_norm=None, name=None) -> Tensor:
     With `max_norm`, each looked-up embedding whose L2 norm exceeds it is scaled down.
     Example: `tf.nn.embedding_lookup(tf.eye(3), [2, 0])` -> rows 2 and 0 of the identity.
     """
-    from .indexing import gather
     op = "embedding_lookup"
     if isinstance(params, (list, tuple)):
         if not params:
@@ -707,7 +658,6 @@ def embedding_lookup(params, ids, max_norm=None, name=None) -> Tensor:
         else:
             # 'div' partitioning assigns contiguous id ranges to the shards in order, so
             # the shards stacked along axis 0 are the full table.
-            from .array import concat
             params = concat(list(params), axis=0)
     ids_t = ids if type(ids) is Tensor else to_tensor(ids, None, op, "ids")
     if ids_t.dtype not in _INDICES:
@@ -715,6 +665,5 @@ def embedding_lookup(params, ids, max_norm=None, name=None) -> Tensor:
             f"{op}: ids must be int32 or int64, got {describe(ids_t)}")
     out = gather(params, ids_t)
     if max_norm is not None:
-        from .reduction import clip_by_norm
         out = clip_by_norm(out, max_norm, axes=list(range(ids_t.ndim, out.ndim)))
     return out

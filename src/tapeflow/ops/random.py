@@ -23,7 +23,7 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
 from .creation import _shape_list
-from ._op import defop, to_tensor
+from ._op import batch_dims, defop, to_tensor
 
 __all__ = ["normal", "uniform", "truncated_normal", "categorical", "shuffle", "set_seed",
            "Generator", "get_global_generator", "set_global_generator"]
@@ -220,8 +220,7 @@ def shuffle(value, seed=None, name=None) -> Tensor:
     x = to_tensor(value, None, "random.shuffle", "value")
     if x.ndim == 0:
         return x
-    seed = _state.next(_seed_arg("random.shuffle", seed))
-    return run_kernel("RandomShuffle", {"x": x}, {"axis": 0, "inverse": False, "seed": seed})
+    return _shuffle(x, 0, False, _state.next(_seed_arg("random.shuffle", seed)))
 
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None) -> Tensor:
@@ -256,8 +255,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None) -> Tensor:
         if len(ns) != len(shape) or any(n not in (1, s) for n, s in zip(ns, shape)):
             raise InvalidArgumentError(f"{op}: noise_shape {list(ns)} does not broadcast to "
                                        f"x's shape {list(shape)}")
-    return run_kernel(op, {"x": x}, {"rate": float(rate), "noise_shape": ns,
-                                     "seed": _state.next(_seed_arg(op, seed))})
+    return _dropout(x, rate=float(rate), noise_shape=ns, seed=_state.next(_seed_arg(op, seed)))
 
 
 # --------------------------------------------------------------------------- Generator
@@ -365,19 +363,15 @@ def _shuffle_rule(shapes, dtypes, attrs):
     return [(shapes["x"], dtypes["x"])]
 
 
-def _shuffle_vjp(g, *, axis, inverse, seed):
-    # A permutation's transpose is its inverse: the same seed regenerates it.
-    return run_kernel("RandomShuffle", {"x": g}, {"axis": axis, "inverse": not inverse,
-                                                  "seed": seed})
+def _shuffle(x, axis, inverse, seed):
+    return run_kernel("RandomShuffle", {"x": x}, {"axis": axis, "inverse": inverse, "seed": seed})
 
 
-def _shuffle_jvp(t, x, *, axis, inverse, seed):
-    return run_kernel("RandomShuffle", {"x": t}, {"axis": axis + t.ndim - x.ndim,
-                                                  "inverse": inverse, "seed": seed})
-
-
-defop("RandomShuffle", ["x"], shape=_shuffle_rule, vjp={"x": _shuffle_vjp},
-      jvp={"x": _shuffle_jvp})
+# A permutation's transpose is its inverse: the same seed regenerates it.
+defop("RandomShuffle", ["x"], shape=_shuffle_rule,
+      vjp={"x": lambda g, *, axis, inverse, seed: _shuffle(g, axis, not inverse, seed)},
+      jvp={"x": lambda t, x, *, axis, inverse, seed: _shuffle(
+          t, axis + batch_dims(t, x), inverse, seed)})
 
 
 def _dropout_rule(shapes, dtypes, attrs):
@@ -385,12 +379,12 @@ def _dropout_rule(shapes, dtypes, attrs):
     return [(broadcast_shapes("Dropout", shapes["x"], attrs["noise_shape"]), dtypes["x"])]
 
 
-def _dropout_linear(v, **attrs):
-    # x -> x * mask(seed) is linear and self-adjoint, and the seed regenerates the same
-    # mask, so the backward pass keeps nothing.
-    return run_kernel("Dropout", {"x": v}, attrs)
+def _dropout(x, **attrs):
+    return run_kernel("Dropout", {"x": x}, attrs)
 
 
+# x -> x * mask(seed) is linear and self-adjoint, and the seed regenerates the same mask,
+# so the backward pass keeps nothing.
 defop("Dropout", ["x"], shape=_dropout_rule,
-      vjp={"x": lambda g, **attrs: _dropout_linear(g, **attrs)},
-      jvp={"x": lambda t, **attrs: _dropout_linear(t, **attrs)})
+      vjp={"x": lambda g, **attrs: _dropout(g, **attrs)},
+      jvp={"x": lambda t, **attrs: _dropout(t, **attrs)})
