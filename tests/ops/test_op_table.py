@@ -1,6 +1,7 @@
 """Tests generated from the op table: values against NumPy/SciPy references, shape rules
 against real kernels (also with unknown dimensions), VJP, JVP, second order and batched
-JVP against central differences, and a coverage check that every kernel has a row."""
+JVP against central differences, and a coverage check that every kernel has a row. Every
+kernel the table runs must return ndarrays."""
 from __future__ import annotations
 
 import glob
@@ -12,6 +13,7 @@ import pytest
 
 import tapeflow as tf
 from tapeflow._core import registry
+from tapeflow._core.engine import Alias
 from tests.ops.table import Row
 
 ROWS: list[Row] = []
@@ -24,6 +26,33 @@ assert len(_names) == len(set(_names)), "duplicate row names in the op table"
 # Kernels that need no row of their own (with the reason).
 EXEMPT = {
 }
+
+
+def _checked(name, func):
+    def run(i, a, b):
+        out = func(i, a, b)
+        for o in out if type(out) is list or type(out) is tuple else (out,):
+            assert type(o) is np.ndarray or type(o) is Alias, \
+                f"kernel {name} returned a {type(o).__name__}, not an ndarray"
+        return out
+    return run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def kernels_return_arrays():
+    """While this module runs, every NumPy kernel checks that it returns ndarrays: ufuncs
+    and full reductions give NumPy scalars for 0-d results, which the engine would have
+    to convert and which fail as `out=` targets inside fused kernels."""
+    saved = [(e, e.func) for e in registry.kernels_for_backend("numpy")]
+    for e, f in saved:
+        e.func = _checked(e.name, f)
+    for listener in registry.kernel_listeners:  # drop the engine's cached kernel functions
+        listener(None)
+    yield
+    for e, f in saved:
+        e.func = f
+    for listener in registry.kernel_listeners:
+        listener(None)
 
 
 def _sample(row, dtype, seed=0):
