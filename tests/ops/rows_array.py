@@ -180,10 +180,11 @@ ROWS = [
         note="no derivative by design; tests/ops/test_array_errors.py checks it is None"),
     # shape / size / rank
     Row("shape", tf.shape, lambda x: np.array(x.shape, np.int32), uniform((2, 3, 1)),
-        kernels=("Shape",), grad=False, out_dtype="int32", dtypes=ALL + ("bool",)),
+        kernels=("Shape",), grad=False, out_dtype="int32", dtypes=ALL + ("bool",),
+        scalar=True),
     Row("shape/int64", lambda x: tf.shape(x, out_type=tf.int64),
         lambda x: np.array(x.shape, np.int64), uniform((4,)), kernels=("Shape",), grad=False,
-        out_dtype="int64"),
+        out_dtype="int64", scalar=True),
     Row("size", tf.size, lambda x: np.array(x.size, np.int32), uniform((2, 3, 1)),
         kernels=("Size",), grad=False, out_dtype="int32", dtypes=ALL),
     Row("size/scalar", lambda x: tf.size(x, tf.int64), lambda x: np.array(1, np.int64),

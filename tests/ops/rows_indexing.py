@@ -174,7 +174,7 @@ ROWS = [
     # ---- where / boolean_mask
     Row("where/select_broadcast", lambda x, y: tf.where(MASK_2D, x, y),
         lambda x, y: np.where(MASK_2D, x, y), ints((4,), (3, 1)), kernels=("SelectV2",),
-        dtypes=ALL),
+        dtypes=ALL, scalar=(0, 1)),
     Row("where/select_batch_cond", lambda x, y: tf.where(MASK_1D[:, None, None], x, y),
         lambda x, y: np.where(MASK_1D[:, None, None], x, y), uniform((2, 1), ()),
         kernels=("SelectV2",)),

@@ -498,9 +498,9 @@ ROWS = [
         lambda a: np.linalg.svd(a, compute_uv=False), uniform((3, 0)), kernels=("Svd",)),
 
     # ------------------------------------------------------------------- norms
-    Row("norm/vector", tf.norm, np_norm, uniform((5,)), kernels=("Sum",)),
+    Row("norm/vector", tf.norm, np_norm, uniform((5,)), kernels=("Sum",), scalar=True),
     Row("norm/all_keepdims", tf.norm, np_norm, uniform((2, 3)), kernels=("Sum",),
-        kwargs={"keepdims": True}),
+        kwargs={"keepdims": True}, scalar=True),
     Row("norm/axis_l1", tf.norm, np_norm, uniform((3, 4)), kernels=("Sum",),
         kwargs={"ord": 1, "axis": -1}),
     Row("norm/axis_inf_keepdims", tf.norm, np_norm, uniform((3, 4)), kernels=("Sum",),

@@ -175,7 +175,7 @@ ROWS = [
     _row("truediv/python_scalar", lambda x: 1.0 / x, lambda x: 1.0 / x, signed((3,)),
          "RealDiv"),
     _row("truediv/int", tf.truediv, np.true_divide, integers((2, 3), (3,), nonzero=(1,)),
-         ("RealDiv", "Cast"), dtypes=INTS, grad=False, out_dtype="float64"),
+         ("RealDiv", "Cast"), dtypes=INTS, grad=False, out_dtype="float64", scalar=(0, 1)),
     _row("truediv/complex", tf.truediv, np.true_divide, complex_((3,), (2, 3), re=(0.5, 2)),
          "RealDiv", dtypes=COMPLEX),
     _row("divide", tf.math.divide, np.divide, signed((4,), (4,)), "RealDiv"),
@@ -319,7 +319,8 @@ ROWS = [
     # banker's rounding (half to even) against explicit expected values.
     _row("round/half_to_even", tf.round,
          lambda x: np.asarray([-2.0, -2.0, -0.0, 0.0, 2.0, 2.0, 4.0], x.dtype),
-         fixed([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5]), "Round", grad=False),
+         fixed([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5]), "Round", grad=False, scalar=False,
+         note="the reference is the fixed expected vector; 'round/0d' covers 0-d"),
     _row("round/int", tf.round, lambda x: x, integers((5,)), "Round", dtypes=INTS,
          grad=False),
     # ---- predicates and comparisons (bool outputs)
@@ -384,7 +385,7 @@ ROWS = [
     _row("angle/complex128", tf.math.angle, np.angle, complex_((2, 3), re=(0.2, 1.5)), "Angle",
          dtypes=("complex128",), out_dtype="float64"),
     _row("angle/real_input", tf.math.angle, np.angle, signed((5,)),
-         ("Less", "Cast", "Mul")),
+         ("Less", "Cast", "Mul"), scalar=True),
     _row("complex/float32", tf.complex, _complex_ref, uniform((2, 3), (3,)), "Complex",
          dtypes=("float32",), out_dtype="complex64", grad=False),
     _row("complex/float64", tf.complex, _complex_ref, uniform((2, 3), (3,)), "Complex",
@@ -392,25 +393,28 @@ ROWS = [
     # ---- cast
     _row("cast/float32_to_float64", lambda x: tf.cast(x, tf.float64), _cast_ref("float64"),
          uniform((3,)), "Cast", dtypes=("float32",), out_dtype="float64", grad=False,
+         scalar=True,
          note="the float64 derivative check would see an identity; complex casts check it"),
     _row("cast/float_to_int", lambda x: tf.cast(x, tf.int32), _cast_ref("int32"),
-         uniform((2, 3), low=-5, high=5), "Cast", grad=False),
+         uniform((2, 3), low=-5, high=5), "Cast", grad=False, scalar=True),
     _row("cast/int_to_float", lambda x: tf.cast(x, "float32"), _cast_ref("float32"),
-         integers((4,)), "Cast", dtypes=INTS, grad=False, out_dtype="float32"),
+         integers((4,)), "Cast", dtypes=INTS, grad=False, out_dtype="float32", scalar=True),
     _row("cast/to_bool", lambda x: tf.cast(x, tf.bool), _cast_ref("bool"),
-         integers((5,), low=-1, high=2), "Cast", dtypes=("float32", "int32"), grad=False),
+         integers((5,), low=-1, high=2), "Cast", dtypes=("float32", "int32"), grad=False,
+         scalar=True),
     _row("cast/float_to_complex", lambda x: tf.cast(x, tf.complex128),
          _cast_ref("complex128"), uniform((2, 2)), "Cast", dtypes=("float64",),
-         out_dtype="complex128"),
+         out_dtype="complex128", scalar=True),
     _row("cast/complex_to_float", lambda x: tf.cast(x, tf.float64), _cast_ref("float64"),
-         complex_((2, 2)), "Cast", dtypes=("complex128",), out_dtype="float64"),
+         complex_((2, 2)), "Cast", dtypes=("complex128",), out_dtype="float64", scalar=True),
     # ---- clip
     _row("clip_by_value/python_bounds", lambda t: tf.clip_by_value(t, -0.5, 1.0),
          lambda t: np.clip(t, -0.5, 1.0), uniform((3, 4)), ("Maximum", "Minimum")),
     _row("clip_by_value/tensor_bounds", tf.clip_by_value, _clip_ref,
          lambda rng, d: [rng.uniform(-2, 2, (3, 4)).astype(d),
                          rng.uniform(-1.5, -0.5, (4,)).astype(d),
-                         rng.uniform(0.5, 1.5, (3, 1)).astype(d)], ("Maximum", "Minimum")),
+                         rng.uniform(0.5, 1.5, (3, 1)).astype(d)], ("Maximum", "Minimum"),
+         scalar=(1, 2), note="bounds may broadcast to t, not t to the bounds' shape"),
     _row("clip_by_value/int", lambda t: tf.clip_by_value(t, 0, 3), lambda t: np.clip(t, 0, 3),
          integers((6,)), ("Maximum", "Minimum"), dtypes=INTS, grad=False),
 ]
@@ -426,9 +430,11 @@ def _assigned(kind):
 
 ROWS += [
     Row("assign_add/in_place", _assigned("assign_add"), np.add, uniform((3, 4), (3, 4)),
-        kernels=("InplaceAdd",), grad=False, dtypes=("float32", "float64", "int32")),
+        kernels=("InplaceAdd",), grad=False, dtypes=("float32", "float64", "int32"),
+        scalar=True),
     Row("assign_sub/in_place", _assigned("assign_sub"), np.subtract, uniform((3, 4), (3, 4)),
-        kernels=("InplaceSub",), grad=False, dtypes=("float32", "float64")),
+        kernels=("InplaceSub",), grad=False, dtypes=("float32", "float64"),
+        scalar=True),
 ]
 
 from tapeflow.ops.math import _sigmoid_grad, _tanh_grad  # noqa: E402  (internal fused ops)

@@ -71,7 +71,7 @@ ROWS = [
         lambda m: tf.random.Generator.from_seed(13).truncated_normal([6], m, dtype=m.dtype),
         None, uniform(()), kernels=("TruncatedNormal",), note=NOTE),
     Row("dropout", seeded(lambda x: tf.nn.dropout(x, 0.4, seed=3)), None, uniform((4, 5)),
-        kernels=("Dropout",), note=NOTE),
+        kernels=("Dropout",), note=NOTE, scalar=True),
     Row("dropout/noise_shape",
         seeded(lambda x: tf.nn.dropout(x, rate=0.5, noise_shape=[1, 5], seed=1)), None,
         uniform((3, 5)), kernels=("Dropout",), note=NOTE),

@@ -9,5 +9,5 @@ ROWS = [
         kwargs={"shape": (3, -1)}),
     Row("identity", tf.identity, lambda x: x, uniform((2,)), kernels=("Identity",)),
     Row("broadcast_to", tf.broadcast_to, np.broadcast_to, uniform((3, 1)),
-        kernels=("BroadcastTo",), kwargs={"shape": (2, 3, 4)}),
+        kernels=("BroadcastTo",), kwargs={"shape": (2, 3, 4)}, scalar=True),
 ]

@@ -1,6 +1,7 @@
 """The op table's row type. Each `rows_<family>.py` defines `ROWS`, a list of Row; the
 generated tests in test_op_table.py expand every row into value-vs-reference, shape-rule,
-VJP, JVP, second-order and batched-JVP tests (see ARCHITECTURE.md rule 15)."""
+VJP, JVP, second-order and batched-JVP tests (see ARCHITECTURE.md rule 15), and rows whose
+op accepts 0-d inputs into the same tests at shape () (see `Row.scalar`, `at_scalar`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -30,6 +31,14 @@ class Row:
     rtol/atol: value-test tolerances for float32 (float64 uses 1e-10 relative).
     grad_tol: tolerance of derivative checks.
     out_dtype: expected output dtype name when it differs from the first input's.
+    scalar:   whether the row also runs with 0-d inputs (drawn by `at_scalar(sample)`).
+              None: when every kernel in `kernels` is elementwise (its shape rule maps
+              inputs of one shape to outputs of that shape); these rows also get
+              scalar-vs-tensor cases, one per shaped array input made 0-d alone.
+              True: all inputs 0-d only, for ops that take them but are not elementwise
+              broadcasting ops (reductions over all axes, casts, composites with empty
+              `kernels`, inputs that must match in shape). A tuple of argument indices:
+              True plus scalar-vs-tensor cases for those arguments only. False: never.
     """
 
     name: str
@@ -47,6 +56,7 @@ class Row:
     grad_tol: float = 1e-5
     out_dtype: str | None = None
     batched_jvp: bool = True
+    scalar: bool | tuple | None = None
     note: str = ""
 
 
@@ -59,3 +69,29 @@ def uniform(*shapes, low=-2.0, high=2.0):
 
 def positive(*shapes, low=0.5, high=2.0):
     return uniform(*shapes, low=low, high=high)
+
+
+def at_scalar(sample, only=None):
+    """`sample` with its array inputs replaced by 0-d arrays holding one of their elements.
+
+    All elements come from one random position of the inputs' broadcast shape, so inputs a
+    sampler draws jointly (x = q * y with q off integers, for floordiv) stay consistent.
+    `only`: the index of the one input to make 0-d (the others keep their shapes).
+    """
+    def draw(rng, dtype):
+        args = list(sample(rng, dtype))
+        arrays = [k for k, a in enumerate(args) if isinstance(a, np.ndarray)]
+        try:
+            full = np.broadcast_shapes(*(args[k].shape for k in arrays))
+        except ValueError:  # not broadcastable together: independent positions
+            full = None
+        pos = tuple(int(rng.integers(n)) for n in full) if full else ()
+        for k in arrays if only is None else (only,):
+            a = args[k]
+            if full is None:
+                at = tuple(int(rng.integers(n)) for n in a.shape)
+            else:  # the position's trailing dims; 0 where `a` broadcasts
+                at = tuple(0 if n == 1 else p for n, p in zip(a.shape, pos[len(pos) - a.ndim:]))
+            args[k] = np.array(a[at], dtype=a.dtype)
+        return args
+    return draw

@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from ..._core.dispatch import Alias
-from ._kernel import kernel
+from ._kernel import ensure_array, kernel
 
 
 @kernel("Reshape")
@@ -120,8 +120,9 @@ def pad_grad(i, a, b):
     g, paddings = i["x"], a["paddings"]
     if any(d < p + q for d, (p, q) in zip(g.shape, paddings)) or len(paddings) != g.ndim:
         raise ValueError(f"paddings {paddings} exceed shape {g.shape}")
-    if a["mode"] == "CONSTANT":
-        return g[tuple(slice(p, g.shape[k] - q) for k, (p, q) in enumerate(paddings))]
+    if a["mode"] == "CONSTANT":  # (indexing a 0-d g with () gives a scalar)
+        return ensure_array(
+            g[tuple(slice(p, g.shape[k] - q) for k, (p, q) in enumerate(paddings))])
     shift = 1 if a["mode"] == "REFLECT" else 0  # REFLECT does not repeat the edge
     for k, (p, q) in enumerate(paddings):
         if not (p or q):

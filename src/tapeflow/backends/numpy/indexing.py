@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..._core.errors import InvalidArgumentError
-from ._kernel import kernel
+from ._kernel import ensure_array, kernel
 
 
 def _slice_key(a):
@@ -60,7 +60,7 @@ def gather(i, a, b):
     axis, nbatch = a["axis"], a["batch_dims"]
     _check_range("GatherV2", idx, params.shape[axis])
     if nbatch == 0:
-        return np.take(params, idx, axis=axis)
+        return ensure_array(np.take(params, idx, axis=axis))  # 1-D params, 0-d index
     ps = params.shape
     bp, mp, rp = _prod(ps[:nbatch]), _prod(ps[nbatch:axis]), _prod(ps[axis + 1:])
     flat_idx = idx.reshape(bp, 1, -1, 1)

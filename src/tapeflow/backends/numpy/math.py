@@ -3,19 +3,19 @@ import numpy as np
 from scipy import special as _special
 
 from ..._core.dispatch import Alias
-from ._kernel import kernel
+from ._kernel import ensure_array, kernel
 
 _NATIVE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _unary(name: str, f):
     """Register `f(x)` as the kernel of a unary op named `name`."""
-    kernel(name)(lambda i, a, b: f(i["x"]))
+    kernel(name)(lambda i, a, b: ensure_array(f(i["x"])))
 
 
 def _binary(name: str, f):
     """Register `f(x, y)` as the kernel of a binary op named `name`."""
-    kernel(name)(lambda i, a, b: f(i["x"], i["y"]))
+    kernel(name)(lambda i, a, b: ensure_array(f(i["x"], i["y"])))
 
 
 def _special_fn(f):
@@ -23,9 +23,9 @@ def _special_fn(f):
     def run(*xs):
         dt = xs[-1].dtype
         if dt not in _NATIVE_FLOATS:
-            return f(*(x.astype(np.float32) for x in xs)).astype(dt)
+            return ensure_array(f(*(x.astype(np.float32) for x in xs)).astype(dt))
         out = f(*xs)
-        return out if out.dtype == dt else out.astype(dt)
+        return ensure_array(out if out.dtype == dt else out.astype(dt))
     return run
 
 
@@ -52,20 +52,20 @@ def _no_int_zero(op, x, y):
 def floor_div(i, a, b):
     x, y = i["x"], i["y"]
     _no_int_zero("floordiv", x, y)
-    return np.floor_divide(x, y)
+    return ensure_array(np.floor_divide(x, y))
 
 
 @kernel("FloorMod")
 def floor_mod(i, a, b):
     x, y = i["x"], i["y"]
     _no_int_zero("floormod", x, y)
-    return np.mod(x, y)
+    return ensure_array(np.mod(x, y))
 
 
 @kernel("SquaredDifference")
 def squared_difference(i, a, b):
-    d = np.subtract(i["x"], i["y"])
-    return np.multiply(d, d, out=d if isinstance(d, np.ndarray) else None)
+    d = ensure_array(np.subtract(i["x"], i["y"]))
+    return np.multiply(d, d, out=d)
 
 
 _unary("Neg", np.negative)
@@ -109,13 +109,13 @@ _unary("Atanh", np.arctanh)
 
 @kernel("Rsqrt")
 def rsqrt(i, a, b):
-    out = np.sqrt(i["x"])
-    return np.reciprocal(out, out=out if isinstance(out, np.ndarray) else None)
+    out = ensure_array(np.sqrt(i["x"]))
+    return np.reciprocal(out, out=out)
 
 
 @kernel("Atan2")
 def atan2(i, a, b):
-    return np.arctan2(i["y"], i["x"])
+    return ensure_array(np.arctan2(i["y"], i["x"]))
 
 
 _expit = _special_fn(_special.expit)
@@ -125,7 +125,7 @@ _expit = _special_fn(_special.expit)
 def sigmoid(i, a, b):
     x = i["x"]
     if x.dtype.kind == "c":
-        return np.reciprocal(1 + np.exp(-x))
+        return ensure_array(np.reciprocal(1 + np.exp(-x)))
     return _expit(x)
 
 
@@ -133,13 +133,13 @@ def sigmoid(i, a, b):
 def softplus(i, a, b):
     x = i["x"]
     # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large |x|.
-    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+    return ensure_array(np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))))
 
 
 @kernel("Softsign")
 def softsign(i, a, b):
     x = i["x"]
-    return x / (1 + np.abs(x))
+    return ensure_array(x / (1 + np.abs(x)))
 
 
 _unary("Erf", _special_fn(_special.erf))
@@ -222,9 +222,9 @@ def cast(i, a, b):
 @kernel("TanhGrad")
 def _tanh_grad(i, a, b):
     y, dy = i["y"], i["dy"]
-    if y.shape != dy.shape:
+    if y.shape != dy.shape:  # broadcasting: the result has rank >= 1, so is an array
         return (1 - y * y) * dy
-    out = np.multiply(y, y)
+    out = ensure_array(np.multiply(y, y))
     np.subtract(1, out, out=out)
     np.multiply(out, dy, out=out)
     return out
@@ -233,9 +233,9 @@ def _tanh_grad(i, a, b):
 @kernel("SigmoidGrad")
 def _sigmoid_grad(i, a, b):
     y, dy = i["y"], i["dy"]
-    if y.shape != dy.shape:
+    if y.shape != dy.shape:  # broadcasting: the result has rank >= 1, so is an array
         return y * (1 - y) * dy
-    out = np.subtract(1, y)
+    out = ensure_array(np.subtract(1, y))
     np.multiply(out, y, out=out)
     np.multiply(out, dy, out=out)
     return out

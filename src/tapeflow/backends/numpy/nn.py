@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..._core.errors import InvalidArgumentError
-from ._kernel import kernel
+from ._kernel import ensure_array, kernel
 
 # np.where with a data-dependent mask is several times slower than multiplying by the mask
 # on random data (branch misprediction), so the masked kernels below multiply.
@@ -10,30 +10,30 @@ from ._kernel import kernel
 
 @kernel("Relu")
 def relu(i, a, b):
-    return np.maximum(i["x"], 0)
+    return ensure_array(np.maximum(i["x"], 0))
 
 
 @kernel("ReluGrad")
 def relu_grad(i, a, b):
-    return i["dy"] * (i["y"] > 0)
+    return ensure_array(i["dy"] * (i["y"] > 0))
 
 
 @kernel("Relu6")
 def relu6(i, a, b):
-    return np.clip(i["x"], 0, 6)
+    return ensure_array(np.clip(i["x"], 0, 6))
 
 
 @kernel("Relu6Grad")
 def relu6_grad(i, a, b):
     y = i["y"]
-    return i["dy"] * ((y > 0) & (y < 6))
+    return ensure_array(i["dy"] * ((y > 0) & (y < 6)))
 
 
 @kernel("LeakyRelu")
 def leaky_relu(i, a, b):
     x = i["x"]
     # exact for any alpha (maximum(x, alpha * x) is only right for alpha <= 1)
-    return np.maximum(x, 0) + a["alpha"] * np.minimum(x, 0)
+    return ensure_array(np.maximum(x, 0) + a["alpha"] * np.minimum(x, 0))
 
 
 @kernel("LeakyReluGrad")
@@ -42,14 +42,14 @@ def leaky_relu_grad(i, a, b):
     scale = (i["x"] > 0).astype(dy.dtype)
     scale *= 1.0 - alpha
     scale += alpha
-    return dy * scale
+    return ensure_array(dy * scale)
 
 
 @kernel("Elu")
 def elu(i, a, b):
     x = i["x"]
     # expm1 of the negative part only: no overflow warnings for large positive inputs
-    return np.expm1(np.minimum(x, 0)) + np.maximum(x, 0)
+    return ensure_array(np.expm1(np.minimum(x, 0)) + np.maximum(x, 0))
 
 
 def _softmax(x, axis):
@@ -103,7 +103,7 @@ def bias_add(i, a, b):
 def softmax_cross_entropy(i, a, b):
     labels, axis = i["labels"], a["axis"]
     logsm = _log_softmax(i["logits"], axis)
-    loss = -np.sum(labels * logsm, axis=axis)
+    loss = ensure_array(-np.sum(labels * logsm, axis=axis))  # a scalar for 1-D logits
     # d loss / d logits = softmax * sum(labels) - labels (exact even for unnormalized labels)
     np.exp(logsm, out=logsm)
     logsm *= np.sum(labels, axis=axis, keepdims=True)
@@ -138,7 +138,7 @@ def sparse_softmax_cross_entropy(i, a, b):
 def sigmoid_cross_entropy(i, a, b):
     z, x = i["labels"], i["logits"]
     # max(x, 0) - x z + log(1 + exp(-|x|)): never exponentiates a large positive number
-    out = np.log1p(np.exp(-np.abs(x)))
+    out = ensure_array(np.log1p(np.exp(-np.abs(x))))
     out += np.maximum(x, 0)
     out -= x * z
     return out

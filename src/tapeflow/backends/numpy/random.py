@@ -3,7 +3,7 @@ import threading
 
 import numpy as np
 
-from ._kernel import kernel
+from ._kernel import ensure_array, kernel
 
 
 class _Cached(threading.local):
@@ -112,6 +112,6 @@ def dropout(i, a, b):
     x = i["x"]
     rate = a["rate"]
     u = _generator(a["seed"]).random(a["noise_shape"], dtype=_float_kind(x.dtype))
-    mask = (u >= rate).astype(x.dtype)
+    mask = ensure_array((u >= rate).astype(x.dtype))
     mask *= x.dtype.type(1.0 / (1.0 - rate))
-    return x * mask
+    return ensure_array(x * mask)

@@ -1,7 +1,7 @@
 """NumPy kernels of reductions, scans, top-k and add_n."""
 import numpy as np
 
-from ._kernel import kernel
+from ._kernel import ensure_array, kernel
 
 try:
     import ml_dtypes as _ml
@@ -14,7 +14,7 @@ except ImportError:  # pragma: no cover
 @kernel("Sum")
 def sum_(i, a, b):
     x = i["x"]
-    return np.sum(x, axis=a["axis"], keepdims=a["keepdims"], dtype=x.dtype)
+    return ensure_array(np.sum(x, axis=a["axis"], keepdims=a["keepdims"], dtype=x.dtype))
 
 
 @kernel("Mean")
@@ -27,16 +27,17 @@ def mean(i, a, b):
         s = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.int64 if x.dtype.kind == "i"
                    else np.uint64)
         q = np.abs(s) // max(n, 1) * np.sign(s) if x.dtype.kind == "i" else s // max(n, 1)
-        return q.astype(x.dtype)
+        return ensure_array(q.astype(x.dtype))
     if x.dtype in _HALF:  # accumulate half precision in float32
-        return np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
-    return np.mean(x, axis=axis, keepdims=keepdims)
+        return ensure_array(
+            np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float32).astype(x.dtype))
+    return ensure_array(np.mean(x, axis=axis, keepdims=keepdims))
 
 
 def _extreme(x, axis, keepdims, fn, empty_value):
     if x.size == 0:  # like TensorFlow: an empty reduction gives the identity element
-        return fn(x, axis=axis, keepdims=keepdims, initial=empty_value)
-    return fn(x, axis=axis, keepdims=keepdims)
+        return ensure_array(fn(x, axis=axis, keepdims=keepdims, initial=empty_value))
+    return ensure_array(fn(x, axis=axis, keepdims=keepdims))
 
 
 @kernel("Max")
@@ -56,7 +57,7 @@ def min_(i, a, b):
 @kernel("Prod")
 def prod(i, a, b):
     x = i["x"]
-    return np.prod(x, axis=a["axis"], keepdims=a["keepdims"], dtype=x.dtype)
+    return ensure_array(np.prod(x, axis=a["axis"], keepdims=a["keepdims"], dtype=x.dtype))
 
 
 @kernel("LogSumExp")
@@ -65,33 +66,33 @@ def logsumexp(i, a, b):
     axis, keepdims = a["axis"], a["keepdims"]
     if x.size == 0:
         with np.errstate(divide="ignore"):
-            return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
+            return ensure_array(np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims)))
     m = np.max(x, axis=axis, keepdims=True)
     # Shift by the max for stability; an infinite max (all -inf, or +inf) is not shifted.
     m = np.where(np.isfinite(m), m, np.zeros((), x.dtype))
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else np.squeeze(out, axis=axis)
+    return ensure_array(out if keepdims else np.squeeze(out, axis=axis))  # 0-d x: a scalar
 
 
 @kernel("Any")
 def any_(i, a, b):
-    return np.any(i["x"], axis=a["axis"], keepdims=a["keepdims"])
+    return ensure_array(np.any(i["x"], axis=a["axis"], keepdims=a["keepdims"]))
 
 
 @kernel("All")
 def all_(i, a, b):
-    return np.all(i["x"], axis=a["axis"], keepdims=a["keepdims"])
+    return ensure_array(np.all(i["x"], axis=a["axis"], keepdims=a["keepdims"]))
 
 
 @kernel("ArgMax")
 def argmax(i, a, b):
-    return np.argmax(i["x"], axis=a["axis"]).astype(a["output_type"]._np)
+    return ensure_array(np.argmax(i["x"], axis=a["axis"]).astype(a["output_type"]._np))
 
 
 @kernel("ArgMin")
 def argmin(i, a, b):
-    return np.argmin(i["x"], axis=a["axis"]).astype(a["output_type"]._np)
+    return ensure_array(np.argmin(i["x"], axis=a["axis"]).astype(a["output_type"]._np))
 
 
 def _descending_order(x):
@@ -179,9 +180,7 @@ def add_n(i, a, b):
     xs = i["inputs"]
     if len(xs) == 1:
         return xs[0].copy()
-    out = np.add(xs[0], xs[1])
-    if type(out) is not np.ndarray:  # 0-d inputs give a NumPy scalar
-        out = np.asarray(out)
+    out = ensure_array(np.add(xs[0], xs[1]))
     for x in xs[2:]:
         np.add(out, x, out=out)
     return out
