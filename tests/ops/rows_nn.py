@@ -202,10 +202,10 @@ ROWS = [
         note="selu(inf) is inf (TensorFlow), not relu and elu terms giving inf - inf"),
     Row("nn.selu/vjp_inf", vjp_of(tf.nn.selu),
         lambda x, u: u * SELU_SCALE * np.where(x >= 0, 1.0, SELU_ALPHA * np.exp(x)),
-        fixed(INFS, cotangent=True), kernels=("Elu",), grad=False,
+        fixed(INFS, cotangent=True), kernels=("Elu",), grad=False, scalar=True,
         note="slope scale at x >= 0 (TensorFlow's SeluGrad), scale at inf"),
     Row("nn.elu/vjp_inf", vjp_of(tf.nn.elu), lambda x, u: u * np.where(x > 0, 1.0, np.exp(x)),
-        fixed(INFS, cotangent=True), kernels=("Elu",), grad=False),
+        fixed(INFS, cotangent=True), kernels=("Elu",), grad=False, scalar=True),
     # ---- smooth activations (composites)
     Row("nn.gelu", tf.nn.gelu, lambda x: 0.5 * x * (1 + special.erf(x / np.sqrt(2))),
         uniform((3, 4), low=-4, high=4), kernels=(), scalar=True),
@@ -332,7 +332,7 @@ ROWS = [
         lambda z, x, u: [-u * x, u * (special.expit(x) - z)],
         lambda rng, dtype: [rng.uniform(0, 1, 6).astype(dtype), EXTREME.astype(dtype),
                             rng.uniform(-2, 2, 6).astype(dtype)],
-        kernels=("SigmoidCrossEntropyWithLogits",)),
+        kernels=("SigmoidCrossEntropyWithLogits",), scalar=True),
     # ---- l2_loss, moments, batch_normalization
     Row("nn.l2_loss", tf.nn.l2_loss, lambda x: np.sum(x ** 2) / 2, uniform((3, 4)),
         kernels=("L2Loss",), scalar=True),
