@@ -173,7 +173,13 @@ def _run_hooked(name: str, inputs: dict, attrs: dict):
         if impl is not None:
             return _run_composite(name, impl, inputs, attrs)
         func = _kernel_for(name, backend)
-    natives, inputs = _natives(inputs, backend)
+    natives = {}
+    for key, v in inputs.items():
+        if type(v) is Tensor and v._nb is backend:
+            natives[key] = v._native
+        else:
+            natives, inputs = _natives(inputs, backend)
+            break
     profilers = c["profilers"]
     if profilers:
         b0, n0, t0 = counters[2], counters[0], _time.perf_counter()

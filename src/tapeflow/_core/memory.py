@@ -23,6 +23,7 @@ from .variable import Variable
 
 _NP2DT = _dt._BY_NP
 _new_tensor = Tensor.__new__
+_new_buffer = Buffer.__new__
 _next_id = _ids.__next__
 
 
@@ -34,10 +35,13 @@ def wrap_native(arr, backend: Backend | None = None) -> Tensor:
         arr = backend.to_native(arr)
     dtype = _NP2DT.get(arr.dtype) or _dt.from_numpy(arr.dtype)
     nbytes = arr.nbytes
+    buf = _new_buffer(Buffer)  # Buffer(...) without the __init__ call: the hot path
+    buf.native, buf.data_id, buf.backend = arr, backend.write(arr, arr.shape, dtype), backend
+    buf.nbytes, buf.refs = nbytes, 1
     t = _new_tensor(Tensor)
     t._native = arr
     t._nb = backend
-    t._buf = Buffer(arr, backend.write(arr, arr.shape, dtype), backend, nbytes)
+    t._buf = buf
     t._shape = arr.shape
     t.dtype = dtype
     t.id = _next_id()

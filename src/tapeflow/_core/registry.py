@@ -43,7 +43,7 @@ class OpDef:
     """What the engine knows of an op besides its kernels: input names, list inputs, the
     output count (known before any kernel runs) and, for composite ops, `impl`."""
 
-    __slots__ = ("name", "inputs", "list_inputs", "num_outputs", "impl", "site")
+    __slots__ = ("name", "inputs", "list_inputs", "num_outputs", "list_output", "impl", "site")
 
     def __init__(self, name, inputs, list_inputs=(), num_outputs=1, impl=None, site=""):
         self.name, self.inputs = name, tuple(inputs)
@@ -51,6 +51,8 @@ class OpDef:
         # an int, or `fn(shapes, dtypes, attrs) -> int`, or None for a list output whose
         # length the shape rule gives (Split, Unstack); user kernels: None, no shape rule
         self.num_outputs = num_outputs
+        # rules see the outputs (and cotangents) as a list even when a call made one piece
+        self.list_output = False
         self.impl = impl
         self.site = site
 
@@ -64,14 +66,6 @@ class OpDef:
             return len(rule(*shape_args)) if rule is not None else None
         return n(*shape_args) if callable(n) else n
 
-    def returns_list(self, num_outs: int) -> bool:
-        """Whether rules see the outputs (and their cotangents) as a list: ops with several
-        outputs, and list-output ops (num_outputs None: Split, Unstack) even when one call
-        made a single piece."""
-        n = self.num_outputs
-        if n is None and self.name in SHAPES:
-            return True
-        return n != 1 if type(n) is int else num_outs != 1
 
 
 # name -> backend name -> KernelEntry
@@ -354,6 +348,7 @@ def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, v
     site = _caller_site()
     _claim("op", name, override, site)
     op = OpDef(name, inputs, list_inputs, num_outputs, impl, site)
+    op.list_output = num_outputs is None and shape is not None  # Split, Unstack
     OPS[name] = op
     if shape is not None:
         SHAPES[name] = shape

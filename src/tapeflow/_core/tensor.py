@@ -27,7 +27,8 @@ class Buffer:
     """Backend data shared by the tensors that view it (reshape, identity share one).
 
     Bytes are counted once per buffer; the data is freed in its backend when the last
-    tensor viewing it lets go (`drop`), whether by dispose(), a tidy scope or the GC.
+    tensor viewing it lets go (Tensor.__del__), whether by dispose(), a tidy scope or
+    the garbage collector.
     """
 
     __slots__ = ("native", "data_id", "backend", "nbytes", "refs")
@@ -36,18 +37,6 @@ class Buffer:
         self.native, self.data_id, self.backend = native, data_id, backend
         self.nbytes, self.refs = nbytes, refs
 
-    def drop(self, tensor_id: int) -> None:
-        """One tensor (`tensor_id`) viewing this buffer is gone."""
-        counters[0] -= 1
-        self.refs -= 1
-        if self.refs == 0:
-            self.backend.dispose_data(self.data_id)
-            counters[1] -= 1
-            counters[2] -= self.nbytes
-            self.native = None
-        if death_listeners:
-            for listener in list(death_listeners):
-                listener(tensor_id)
 
 
 class TensorShape(tuple):
@@ -209,16 +198,26 @@ class Tensor:
         self._release()
 
     def __del__(self):
+        # The one place a tensor lets go of its buffer (inline: it runs for every tensor).
         buf = self._buf
-        if buf is not None:
-            buf.drop(self.id)
+        if buf is None:
+            return
+        counters[0] -= 1
+        refs = buf.refs = buf.refs - 1
+        if refs == 0:
+            buf.backend.dispose_data(buf.data_id)
+            counters[1] -= 1
+            counters[2] -= buf.nbytes
+            buf.native = None
+        if death_listeners:
+            for listener in list(death_listeners):
+                listener(self.id)
 
     def _release(self) -> None:
         """Let go of the buffer now (dispose(), tidy): later use raises DisposedError."""
-        buf = self._buf
-        if buf is not None and self.id not in pinned_ids:
+        if self._buf is not None and self.id not in pinned_ids:
+            self.__del__()
             self._buf = self._native = self._nb = None
-            buf.drop(self.id)
 
     def _read(self) -> np.ndarray:
         """The value as a NumPy array (no copy when the backend's arrays are NumPy's)."""

@@ -318,8 +318,7 @@ def _accumulate(acc, i: int, accs: list, name: str, inputs: dict, attrs: dict,
             result = _transpose_vjp(acc, name, inputs, attrs, outs)
         else:
             op = OPS.get(name)
-            ans = list(outs) if not single or op is not None and op.returns_list(1) \
-                else outs[0]
+            ans = list(outs) if not single or op is not None and op.list_output else outs[0]
             result = rule.call(inputs, _tangents_of(acc, inputs), ans, attrs,
                                _adder(acc, outs))
         if result is not None:

@@ -18,10 +18,14 @@ from .._core.variable import Variable
 
 class Backward:
     """A recorded op's backward function: `bwd(out_grads, needs)` -> one gradient per flat
-    input (None where not needed). It holds only what its VJP rule reads."""
+    input (None where not needed). It holds only what its VJP rule reads.
+
+    `layout` is [(input name, None | list length)] and `in_shapes` the flat input shapes;
+    `multi`: the rule gets `g` (and `ans`) as lists; `lists`: some input is a list.
+    """
 
     __slots__ = ("name", "rule", "env", "attrs", "layout", "in_shapes", "needed",
-                 "out_meta", "multi", "site", "__weakref__")
+                 "out_meta", "multi", "lists", "site", "__weakref__")
 
     def __call__(self, out_grads: list, needs: list) -> list:
         rule = self.rule
@@ -29,63 +33,73 @@ class Backward:
             raise LookupError(f"No gradient defined for operation {self.name!r}; register one "
                               "with tf.register_gradient or wrap it with tf.custom_gradient")
         layout, shapes, needed = self.layout, self.in_shapes, self.needed
-        wanted, pos = [], 0
-        for name, count in layout:
-            n = 1 if count is None else count
-            if name in needed and (needs[pos] if n == 1 and count is None
-                                   else any(needs[pos:pos + n])):
-                wanted.append(name)
-            pos += n
+        if not self.lists:  # one flat slot per input: the common case, kept cheap
+            wanted = tuple([k for (k, _), need in zip(layout, needs) if need and k in needed])
+        else:
+            wanted, pos = [], 0
+            for name, count in layout:
+                n = 1 if count is None else count
+                if name in needed and any(needs[pos:pos + n]):
+                    wanted.append(name)
+                pos += n
+            wanted = tuple(wanted)
         if not wanted:
             return [None] * len(needs)
         if not self.multi and rule.passthrough.issuperset(wanted):
             g = out_grads[0]  # inputs whose gradient is g itself: no rule call
             result = {k: g for k in wanted}
         else:
-            result = self._call_rule(rule, out_grads, tuple(wanted))
-        flat, pos = [], 0
-        for name, count in layout:
-            g = result.get(name)
-            if count is None:
-                flat.append(_fit(g, shapes[pos]))
-                pos += 1
+            env = self.env.copy()
+            env["g"] = self._cotangents(out_grads) if self.multi else out_grads[0]
+            if rule.shape_params:
+                self._shapes_into(env, rule.shape_params)
+            if debug_on[0]:
+                ctx.backward_of.append((self.name, self.site))
+                try:
+                    result = rule.call(env, self.attrs, wanted)
+                finally:
+                    ctx.backward_of.pop()
             else:
-                for gi in (g if g is not None else [None] * count):
-                    flat.append(_fit(gi, shapes[pos]))
+                result = rule.call(env, self.attrs, wanted)
+        flat = []
+        if not self.lists:
+            for (name, _), shape in zip(layout, shapes):
+                g = result.get(name)
+                flat.append(_fit(g, shape) if type(g) is Tensor and g._shape != shape else g)
+        else:
+            pos = 0
+            for name, count in layout:
+                g = result.get(name)
+                if count is None:
+                    flat.append(_fit(g, shapes[pos]))
                     pos += 1
+                else:
+                    for gi in (g if g is not None else [None] * count):
+                        flat.append(_fit(gi, shapes[pos]))
+                        pos += 1
         if debug_on[0]:
             check_numerics(self.name, {"g": [g for g in out_grads if g is not None]}, flat,
                            "backward", source=self.site)
         return flat
 
-    def _call_rule(self, rule, out_grads: list, wanted: tuple) -> dict:
-        env = self.env.copy()
-        if not self.multi:
-            env["g"] = out_grads[0]
-        else:
-            grads = list(out_grads)
-            if rule.zeros_for_none:
-                ops = _tensor_mod._ops
-                for i, g in enumerate(grads):
-                    if g is None:
-                        shape, dtype = self.out_meta[i]
-                        grads[i] = ops.zeros(shape, dtype)
-            env["g"] = grads
-        if rule.shape_params:
-            pos = 0
-            for name, count in self.layout:
-                n = 1 if count is None else count
-                if name in rule.shape_params:
-                    env[name + "_shape"] = (self.in_shapes[pos] if count is None
-                                            else self.in_shapes[pos:pos + n])
-                pos += n
-        if not debug_on[0]:
-            return rule.call(env, self.attrs, wanted)
-        ctx.backward_of.append((self.name, self.site))
-        try:
-            return rule.call(env, self.attrs, wanted)
-        finally:
-            ctx.backward_of.pop()
+    def _cotangents(self, out_grads: list) -> list:
+        grads = list(out_grads)
+        if self.rule.zeros_for_none:
+            for i, g in enumerate(grads):
+                if g is None:
+                    shape, dtype = self.out_meta[i]
+                    grads[i] = _tensor_mod._ops.zeros(shape, dtype)
+        return grads
+
+    def _shapes_into(self, env: dict, names: tuple) -> None:
+        """`<input>_shape` entries for the rule (a list of shapes for a list input)."""
+        pos = 0
+        for name, count in self.layout:
+            n = 1 if count is None else count
+            if name in names:
+                env[name + "_shape"] = (self.in_shapes[pos] if count is None
+                                        else self.in_shapes[pos:pos + n])
+            pos += n
 
 
 def _fit(g, shape):
@@ -112,7 +126,7 @@ def _layout(op, inputs: dict) -> tuple[list, list]:
 
 
 def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
-                  layout=None, in_shapes=None) -> Backward:
+                  layout=None, in_shapes=None, lists=None) -> Backward:
     """The backward function of one op call, keeping only what the VJP rule of the
     inputs in `needed` (names) reads. Used by tapes and by forward mode's fallback."""
     op = _reg.OPS.get(name) or _reg.ensure_op(name, inputs)
@@ -125,18 +139,22 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
     bwd.name, bwd.rule, bwd.attrs = name, rule, attrs
     bwd.layout, bwd.in_shapes, bwd.needed = layout, in_shapes, needed
     bwd.out_meta = [(o._shape, o.dtype) for o in outs]
-    # rules of multi-output ops get lists, even when one call made a single output
-    bwd.multi = op.returns_list(len(outs))
+    bwd.multi = len(outs) != 1 or op.list_output
+    if lists is None:
+        lists = any(c is not None for _, c in layout)
+    bwd.lists = lists
     bwd.site = user_site() if debug_on[0] else None
     env = {}
     if rule is not None:
         save_inputs, save_outputs = rule.saves(needed)
         for k in save_inputs:
-            v = inputs.get(k)
-            env[k] = v
-            for m in (v if isinstance(v, (list, tuple)) else (v,)):
-                if type(m) is Tensor:
-                    m._kept = True  # the tape, not the tidy scope, now decides its life
+            v = env[k] = inputs.get(k)
+            if type(v) is Tensor:
+                v._kept = True  # the tape, not the tidy scope, now decides its life
+            elif type(v) is list or type(v) is tuple:
+                for m in v:
+                    if type(m) is Tensor:
+                        m._kept = True
         if save_outputs:
             for o in outs:
                 o._kept = True
@@ -145,19 +163,9 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
     return bwd
 
 
-def _variables_read(inputs: dict):
-    for v in inputs.values():
-        if type(v) is Tensor:
-            continue
-        if isinstance(v, Variable):
-            yield v
-        elif isinstance(v, (list, tuple)):
-            yield from (m for m in v if isinstance(m, Variable))
-
-
-def _on_variables(c, inputs: dict, outs: list) -> None:
+def _on_variables(c, variables, outs: list) -> None:
     """The op read (or, with no outputs, wrote) variables: tell watchers and tapes."""
-    for var in _variables_read(inputs):
+    for var in variables:
         if not outs:  # an assignment: tape.explain() reports it if the variable is a source
             note_event("assign", var.id)
             continue
@@ -168,34 +176,59 @@ def _on_variables(c, inputs: dict, outs: list) -> None:
             tp.variable_accessed(var)
 
 
-def record(name: str, inputs: dict, attrs: dict, outs: list) -> None:
-    """Put an op on every recording tape that watches one of its trainable inputs."""
-    c = ctx
+def _variables_in(inputs: dict) -> list:
+    found = []
     for v in inputs.values():
-        if type(v) is not Tensor and (isinstance(v, Variable) or type(v) is list):
-            _on_variables(c, inputs, outs)
-            break
+        if type(v) is list or type(v) is tuple:
+            found.extend(m for m in v if isinstance(m, Variable))
+        elif type(v) is not Tensor and isinstance(v, Variable):
+            found.append(v)
+    return found
+
+
+def _on_any(i: int, tapes: list) -> bool:
+    for tp in tapes:
+        if i in tp.tensor_tape:
+            return True
+    return False
+
+
+def record(name: str, inputs: dict, attrs: dict, outs: list) -> None:
+    """Put an op on every recording tape that watches one of its trainable inputs
+    (installed as dispatch's record hook; also runs for variable watchers alone)."""
+    c = ctx
     all_tapes = c.tapes
     if not all_tapes or not outs:
+        _on_variables(c, _variables_in(inputs), outs)
         return
     op = _reg.OPS.get(name) or _reg.ensure_op(name, inputs)
     single = all_tapes[0].tensor_tape if len(all_tapes) == 1 else None
-    ids, needed, layout, in_shapes, trainable = [], [], [], [], []
+    ids, needed, layout, in_shapes = [], [], [], []
+    lists = False
     for k in (op.inputs if op.inputs else inputs):
         v = inputs.get(k)
         if v is None:
             continue
+        if type(v) is Tensor:
+            i = v.id
+            ids.append(i)
+            layout.append((k, None))
+            in_shapes.append(v._shape)
+            if v.dtype.is_trainable and (i in single if single is not None
+                                         else _on_any(i, all_tapes)):
+                needed.append(k)
+            continue
+        # a variable (resource input) or a list of tensors and variables
         members = v if type(v) is list or type(v) is tuple else None
+        lists = lists or members is not None
+        _on_variables(c, [m for m in (members or (v,)) if isinstance(m, Variable)], outs)
         layout.append((k, None if members is None else len(members)))
         hit = False
         for m in (members if members is not None else (v,)):
             i = m.id
             ids.append(i)
             in_shapes.append(m._shape)
-            ok = m.dtype.is_trainable
-            trainable.append(ok)
-            if ok and not hit and (i in single if single is not None else
-                                   any(i in tp.tensor_tape for tp in all_tapes)):
+            if not hit and m.dtype.is_trainable and _on_any(i, all_tapes):
                 hit = True
         if hit:
             needed.append(k)
@@ -204,9 +237,10 @@ def record(name: str, inputs: dict, attrs: dict, outs: list) -> None:
     if single is not None:
         recording = all_tapes
     else:
-        recording = [tp for tp in all_tapes if any(
-            ok and i in tp.tensor_tape for i, ok in zip(ids, trainable))]
-    if not any(o.dtype.is_trainable for o in outs) or _reg.GRADIENTS.get(name, 0) is None:
+        trainable = [i for i, m in zip(ids, _members(op, inputs)) if m.dtype.is_trainable]
+        recording = [tp for tp in all_tapes if any(i in tp.tensor_tape for i in trainable)]
+    if not outs[0].dtype.is_trainable and not any(o.dtype.is_trainable for o in outs) \
+            or _reg.GRADIENTS.get(name, 0) is None:
         for tp in recording:  # remembered for tape.explain(): the gradient path breaks here
             events = getattr(tp, "events", None)
             if events is not None:
@@ -215,10 +249,20 @@ def record(name: str, inputs: dict, attrs: dict, outs: list) -> None:
                     if i in tp.tensor_tape:
                         events.append(("nondiff", i, name, site))
         return
-    bwd = make_backward(name, inputs, attrs, outs, tuple(needed), layout, in_shapes)
+    bwd = make_backward(name, inputs, attrs, outs, tuple(needed), layout, in_shapes, lists)
     out_ids = [o.id for o in outs]
     for tp in recording:
         tp.record_operation(name, out_ids, bwd.out_meta, ids, bwd)
+
+
+def _members(op, inputs: dict) -> list:
+    """The flat inputs of one call, in layout order."""
+    flat = []
+    for k in (op.inputs if op.inputs else inputs):
+        v = inputs.get(k)
+        if v is not None:
+            flat.extend(v if type(v) is list or type(v) is tuple else (v,))
+    return flat
 
 
 def note_event(kind: str, tensor_id: int) -> None:
