@@ -100,8 +100,9 @@ def run_kernel(kernel_name: str, inputs: dict, attrs: dict | None = None) -> Any
     """
     if attrs is None:
         attrs = _EMPTY
-    if ctx.active:
-        return _run_hooked(kernel_name, inputs, attrs)
+    # The one context check, made before any native data is touched: a tracing context
+    # (issue #9) takes the call here, when `hooked`, and runs the op's shape rule instead.
+    hooked = ctx.active
     backend = _backends.active or _backends.ensure_active()
     func = _fast_kernels.get(kernel_name)
     if func is None:
@@ -116,6 +117,8 @@ def run_kernel(kernel_name: str, inputs: dict, attrs: dict | None = None) -> Any
         else:
             natives, inputs = _natives(inputs, backend)
             break
+    if hooked:
+        return _run_hooked(kernel_name, func, inputs, natives, attrs, backend)
     try:
         out = func(natives, attrs, backend)
     except DisposedError:
@@ -162,24 +165,9 @@ def _wrap(o, inputs, backend):
     return wrap_native(o, backend)
 
 
-def _run_hooked(name: str, inputs: dict, attrs: dict):
+def _run_hooked(name: str, func, inputs: dict, natives: dict, attrs: dict, backend: Backend):
     """The slow path: profiling, numeric checks, tape recording, forward accumulation."""
     c = ctx.__dict__  # one thread-local lookup instead of one per field
-    # (A tracing context takes over here, before native data is touched: issue #9.)
-    backend = _backends.active or _backends.ensure_active()
-    func = _fast_kernels.get(name)
-    if func is None:
-        impl = _reg.COMPOSITES.get(name)
-        if impl is not None:
-            return _run_composite(name, impl, inputs, attrs)
-        func = _kernel_for(name, backend)
-    natives = {}
-    for key, v in inputs.items():
-        if type(v) is Tensor and v._nb is backend:
-            natives[key] = v._native
-        else:
-            natives, inputs = _natives(inputs, backend)
-            break
     profilers = c["profilers"]
     if profilers:
         b0, n0, t0 = counters[2], counters[0], _time.perf_counter()

@@ -15,6 +15,8 @@ from .._core import nest
 from .._core.convert import convert_to_tensor
 from .._core.tensor import IndexedSlices, Tensor
 from .._core.variable import Variable
+from .forward import ForwardAccumulator
+from .gradient_tape import GradientTape
 
 
 def _as_tensors(args):
@@ -51,8 +53,6 @@ def _rand_like(rng, t):
 
 
 def _analytic(f, xs, vs, us, mode):
-    from .forward import ForwardAccumulator
-    from .gradient_tape import GradientTape
     if mode == "rev":
         with GradientTape() as tape:
             for x in xs:
@@ -69,8 +69,6 @@ def _analytic(f, xs, vs, us, mode):
 
 def _first_derivative_fn(f, us, vs, mode):
     """x -> the analytic first derivative as tensors (differentiable again)."""
-    from .forward import ForwardAccumulator
-    from .gradient_tape import GradientTape
 
     def rev(*xs):
         with GradientTape() as tape:
@@ -137,7 +135,6 @@ def compute_gradient(f: Callable, x: Sequence[Any], delta: float | None = None) 
     Example:
         >>> theo, num = tf.test.compute_gradient(tf.square, [np.array([1.0, 2.0])])
     """
-    from .gradient_tape import GradientTape
     if not isinstance(x, (list, tuple)):
         raise ValueError("compute_gradient: `x` must be a list or tuple of arguments of f "
                          f"(got {type(x).__name__}), as in TensorFlow")

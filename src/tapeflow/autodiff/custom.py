@@ -19,6 +19,7 @@ from .._core.errors import InvalidArgumentError
 from .._core.registry import define_op
 from .._core.tensor import Tensor
 from .._core.variable import Variable
+from ..ops.array import stop_gradient as _stop_gradient
 from .gradient_tape import GradientTape
 
 
@@ -27,8 +28,7 @@ def stop_gradient(input, name=None) -> Tensor:
 
     Example: `tf.stop_gradient(x) * x` has gradient `x` with respect to `x`.
     """
-    from ..ops.array import stop_gradient as _sg
-    return _sg(input)
+    return _stop_gradient(input)
 
 
 class _Call:

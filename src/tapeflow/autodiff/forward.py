@@ -12,6 +12,7 @@ what makes forward-over-forward, forward-over-reverse and reverse-over-forward w
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 from typing import Any, Callable
 
@@ -186,7 +187,6 @@ class ForwardAccumulator:
                 f"ForwardAccumulator: tangent {describe(tangent)} does not match the shape of "
                 f"its primal {describe(primal)}")
         if not dtype.is_trainable:
-            import warnings
             warnings.warn(f"ForwardAccumulator: primal {describe(primal)} has a non-trainable "
                           "dtype; it gets no tangent (watch floating or complex tensors)",
                           stacklevel=4)

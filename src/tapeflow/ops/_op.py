@@ -8,12 +8,14 @@ arrive as keyword arguments. Example (the whole definition of Sin, kernel aside)
 """
 from __future__ import annotations
 
+import inspect
 import numbers
 from typing import Callable
 
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import tensor as _tensor_mod
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
@@ -31,7 +33,6 @@ def derived(params, fn):
 
 
 def _names(fn):
-    import inspect
     return [p.name for p in inspect.signature(fn).parameters.values()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
@@ -54,9 +55,23 @@ def elementwise(dfdx: Callable, name: str = "x") -> dict:
             "jvp": {name: derived(["t", *params], jvp)}}
 
 
+def linear(op: Callable, name: str = "x") -> dict:
+    """The JVP of an op linear in input `name`: the op itself applied to the tangent.
+
+    Example: `defop("Neg", ["x"], vjp={"x": lambda g: negative(g)}, **linear(negative))`.
+    """
+    return {"jvp": {name: derived(["t"], lambda t, **attrs: op(t))}}
+
+
+def nondifferentiable() -> dict:
+    """Marks an op whose outputs are integer or boolean: no VJP, no JVP, and tapes and
+    accumulators stop there. Example: `defop("Equal", ["x", "y"], **nondifferentiable())`.
+    """
+    return {"differentiable": False}
+
+
 def _conj(x):
-    from . import math as m
-    return m.conj(x)
+    return _tensor_mod._ops.conj(x)  # through the op namespace: _op is below the families
 
 
 # --------------------------------------------------------------------------- shapes

@@ -10,8 +10,8 @@ from .._core.dispatch import run_kernel
 from .._core.memory import scalar_constant, wrap_native
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from ._op import (align_tangent, binary_operands, broadcast_shapes, defop, elementwise,
-                  passthrough, to_tensor)
+from ._op import (align_tangent, binary_operands, broadcast_shapes, defop, elementwise, linear,
+                  nondifferentiable, passthrough, to_tensor)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod", "mod",
@@ -244,7 +244,7 @@ def negative(x, name=None) -> Tensor:
 
 
 defop("Neg", ["x"], shape=_same_shape,
-      vjp={"x": lambda g: negative(g)}, jvp={"x": lambda t: negative(t)})
+      vjp={"x": lambda g: negative(g)}, **linear(negative))
 
 
 def abs(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
@@ -698,7 +698,7 @@ def is_finite(x, name=None) -> Tensor:
 
 
 for _name in ("IsNan", "IsInf", "IsFinite"):
-    defop(_name, ["x"], shape=_unary_shape(_bool_out), differentiable=False)
+    defop(_name, ["x"], shape=_unary_shape(_bool_out), **nondifferentiable())
 
 
 def equal(x, y, name=None) -> Tensor:
@@ -768,8 +768,8 @@ for _name, _public in (("Equal", "equal"), ("NotEqual", "not_equal"), ("Less", "
                    ("LessEqual", "less_equal"), ("Greater", "greater"),
                    ("GreaterEqual", "greater_equal"), ("LogicalAnd", "logical_and"),
                    ("LogicalOr", "logical_or"), ("LogicalXor", "logical_xor")):
-    defop(_name, ["x", "y"], shape=_binary_shape(_public, out=_bool_out), differentiable=False)
-defop("LogicalNot", ["x"], shape=_unary_shape(_bool_out), differentiable=False)
+    defop(_name, ["x", "y"], shape=_binary_shape(_public, out=_bool_out), **nondifferentiable())
+defop("LogicalNot", ["x"], shape=_unary_shape(_bool_out), **nondifferentiable())
 
 
 # --------------------------------------------------------------------------- complex numbers
@@ -785,7 +785,7 @@ def real(input, name=None) -> Tensor:  # noqa: A002 - TensorFlow's argument name
 
 # Real and Imag are R-linear: the cotangent g (real) maps back to g and i*g.
 defop("Real", ["x"], shape=_unary_shape(_real_out),
-      vjp={"x": lambda g: complex(g, 0.0)}, jvp={"x": lambda t: real(t)})
+      vjp={"x": lambda g: complex(g, 0.0)}, **linear(real))
 
 
 def imag(input, name=None) -> Tensor:  # noqa: A002
@@ -798,7 +798,7 @@ def imag(input, name=None) -> Tensor:  # noqa: A002
 
 
 defop("Imag", ["x"], shape=_unary_shape(_real_out),
-      vjp={"x": lambda g: complex(0.0, g)}, jvp={"x": lambda t: imag(t)})
+      vjp={"x": lambda g: complex(0.0, g)}, **linear(imag))
 
 
 def conj(x, name=None) -> Tensor:
@@ -811,7 +811,7 @@ def conj(x, name=None) -> Tensor:
 
 
 defop("Conj", ["x"], shape=_same_shape,
-      vjp={"x": lambda g: conj(g)}, jvp={"x": lambda t: conj(t)})
+      vjp={"x": lambda g: conj(g)}, **linear(conj))
 
 
 def angle(input, name=None) -> Tensor:  # noqa: A002
