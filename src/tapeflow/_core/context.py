@@ -22,16 +22,37 @@ class Context(threading.local):
         self.watchers: list = []        # variable watchers (custom_gradient collects reads)
         self.profilers: list = []
         self.debug = False
-        self.backward_of: list = []     # (op name, site) of backward rules running (debug)
-        self.active = False
+        # (op name, site, "backward"/"JVP") of the rules running now: debug mode blames
+        # the op being differentiated for a NaN that one of its rule's ops produces
+        self.rule_of: list = []
+        self.active = debug_on[0]
+        with _lock:  # so set_debug can reach this thread's state too
+            _states[threading.get_ident()] = self.__dict__
 
     def refresh(self) -> None:
         self.active = bool(self.tapes or self.accs or self.watchers or self.profilers
                            or self.debug or debug_on[0])
 
 
-ctx = Context()
+def set_debug_everywhere(on: bool) -> None:
+    """Switch the process-wide debug check for every thread's context, not only this
+    one: each thread's hot path reads only its own `active` flag."""
+    debug_on[0] = bool(on)
+    alive = {t.ident for t in threading.enumerate()}
+    with _lock:
+        for ident in list(_states):
+            if ident not in alive:
+                del _states[ident]  # a finished thread (ids may be reused: checked first)
+                continue
+            state = _states[ident]
+            state["active"] = bool(state["tapes"] or state["accs"] or state["watchers"]
+                                   or state["profilers"] or state["debug"] or debug_on[0])
+
+
 debug_on = [False]  # config.set_debug: process-wide, read through a list for speed
+_states: dict = {}  # thread id -> that thread's context state (its attribute dict)
+_lock = threading.Lock()
+ctx = Context()
 
 
 class Hooks:

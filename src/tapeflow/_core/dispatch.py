@@ -22,7 +22,7 @@ import numpy as np
 
 from . import registry as _reg
 from .backends import REGISTRY as _backends, Backend
-from .context import ctx, debug_on, hooks
+from .context import ctx, debug_on, hooks, set_debug_everywhere
 from .convert import convert_to_tensor
 from .errors import DisposedError, InvalidArgumentError, NotFoundError, describe
 from .memory import counters, native_of, share, wrap_native
@@ -282,9 +282,8 @@ class no_recording:
 
 
 def set_debug(on: bool) -> None:
-    """Check every kernel's outputs for NaN/Inf (config.set_debug)."""
-    debug_on[0] = bool(on)
-    ctx.refresh()
+    """Check every kernel's outputs for NaN/Inf (config.set_debug), in every thread."""
+    set_debug_everywhere(on)
 
 
 # --------------------------------------------------------------------------- errors
@@ -365,11 +364,11 @@ def check_numerics(name, inputs, outs, phase, source=None) -> None:
             if not np.all(np.isfinite(arr)):
                 bad = "NaN" if np.any(np.isnan(arr)) else "Inf"
                 shapes = {k: describe_input(v) for k, v in inputs.items()}
-                if phase == "forward" and ctx.backward_of:
-                    # an op run by a backward rule: blame the op being differentiated
-                    op_name, site = ctx.backward_of[-1]
-                    name, phase, source = f"{name} in the backward rule of {op_name}", \
-                        "backward", site
+                if phase == "forward" and ctx.rule_of:
+                    # an op run by a VJP or JVP rule: blame the op being differentiated
+                    op_name, site, kind = ctx.rule_of[-1]
+                    name = f"{name} in the {kind} rule of {op_name}"
+                    phase, source = "backward" if kind == "backward" else "forward-mode", site
                 if callable(source):
                     source = source()
                 where = f"; the forward op was created at {source}" if source else ""

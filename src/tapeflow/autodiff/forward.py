@@ -22,7 +22,7 @@ from .._core import nest
 from .._core import tensor as _tensor_mod
 from .._core.context import ctx, debug_on, hooks
 from .._core.convert import convert_to_tensor
-from .._core.dispatch import run_kernel
+from .._core.dispatch import run_kernel, user_site
 from .._core.errors import InvalidArgumentError, describe
 from .._core.registry import JVPS, OPS, ensure_op
 from .._core.tensor import IndexedSlices, Tensor, death_listeners
@@ -313,6 +313,9 @@ def _accumulate(acc, i: int, accs: list, name: str, inputs: dict, attrs: dict,
         state["accs"] = []
         state["active"] = bool(state["tapes"] or state["watchers"] or state["profilers"]
                                or state["debug"] or debug_on[0])
+    debugging = state["debug"] or debug_on[0]
+    if debugging:  # a NaN made by the rule's ops is blamed on this op (and its user line)
+        state["rule_of"].append((name, user_site(), "JVP"))
     try:
         if rule is _MISSING:
             result = _transpose_vjp(acc, name, inputs, attrs, outs)
@@ -334,6 +337,8 @@ def _accumulate(acc, i: int, accs: list, name: str, inputs: dict, attrs: dict,
     finally:
         state["accs"] = accs
         state["active"] = True  # accs is not empty
+        if debugging:
+            state["rule_of"].pop()
     return True
 
 

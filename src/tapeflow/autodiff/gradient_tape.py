@@ -13,7 +13,7 @@ from .._core import tensor as _tensor_mod
 from .._core.context import ctx as _ctx, debug_on
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import user_site
-from .._core.errors import InvalidArgumentError
+from .._core.errors import DisposedError, InvalidArgumentError
 from .._core.tensor import Tensor, death_listeners
 from .._core.variable import Variable
 from . import explain as _explain
@@ -214,6 +214,10 @@ class GradientTape:
             if not isinstance(t, (Tensor, Variable)):
                 raise InvalidArgumentError(f"GradientTape.gradient: targets must be tensors, "
                                            f"got {type(t).__name__}")
+            if isinstance(t, Tensor) and t._buf is None:
+                raise DisposedError(f"GradientTape.gradient: the target {t.id} (shape "
+                                    f"{list(t._shape)}, dtype {t.dtype.name}) was disposed; "
+                                    "keep it (tf.keep) or take the gradient before disposing")
             targets.append(t)
         source_ids = [_source_id(s) for s in flat_sources]
         out_grads = None

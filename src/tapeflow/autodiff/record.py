@@ -54,11 +54,11 @@ class Backward:
             if rule.shape_params:
                 self._shapes_into(env, rule.shape_params)
             if debug_on[0]:
-                ctx.backward_of.append((self.name, self.site))
+                ctx.rule_of.append((self.name, self.site, "backward"))
                 try:
                     result = rule.call(env, self.attrs, wanted)
                 finally:
-                    ctx.backward_of.pop()
+                    ctx.rule_of.pop()
             else:
                 result = rule.call(env, self.attrs, wanted)
         flat = []
