@@ -1,3 +1,4 @@
 """`tapeflow.errors`: the exception hierarchy."""
 from ._core.errors import (AlreadyExistsError, DisposedError, InvalidArgumentError,  # noqa: F401
-                           NotFoundError, TapeflowError, UnimplementedError)
+                           NotFoundError, OperatorNotAllowedInGraphError, TapeflowError,
+                           UnimplementedError)

@@ -13,8 +13,6 @@ recorded as one op with its own VJP rule; the variables it reads become its inpu
 """
 from __future__ import annotations
 
-import os
-import sys
 import time as _time
 from typing import Any
 
@@ -24,13 +22,12 @@ from . import registry as _reg
 from .backends import REGISTRY as _backends, Backend
 from .context import ctx, debug_on, hooks, set_debug_everywhere
 from .convert import convert_to_tensor
-from .errors import DisposedError, InvalidArgumentError, NotFoundError, describe
+from .errors import DisposedError, InvalidArgumentError, NotFoundError, describe, user_site
 from .memory import counters, native_of, share, wrap_native
 from .tensor import Tensor
 from .variable import Variable
 
 _EMPTY: dict = {}
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Alias:
@@ -330,14 +327,6 @@ def _kernel_error(name, inputs, attrs, e):
     desc = ", ".join(f"{k}: {describe_input(v)}" for k, v in inputs.items())
     return InvalidArgumentError(f"{name}: {type(e).__name__}: {e} (inputs {desc}; "
                                 f"attrs {dict(attrs)})")
-
-
-def user_site() -> str | None:
-    """'file:line' of the innermost frame outside the tapeflow package."""
-    f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
-        f = f.f_back
-    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
 
 
 def _check_outputs(name, inputs, attrs, outs):

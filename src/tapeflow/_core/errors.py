@@ -1,6 +1,11 @@
 """The small exception hierarchy every tapeflow error comes from."""
 from __future__ import annotations
 
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 class TapeflowError(Exception):
     """Base class of tapeflow's own errors."""
@@ -33,6 +38,19 @@ class DisposedError(TapeflowError, RuntimeError, ValueError):
 
 class UnimplementedError(TapeflowError, NotImplementedError):
     """The operation exists but is not available for these inputs."""
+
+
+class OperatorNotAllowedInGraphError(TapeflowError, TypeError):
+    """A symbolic tensor (inside a function being traced) was used where a value is needed:
+    as a Python bool, in `.numpy()`, as an index. TensorFlow raises the same TypeError."""
+
+
+def user_site() -> str | None:
+    """'file:line' of the innermost frame outside the tapeflow package."""
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
+        f = f.f_back
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
 
 
 def describe(value) -> str:

@@ -86,8 +86,8 @@ def scalar_constant(value, dtype) -> Tensor:
 def share(t: Tensor, shape=None, track: bool = True) -> Tensor:
     """A new Tensor over `t`'s buffer (no copy), optionally with another shape."""
     buf = t._buf
-    if buf is None:
-        raise DisposedError(f"tensor {t.id} (shape {t._shape}) was disposed")
+    if not buf:
+        t._read()  # raises the DisposedError (or symbolic-value error) naming the tensor
     native = t._native
     if shape is not None and tuple(shape) != t._shape:
         native = native.reshape(shape)  # may raise: take the reference only afterwards
@@ -113,8 +113,8 @@ def native_of(t: Tensor, backend: Backend) -> Any:
     if t._nb is backend:
         return t._native
     buf = t._buf
-    if buf is None:
-        t._read()  # raises the DisposedError naming the tensor
+    if not buf:
+        t._read()  # raises the DisposedError (or symbolic-value error) naming the tensor
     if buf.backend is not backend:
         old = buf.backend
         values = old.read(buf.data_id)
@@ -202,7 +202,7 @@ class _Tidy:
             if result is not None else ()
         for ref in scope:
             t = ref()
-            if t is None or t._buf is None or t._kept:
+            if t is None or not t._buf or t._kept:
                 continue
             if id(t) in keep_ids:
                 if parent is not None:

@@ -8,7 +8,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from .context import ctx, hooks
-from .errors import DisposedError, InvalidArgumentError
+from .errors import (DisposedError, InvalidArgumentError, OperatorNotAllowedInGraphError,
+                     user_site)
 
 _ids = itertools.count(1)  # tensor and variable ids: one sequence, never reused
 # Engine accounting (all backends together): live tensors, live data buffers, bytes in
@@ -18,6 +19,10 @@ counters = [0, 0, 0]
 death_listeners: list = []
 # Ids of engine constants (cached scalar operands): shared, never disposed.
 pinned_ids: set = set()
+# The `_buf` of a symbolic tensor (traced, no value); falsy like None, but not disposed.
+SYMBOLIC = ()
+# Names of live symbolic tensors ('Sin_3:0'), kept by their graphs.
+_symbolic_names: dict = {}
 # Filled by tapeflow.ops once the op modules are imported: operators and Variable's methods
 # reach the op namespace through it (the one hook from _core into ops).
 _ops: Any = None
@@ -129,7 +134,8 @@ class Tensor:
     """
 
     # _native: the array in backend _nb (a view with this tensor's shape); _buf: the shared
-    # buffer record used for accounting. _nb is None once disposed.
+    # buffer record used for accounting: None once disposed, SYMBOLIC (an empty tuple, so a
+    # single truth test skips both) for a symbolic tensor of a graph being traced.
     __slots__ = ("_native", "_nb", "_buf", "_shape", "dtype", "id", "_kept", "__weakref__")
     __array_priority__ = 100  # make `ndarray + Tensor` defer to Tensor.__radd__
 
@@ -200,7 +206,7 @@ class Tensor:
     def __del__(self):
         # The one place a tensor lets go of its buffer (inline: it runs for every tensor).
         buf = self._buf
-        if buf is None:
+        if not buf:  # disposed, or symbolic
             return
         counters[0] -= 1
         refs = buf.refs = buf.refs - 1
@@ -215,17 +221,23 @@ class Tensor:
 
     def _release(self) -> None:
         """Let go of the buffer now (dispose(), tidy): later use raises DisposedError."""
-        if self._buf is not None and self.id not in pinned_ids:
+        if self._buf and self.id not in pinned_ids:
             self.__del__()
             self._buf = self._native = self._nb = None
 
     def _read(self) -> np.ndarray:
         """The value as a NumPy array (no copy when the backend's arrays are NumPy's)."""
         buf = self._buf
-        if buf is None:
-            raise DisposedError(f"tensor {self.id} (shape {self._shape}, dtype "
-                                f"{self.dtype.name}) was disposed (by dispose() or the tidy "
-                                "scope that created it)")
+        if not buf:
+            if buf is None:
+                raise DisposedError(f"tensor {self.id} (shape {self._shape}, dtype "
+                                    f"{self.dtype.name}) was disposed (by dispose() or the "
+                                    "tidy scope that created it)")
+            raise OperatorNotAllowedInGraphError(
+                f"the symbolic tensor {self.name} (shape {list(self._shape)}, dtype "
+                f"{self.dtype.name}) has no value while a function is being traced, at "
+                f"{user_site()}: a Python bool, .numpy() or int() needs one. Use tf ops on "
+                "it, and tf.cond / tf.while_loop for branches and loops that depend on it")
         native = self._native
         if type(native) is np.ndarray:
             return native
@@ -235,11 +247,22 @@ class Tensor:
     def __repr__(self) -> str:
         if self._buf is None:
             return f"<tf.Tensor: shape={self._shape}, dtype={self.dtype.name}, disposed>"
+        if self._buf == SYMBOLIC:
+            return (f"<tf.Tensor '{self.name}' shape={TensorShape(self._shape)} "
+                    f"dtype={self.dtype.name}>")
         arr = self._read()
         value = str(arr) if arr.ndim == 0 else np.array_repr(arr)  # TF: numpy=1.5 for scalars
         return f"<tf.Tensor: shape={self._shape}, dtype={self.dtype.name}, numpy={value}>"
 
+    @property
+    def name(self) -> str:
+        """TF-style name: the producing node and output index in a graph ('Sin_3:0')."""
+        node = _symbolic_names.get(self.id)
+        return node if node is not None else f"tensor_{self.id}"
+
     def __str__(self) -> str:
+        if self._buf == SYMBOLIC:
+            return repr(self)
         return f"tf.Tensor({self._read()}, shape={self._shape}, dtype={self.dtype.name})"
 
     # --- Python protocol
