@@ -7,6 +7,7 @@ from ._core import dispatch as _dispatch
 from ._core.context import debug_on
 from ._core.convert import convert_to_tensor
 from ._core.tensor import Tensor
+from .function.trace import functions_run_eagerly, run_functions_eagerly  # noqa: F401
 
 
 def set_debug(on: bool = True) -> None:

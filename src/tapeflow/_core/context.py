@@ -21,6 +21,7 @@ class Context(threading.local):
         self.accs: list = []            # forward accumulators active now (innermost last)
         self.watchers: list = []        # variable watchers (custom_gradient collects reads)
         self.profilers: list = []
+        self.graph = None               # the FuncGraph being traced (tapeflow.function)
         self.debug = False
         # (op name, site, "backward"/"JVP") of the rules running now: debug mode blames
         # the op being differentiated for a NaN that one of its rule's ops produces
@@ -31,7 +32,7 @@ class Context(threading.local):
 
     def refresh(self) -> None:
         self.active = bool(self.tapes or self.accs or self.watchers or self.profilers
-                           or self.debug or debug_on[0])
+                           or self.graph is not None or self.debug or debug_on[0])
 
 
 def set_debug_everywhere(on: bool) -> None:
@@ -46,7 +47,8 @@ def set_debug_everywhere(on: bool) -> None:
                 continue
             state = _states[ident]
             state["active"] = bool(state["tapes"] or state["accs"] or state["watchers"]
-                                   or state["profilers"] or state["debug"] or debug_on[0])
+                                   or state["profilers"] or state["graph"] is not None
+                                   or state["debug"] or debug_on[0])
 
 
 debug_on = [False]  # config.set_debug: process-wide, read through a list for speed
@@ -56,11 +58,13 @@ ctx = Context()
 
 
 class Hooks:
-    """What autodiff installs into dispatch: `record(name, inputs, attrs, outs)` (tapes and
-    variable watchers), `jvp(name, inputs, attrs, outs)` (forward accumulators) and
-    `note_event(kind, tensor_id)` (tape.explain() learns of NumPy round trips)."""
+    """What autodiff and the tracer install into dispatch: `record(name, inputs, attrs,
+    outs)` (tapes and variable watchers), `jvp(name, inputs, attrs, outs)` (forward
+    accumulators), `trace(name, inputs, attrs)` (an op called while a graph is being
+    traced) and `note_event(kind, tensor_id)` (tape.explain() learns of NumPy round trips)."""
 
     record: Callable | None = None
+    trace: Callable | None = None
     jvp: Callable | None = None
     note_event: Callable | None = None
 

@@ -97,9 +97,11 @@ def run_kernel(kernel_name: str, inputs: dict, attrs: dict | None = None) -> Any
     """
     if attrs is None:
         attrs = _EMPTY
-    # The one context check, made before any native data is touched: a tracing context
-    # (issue #9) takes the call here, when `hooked`, and runs the op's shape rule instead.
+    # The one context check, made before any native data is touched: while a function is
+    # being traced, the tracer takes the call and runs the op's shape rule instead.
     hooked = ctx.active
+    if hooked and ctx.graph is not None:
+        return hooks.trace(kernel_name, inputs, attrs)
     backend = _backends.active or _backends.ensure_active()
     func = _fast_kernels.get(kernel_name)
     if func is None:

@@ -43,7 +43,8 @@ class OpDef:
     """What the engine knows of an op besides its kernels: input names, list inputs, the
     output count (known before any kernel runs) and, for composite ops, `impl`."""
 
-    __slots__ = ("name", "inputs", "list_inputs", "num_outputs", "list_output", "impl", "site")
+    __slots__ = ("name", "inputs", "list_inputs", "num_outputs", "list_output", "impl",
+                 "stateful", "site")
 
     def __init__(self, name, inputs, list_inputs=(), num_outputs=1, impl=None, site=""):
         self.name, self.inputs = name, tuple(inputs)
@@ -54,6 +55,9 @@ class OpDef:
         # rules see the outputs (and cotangents) as a list even when a call made one piece
         self.list_output = False
         self.impl = impl
+        # reads or changes state (variables, random streams): a graph keeps it, in
+        # program order, even when no output depends on it
+        self.stateful = False
         self.site = site
 
     def count_outputs(self, shape_args: tuple) -> int | None:
@@ -339,7 +343,7 @@ class JVPRule:
 
 def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, vjp=None,
               jvp=None, impl=None, differentiable: bool = True, zeros_for_none: bool = False,
-              override: bool = False) -> OpDef:
+              stateful: bool = False, override: bool = False) -> OpDef:
     """Declare an op: its inputs, output count, shape rule and its VJP and JVP rules.
 
     `impl(inputs, attrs)` makes a composite op: implemented over tensors by other ops,
@@ -349,6 +353,7 @@ def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, v
     _claim("op", name, override, site)
     op = OpDef(name, inputs, list_inputs, num_outputs, impl, site)
     op.list_output = num_outputs is None and shape is not None  # Split, Unstack
+    op.stateful = stateful
     OPS[name] = op
     if shape is not None:
         SHAPES[name] = shape

@@ -21,8 +21,6 @@ death_listeners: list = []
 pinned_ids: set = set()
 # The `_buf` of a symbolic tensor (traced, no value); falsy like None, but not disposed.
 SYMBOLIC = ()
-# Names of live symbolic tensors ('Sin_3:0'), kept by their graphs.
-_symbolic_names: dict = {}
 # Filled by tapeflow.ops once the op modules are imported: operators and Variable's methods
 # reach the op namespace through it (the one hook from _core into ops).
 _ops: Any = None
@@ -256,9 +254,10 @@ class Tensor:
 
     @property
     def name(self) -> str:
-        """TF-style name: the producing node and output index in a graph ('Sin_3:0')."""
-        node = _symbolic_names.get(self.id)
-        return node if node is not None else f"tensor_{self.id}"
+        """TF-style name: in a graph, the producing node and output index ('Sin_3:0')."""
+        if self._buf == SYMBOLIC:
+            return self._native.name  # a symbolic tensor keeps its origin in _native
+        return f"tensor_{self.id}"
 
     def __str__(self) -> str:
         if self._buf == SYMBOLIC:

@@ -312,7 +312,7 @@ def _accumulate(acc, i: int, accs: list, name: str, inputs: dict, attrs: dict,
     else:
         state["accs"] = []
         state["active"] = bool(state["tapes"] or state["watchers"] or state["profilers"]
-                               or state["debug"] or debug_on[0])
+                               or state["graph"] is not None or state["debug"] or debug_on[0])
     debugging = state["debug"] or debug_on[0]
     if debugging:  # a NaN made by the rule's ops is blamed on this op (and its user line)
         state["rule_of"].append((name, user_site(), "JVP"))

@@ -43,7 +43,7 @@ def _read(inputs, attrs):
     return share(inputs["resource"]._value)
 
 
-defop("ReadVariableOp", ["resource"], shape=_value_shape, impl=_read,
+defop("ReadVariableOp", ["resource"], shape=_value_shape, impl=_read, stateful=True,
       vjp={"resource": passthrough}, jvp={"resource": lambda t: t})
 
 
@@ -86,14 +86,16 @@ def _update(kernel: str, fallback: str):
 
 
 defop("AssignVariableOp", ["resource", "value"], num_outputs=0, shape=_assign_shape,
-      impl=_assign, differentiable=False)
+      impl=_assign, differentiable=False, stateful=True)
 defop("AssignAddVariableOp", ["resource", "value"], num_outputs=0, shape=_assign_shape,
-      impl=_update("InplaceAdd", "Add"), differentiable=False)
+      impl=_update("InplaceAdd", "Add"), differentiable=False, stateful=True)
 defop("AssignSubVariableOp", ["resource", "value"], num_outputs=0, shape=_assign_shape,
-      impl=_update("InplaceSub", "Sub"), differentiable=False)
+      impl=_update("InplaceSub", "Sub"), differentiable=False, stateful=True)
 # Kernels writing into their input `ref`'s buffer; used only through _update_in_place.
-defop("InplaceAdd", ["ref", "value"], shape=_inplace_shape, differentiable=False)
-defop("InplaceSub", ["ref", "value"], shape=_inplace_shape, differentiable=False)
+defop("InplaceAdd", ["ref", "value"], shape=_inplace_shape, differentiable=False,
+      stateful=True)
+defop("InplaceSub", ["ref", "value"], shape=_inplace_shape, differentiable=False,
+      stateful=True)
 
 
 def assign_variable(var: Variable, value, op: str = "AssignVariableOp") -> Variable:

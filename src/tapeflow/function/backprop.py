@@ -1,0 +1,76 @@
+"""The gradient of a traced function, itself a traced function.
+
+The forward graph's nodes are recorded on a tape (ids and backward functions holding the
+forward graph's symbolic tensors, as for eager ops); computing the gradient of its outputs
+while a new graph is being traced runs every VJP rule symbolically. The forward tensors the
+rules read are captured by the backward graph: they become its inputs, and the forward
+program returns them beside its outputs (the "saved" tensors).
+"""
+from __future__ import annotations
+
+from .._core.context import ctx, hooks
+from .._core.convert import convert_to_tensor
+from .._core.tensor import IndexedSlices, Tensor, TensorSpec
+from ..autodiff import vspace
+from ..autodiff.tape import Tape
+from .graph import FuncGraph, graph_of, tracing
+
+
+def backward_function(cf):
+    """(backward ConcreteFunction, gradient slots, saved forward tensors) of `cf`, built
+    once. The backward function takes the output cotangents then the saved tensors and
+    returns the gradients of the inputs (arguments, captures, then variables) that have
+    one; `slots` says which."""
+    if cf._backward is None:
+        cf._backward = _build(cf)
+    return cf._backward
+
+
+def _build(cf):
+    fwd = cf.graph
+    variables = list(fwd.variables.values())
+    sources = list(fwd.inputs) + variables
+    tape = Tape(persistent=True)
+    for s in sources:
+        if s.dtype.is_trainable:
+            tape.watch(s.id, s._shape, s.dtype)
+    saved_state = (ctx.tapes, ctx.watchers)
+    ctx.tapes, ctx.watchers = [tape], []
+    ctx.refresh()
+    try:  # record the forward nodes as eager ops are recorded: backward functions per node
+        for node in fwd.nodes:
+            if node.op != "Placeholder" and node.outputs:
+                hooks.record(node.op, node.inputs, node.attrs, node.outputs)
+    finally:
+        ctx.tapes, ctx.watchers = saved_state
+        ctx.refresh()
+    outputs = list(cf._flat_outputs)
+    bwd = FuncGraph(f"{fwd.name}_grad")
+    cots = [bwd.placeholder(o._shape, o.dtype, "Cotangent") for o in outputs]
+    with tracing(bwd):
+        grads = tape.compute_gradient(
+            vspace, [o.id for o in outputs], [s.id for s in sources],
+            [c if o.dtype.is_trainable else None for c, o in zip(cots, outputs)],
+            [(o._shape, o.dtype) for o in outputs])
+        grads = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g for g in grads]
+        slots, results = [], []
+        for i, g in enumerate(grads):
+            if g is not None:
+                slots.append(i)
+                results.append(g if bwd.owns(g) else bwd.capture(g))
+    # forward tensors the rules read become inputs fed by the forward run ("saved")
+    saved = [(ext, ph) for ext, ph in bwd.captures if graph_of(ext) is fwd]
+    others = [(ext, ph) for ext, ph in bwd.captures if graph_of(ext) is not fwd]
+    order = cots + [ph for _, ph in saved] + [ph for _, ph in others]
+    bwd.inputs = order
+    bwd.captures = others
+    for ext, ph in saved:
+        del bwd._captured[ext.id]
+    n_args = len(cots) + len(saved)
+    grad_cf = type(cf)(bwd, (tuple(_spec(t) for t in order[:n_args]), {}), results, n_args,
+                       bwd.name)
+    return grad_cf, slots, [ext for ext, _ in saved]
+
+
+def _spec(t: Tensor) -> TensorSpec:
+    return TensorSpec(t._shape, t.dtype)

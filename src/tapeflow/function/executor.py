@@ -1,0 +1,161 @@
+"""The executor: a graph compiled once into a flat Python program over native arrays.
+
+The program is generated source (as torch.fx does): one line per node calling the kernel
+found at compile time, locals for tensors, `del` after a tensor's last use. No Tensor
+objects, registry lookups or tape checks run per node. Stateful composite nodes (variable
+reads and assignments) call back into the eager path, in program order.
+"""
+from __future__ import annotations
+
+import itertools
+import traceback
+from typing import Callable
+
+from .._core import registry as _reg
+from .._core.backends import Backend
+from .._core.dispatch import Alias, _kernel_error, no_recording, run_kernel
+from .._core.errors import InvalidArgumentError, NotFoundError
+from .._core.memory import native_of, wrap_native
+from .._core.tensor import Tensor
+from .._core.variable import Variable
+
+_program_ids = itertools.count(1)
+
+
+def _resolve(r, natives):
+    """A kernel result with Alias outputs turned into views of the aliased input."""
+    if type(r) is Alias:
+        src = natives[r.name]
+        return src.reshape(r.shape)
+    return r
+
+
+def _resolve_all(rs, natives):
+    return [_resolve(r, natives) for r in rs]
+
+
+def _eager(op: str, attrs: dict, inputs: dict, n_out: int):
+    """Run a stateful composite node (variable read or assignment) through the eager path:
+    native arrays in, native arrays out."""
+    wrapped = {}
+    for k, v in inputs.items():
+        if isinstance(v, (list, tuple)):
+            wrapped[k] = [m if isinstance(m, Variable) else wrap_native(m) for m in v]
+        else:
+            wrapped[k] = v if isinstance(v, Variable) else wrap_native(v)
+    with no_recording():
+        out = run_kernel(op, wrapped, attrs)
+    if n_out == 0:
+        return None
+    outs = out if isinstance(out, list) else [out]
+    return [o._native for o in outs] if n_out > 1 else outs[0]._native
+
+
+class Program:
+    """A compiled graph: `program(natives) -> natives of `outputs``."""
+
+    def __init__(self, graph, outputs: list, backend: Backend):
+        self.graph, self.backend = graph, backend
+        self.name = f"<tapeflow program {next(_program_ids)}: {graph.name}>"
+        self.line_nodes: dict[int, object] = {}
+        self.fn = self._compile(outputs)
+
+    def _compile(self, outputs: list) -> Callable:
+        graph, backend = self.graph, self.backend
+        names: dict[int, str] = {}
+        for i, t in enumerate(graph.inputs):
+            names[t.id] = f"i{i}"
+        env = {"_resolve": _resolve, "_resolve_all": _resolve_all, "_eager": _eager,
+               "Alias": Alias, "b": backend}
+        # last use of every tensor (node index), so its buffer can go right after
+        last: dict[int, int] = {}
+        nodes = [n for n in graph.nodes if n.op != "Placeholder"]
+        for j, node in enumerate(nodes):
+            for v in node.inputs.values():
+                for m in (v if isinstance(v, (list, tuple)) else (v,)):
+                    if isinstance(m, Tensor):
+                        last[m.id] = j
+        keep = {t.id for t in outputs if isinstance(t, Tensor)}
+        lines = [f"def program({', '.join(names[t.id] for t in graph.inputs)}):"]
+        count = itertools.count()
+
+        def ref(m):
+            if isinstance(m, Variable):
+                key = f"r{next(count)}"
+                env[key] = m
+                return key
+            return names[m.id]
+
+        for j, node in enumerate(nodes):
+            outs = [f"v{next(count)}" for _ in node.outputs]
+            for o, nm in zip(node.outputs, outs):
+                names[o.id] = nm
+            items = []
+            for k, v in node.inputs.items():
+                if isinstance(v, (list, tuple)):
+                    items.append(f"{k!r}: [{', '.join(ref(m) for m in v)}]")
+                else:
+                    items.append(f"{k!r}: {ref(v)}")
+            natives = "{" + ", ".join(items) + "}"
+            a = f"a{j}"
+            env[a] = node.attrs
+            self.line_nodes[len(lines) + 1] = node
+            if node.op in _reg.COMPOSITES:  # stateful composite: the eager path
+                call = f"_eager({node.op!r}, {a}, {natives}, {len(outs)})"
+                lines.append(f"    {', '.join(outs)} = {call}" if outs else f"    {call}")
+            else:
+                per = _reg.KERNELS.get(node.op)
+                entry = per.get(backend.name) if per else None
+                if entry is None:
+                    raise NotFoundError(f"no kernel {node.op!r} for backend {backend.name!r} "
+                                        f"(node {node.name} of {graph.name})")
+                k = f"k{j}"
+                env[k] = entry.func
+                lines.append(f"    n = {natives}")
+                if len(outs) == 1:
+                    lines.append(f"    {outs[0]} = {k}(n, {a}, b)")
+                    lines.append(f"    if type({outs[0]}) is Alias: "
+                                 f"{outs[0]} = _resolve({outs[0]}, n)")
+                else:
+                    lines.append(f"    {', '.join(outs)} = _resolve_all({k}(n, {a}, b), n)")
+                for extra in (len(lines) - 1, len(lines)):
+                    self.line_nodes[extra] = node
+            dead = sorted({m.id for v in node.inputs.values()
+                           for m in (v if isinstance(v, (list, tuple)) else (v,))
+                           if isinstance(m, Tensor) and last.get(m.id) == j
+                           and m.id not in keep})
+            dead += [o.id for o in node.outputs if o.id not in last and o.id not in keep]
+            if dead:
+                lines.append(f"    del {', '.join(names[i] for i in dead)}")
+        if "n = " in "\n".join(lines):
+            lines.append("    n = None")
+        rets = [names[t.id] for t in outputs]
+        lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+        source = "\n".join(lines) + "\n"
+        self.source = source
+        code = compile(source, self.name, "exec")
+        exec(code, env)  # noqa: S102 - our own generated program
+        return env["program"]
+
+    def __call__(self, natives: list) -> tuple:
+        try:
+            return self.fn(*natives)
+        except Exception as e:  # noqa: BLE001 - re-raised naming the node
+            node = self._failing_node(e)
+            if node is None:
+                raise
+            err = _kernel_error(node.op, node.inputs, node.attrs, e)
+            raise InvalidArgumentError(f"{err} (node {node.name} of function "
+                                       f"{self.graph.name})") from e
+
+    def _failing_node(self, e):
+        for frame, line in traceback.walk_tb(e.__traceback__):
+            if frame.f_code.co_filename == self.name:
+                return self.line_nodes.get(line)
+        return None
+
+
+def natives_of(tensors: list, backend: Backend) -> list:
+    """The native arrays of eager tensors (moving data to `backend` if needed)."""
+    return [t._native if t._nb is backend else native_of(t, backend) for t in tensors]
+

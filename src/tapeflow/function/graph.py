@@ -1,0 +1,286 @@
+"""FuncGraph: the IR of a traced function — symbolic tensors, nodes, inputs, captures.
+
+While a graph is being traced it is the execution context's `graph`: `run_kernel` hands
+every op to `trace_op`, which runs the op's shape rule instead of a kernel and appends a
+node. Tensors from outside (eager tensors, or symbolic tensors of an enclosing graph) are
+captured: each gets a placeholder of this graph, fed at call time. Variables stay
+resources of the nodes that read or assign them, read at run time.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from .._core import registry as _reg
+from .._core.context import ctx, hooks
+from .._core.convert import convert_to_tensor
+from .._core.dispatch import shape_args
+from .._core.errors import InvalidArgumentError, describe
+from .._core.tensor import SYMBOLIC, Tensor, TensorShape, _ids
+from .._core.variable import Variable
+
+_new_tensor = Tensor.__new__
+_graph_ids = itertools.count(1)
+
+
+class SymbolicInfo:
+    """What a symbolic tensor knows of its origin (kept in its `_native` slot, which a
+    symbolic tensor has no use for): its graph, producing node and output index."""
+
+    __slots__ = ("graph", "node", "index", "name")
+
+    def __init__(self, graph, node, index, name):
+        self.graph, self.node, self.index, self.name = graph, node, index, name
+
+
+def graph_of(t: Tensor):
+    """The graph a symbolic tensor belongs to (None for an eager tensor)."""
+    return t._native.graph if t._buf == SYMBOLIC else None
+
+
+class Node:
+    """One op of a graph: `op` (the kernel name), `inputs` by name (symbolic tensors, lists
+    of them, or variables), static `attrs`, symbolic `outputs`. `.name`, `.op`, `.input`
+    follow TensorFlow's NodeDef spelling."""
+
+    __slots__ = ("name", "op", "inputs", "attrs", "outputs", "stateful")
+
+    def __init__(self, name, op, inputs, attrs, stateful):
+        self.name, self.op, self.inputs, self.attrs = name, op, inputs, attrs
+        self.outputs: list = []
+        self.stateful = stateful
+
+    @property
+    def type(self) -> str:
+        return self.op
+
+    @property
+    def input(self) -> list[str]:
+        """Names of the tensors (and variables) this node reads, as in a NodeDef."""
+        names = []
+        for v in self.inputs.values():
+            for m in (v if isinstance(v, (list, tuple)) else (v,)):
+                names.append(m.name if isinstance(m, (Tensor, Variable)) else repr(m))
+        return names
+
+    def __repr__(self) -> str:
+        return f"<Node {self.name}: {self.op}>"
+
+
+class GraphDef:
+    """`graph.as_graph_def()`: the nodes as TensorFlow code reads them (`.node`)."""
+
+    def __init__(self, nodes):
+        self.node = list(nodes)
+
+
+class FuncGraph:
+    """A traced function's graph.
+
+    Example:
+        >>> cf = tf.function(lambda x: tf.sin(x) * 2.0).get_concrete_function(
+        ...     tf.TensorSpec([None], tf.float32))
+        >>> [n.op for n in cf.graph.get_operations()]
+        ['Placeholder', 'Sin', 'Mul']
+    """
+
+    def __init__(self, name: str = "graph"):
+        self.name = name
+        self.id = next(_graph_ids)
+        self.nodes: list[Node] = []
+        self.inputs: list[Tensor] = []     # placeholders: arguments, then captures
+        self.outputs: list = []
+        self.captures: list[tuple] = []    # (outside tensor, placeholder)
+        self._captured: dict[int, Tensor] = {}
+        self.variables: dict[int, Variable] = {}  # variables read or assigned, in order
+        self._counts: dict[str, int] = {}
+        self.structured_outputs: Any = None
+
+    # ------------------------------------------------------------------ building
+    def _node_name(self, op: str) -> str:
+        n = self._counts.get(op, 0)
+        self._counts[op] = n + 1
+        return op if n == 0 else f"{op}_{n}"
+
+    def _symbolic(self, shape, dtype, node: Node | None, index: int, name: str) -> Tensor:
+        t = _new_tensor(Tensor)
+        t._buf = SYMBOLIC
+        t._nb = None
+        t._native = SymbolicInfo(self, node, index, name)
+        t._shape = tuple(shape)
+        t.dtype = dtype
+        t.id = next(_ids)
+        t._kept = True
+        return t
+
+    def placeholder(self, shape, dtype, name: str | None = None) -> Tensor:
+        """A new graph input of `shape` (None for an unknown dimension) and `dtype`."""
+        node = Node(self._node_name(name or "Placeholder"), "Placeholder", {},
+                    {"shape": TensorShape(shape), "dtype": dtype}, False)
+        t = self._symbolic(shape, dtype, node, 0, f"{node.name}:0")
+        node.outputs.append(t)
+        self.nodes.append(node)
+        self.inputs.append(t)
+        return t
+
+    def capture(self, t: Tensor) -> Tensor:
+        """The placeholder standing for `t` (an eager tensor or an enclosing graph's
+        symbolic tensor) in this graph, made on first use."""
+        ph = self._captured.get(t.id)
+        if ph is None:
+            ph = self.placeholder(t._shape, t.dtype, "Capture")
+            self._captured[t.id] = ph
+            self.captures.append((t, ph))
+        return ph
+
+    def owns(self, t: Tensor) -> bool:
+        return t._buf == SYMBOLIC and t._native.graph is self
+
+    def _operand(self, v):
+        """An op input as this graph sees it (a tensor of this graph, or a variable)."""
+        if type(v) is Tensor:
+            return v if self.owns(v) else self.capture(v)
+        if isinstance(v, Variable):
+            self.variables.setdefault(v.id, v)
+            return v
+        if isinstance(v, Tensor):  # a Tensor subclass: treat like a tensor
+            return v if self.owns(v) else self.capture(v)
+        return self.capture(convert_to_tensor(v))
+
+    def add_op(self, name: str, inputs: dict, attrs: dict) -> list[Tensor]:
+        """Append a node for op `name`; its outputs come from the op's shape rule."""
+        op = _reg.OPS.get(name)
+        rule = _reg.SHAPES.get(name)
+        if rule is None:
+            raise InvalidArgumentError(
+                f"{name}: the op has no shape rule, so it cannot be traced into a graph; "
+                "register one with define_op(..., shape=...) or call it outside tf.function")
+        operands = {}
+        for k, v in inputs.items():
+            if type(v) is list or type(v) is tuple:
+                operands[k] = [self._operand(m) for m in v]
+            else:
+                operands[k] = self._operand(v)
+        specs = rule(*shape_args(operands, attrs))
+        node = Node(self._node_name(name), name, operands, attrs,
+                    bool(op is not None and op.stateful))
+        for i, (shape, dtype) in enumerate(specs):
+            node.outputs.append(self._symbolic(shape, dtype, node, i, f"{node.name}:{i}"))
+        self.nodes.append(node)
+        return node.outputs
+
+    # ------------------------------------------------------------------ reading
+    def get_operations(self) -> list[Node]:
+        """The nodes in the order they were traced (a topological order)."""
+        return list(self.nodes)
+
+    def as_graph_def(self) -> GraphDef:
+        return GraphDef(self.nodes)
+
+    def check(self) -> None:
+        """Re-run every node's shape rule on its inputs: each output's dtype and shape must
+        still agree (None dims match anything); raises naming the node otherwise."""
+        for node in self.nodes:
+            if node.op == "Placeholder":
+                continue
+            rule = _reg.SHAPES[node.op]
+            specs = rule(*shape_args(node.inputs, node.attrs))
+            if len(specs) != len(node.outputs):
+                raise InvalidArgumentError(f"graph {self.name}: node {node.name} has "
+                                           f"{len(node.outputs)} outputs, its rule {len(specs)}")
+            for (shape, dtype), out in zip(specs, node.outputs):
+                if dtype is not out.dtype or not TensorShape(shape).is_compatible_with(
+                        out._shape):
+                    raise InvalidArgumentError(
+                        f"graph {self.name}: node {node.name} output {describe(out)} does "
+                        f"not match its shape rule ({dtype.name}{list(shape)})")
+
+    def to_dot(self) -> str:
+        """The graph as Graphviz DOT text (nodes as boxes, edges labelled by tensor)."""
+        lines = [f'digraph "{self.name}" {{', "  rankdir=LR;"]
+        producer = {}
+        for node in self.nodes:
+            shape = "ellipse" if node.op == "Placeholder" else "box"
+            lines.append(f'  "{node.name}" [label="{node.name}\\n{node.op}", shape={shape}];')
+            for o in node.outputs:
+                producer[o.id] = node.name
+        for node in self.nodes:
+            for v in node.inputs.values():
+                for m in (v if isinstance(v, (list, tuple)) else (v,)):
+                    if isinstance(m, Variable):
+                        lines.append(f'  "{m.name}" [shape=cylinder];')
+                        lines.append(f'  "{m.name}" -> "{node.name}";')
+                    elif m.id in producer:
+                        lines.append(f'  "{producer[m.id]}" -> "{node.name}" '
+                                     f'[label="{m.dtype.name}{list(m._shape)}"];')
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def __str__(self) -> str:
+        lines = [f"graph {self.name}("
+                 + ", ".join(f"{t.name}: {describe(t)}" for t in self.inputs) + "):"]
+        for node in self.nodes:
+            if node.op == "Placeholder":
+                continue
+            args = []
+            for k, v in node.inputs.items():
+                vs = v if isinstance(v, (list, tuple)) else [v]
+                names = ", ".join(m.name for m in vs)
+                args.append(f"{k}=[{names}]" if isinstance(v, (list, tuple)) else
+                            f"{k}={names}")
+            args += [f"{k}={v!r}" for k, v in node.attrs.items()]
+            outs = ", ".join(f"{o.name}: {describe(o)}" for o in node.outputs) or "()"
+            lines.append(f"  {outs} = {node.op}({', '.join(args)})")
+        outs = ", ".join(o.name if isinstance(o, Tensor) else repr(o) for o in self.outputs)
+        lines.append(f"  return {outs}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- the trace hook
+
+
+class tracing:
+    """`with tracing(graph):` ops build `graph` instead of running; the tapes,
+    accumulators and variable watchers outside are not seen inside (a tape inside the
+    traced function still records, symbolically)."""
+
+    def __init__(self, graph: FuncGraph):
+        self.graph = graph
+
+    def __enter__(self) -> FuncGraph:
+        c = ctx
+        self.saved = (c.graph, c.tapes, c.accs, c.watchers)
+        c.graph, c.tapes, c.accs, c.watchers = self.graph, [], [], []
+        c.refresh()
+        return self.graph
+
+    def __exit__(self, *exc):
+        c = ctx
+        c.graph, c.tapes, c.accs, c.watchers = self.saved
+        c.refresh()
+        return False
+
+
+
+def trace_op(name: str, inputs: dict, attrs: dict):
+    """dispatch's trace hook: an op called while `ctx.graph` is being built."""
+    graph = ctx.graph
+    op = _reg.OPS.get(name)
+    impl = _reg.COMPOSITES.get(name)
+    if impl is not None and not (op is not None and op.stateful):
+        # a pure composite (custom_gradient, recompute_grad, a nested function call) is
+        # traced through: its own ops become nodes
+        return impl(inputs, attrs)
+    outs = graph.add_op(name, inputs, attrs)
+    node = graph.nodes[-1]
+    c = ctx
+    if c.tapes or c.watchers:  # a tape inside the traced function records symbolically
+        hooks.record(name, node.inputs, attrs, outs)
+    if c.accs:
+        hooks.jvp(name, node.inputs, attrs, outs)
+    if len(outs) == 1 and not (op is not None and op.list_output):
+        return outs[0]
+    return outs
+
+
+hooks.trace = trace_op
