@@ -18,6 +18,7 @@ from .._core.errors import InvalidArgumentError, NotFoundError
 from .._core.memory import native_of, wrap_native
 from .._core.tensor import Tensor
 from .._core.variable import Variable
+from .graph import DIM_SOURCES, dim_resolver
 
 _program_ids = itertools.count(1)
 
@@ -112,6 +113,9 @@ class Program:
                 k = f"k{j}"
                 env[k] = entry.func
                 lines.append(f"    n = {natives}")
+                if DIM_SOURCES in node.inputs:  # attrs with run-time dims
+                    env[f"d{j}"] = dim_resolver(node.attrs, node.inputs[DIM_SOURCES])
+                    a = f"d{j}(n[{DIM_SOURCES!r}])"
                 if len(outs) == 1:
                     lines.append(f"    {outs[0]} = {k}(n, {a}, b)")
                     lines.append(f"    if type({outs[0]}) is Alias: "
