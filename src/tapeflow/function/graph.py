@@ -14,7 +14,7 @@ from typing import Any
 from .._core import registry as _reg
 from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor
-from .._core.dispatch import shape_args
+from .._core.dispatch import shape_args, watch_variables
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import SYMBOLIC, Dim, Tensor, TensorShape, _ids, known_dims
 from .._core.variable import Variable
@@ -336,19 +336,54 @@ def trace_op(name: str, inputs: dict, attrs: dict):
     op = _reg.OPS.get(name)
     impl = _reg.COMPOSITES.get(name)
     if impl is not None and not (op is not None and op.stateful):
-        # a pure composite (custom_gradient, recompute_grad, a nested function call) is
-        # traced through: its own ops become nodes
-        return impl(inputs, attrs)
+        return _trace_composite(graph, op, impl, inputs, attrs)
     outs = graph.add_op(name, inputs, attrs)
-    node = graph.nodes[-1]
-    c = ctx
-    if c.tapes or c.watchers:  # a tape inside the traced function records symbolically
-        hooks.record(name, node.inputs, attrs, outs)
-    if c.accs:
-        hooks.jvp(name, node.inputs, attrs, outs)
+    _notify(name, inputs, graph.nodes[-1], attrs, outs)
     if len(outs) == 1 and not (op is not None and op.list_output):
         return outs[0]
     return outs
+
+
+def _trace_composite(graph: FuncGraph, op, impl, inputs: dict, attrs: dict):
+    """A pure composite's own ops become nodes (traced through its implementation). One
+    that has a graph form (a shape rule: custom_gradient, recompute_grad) also gets a node
+    of its own passing those results on, recorded with the composite's VJP rule: gradients
+    then follow the composite's rule, not its inner ops (its "values" input is not one of
+    the op's differentiable inputs)."""
+    with watch_variables() as seen:
+        result = impl(inputs, attrs)
+    if op is None or op.name not in _reg.SHAPES:
+        return result
+    if seen and "resources" in op.inputs:
+        given = list(inputs.get("resources", ()))
+        inputs = dict(inputs, resources=given + [v for v in seen.values()
+                                                 if all(v is not r for r in given)])
+    values = result if isinstance(result, list) else [result]
+    outs = graph.add_op(op.name, dict(inputs, values=values), attrs)
+    _notify(op.name, inputs, graph.nodes[-1], attrs, outs)
+    return outs
+
+
+def _notify(name: str, inputs: dict, node: Node, attrs: dict, outs: list) -> None:
+    """Tapes and accumulators inside the traced function see the op symbolically, with
+    the caller's tensors as inputs (a tape watching an enclosing graph's tensor, or an
+    eager one, must find it among the inputs, not the placeholder capturing it)."""
+    c = ctx
+    if not (c.tapes or c.watchers or c.accs):
+        return
+    seen = {}
+    for k, v in node.inputs.items():
+        given = inputs.get(k)
+        if isinstance(given, (Tensor, Variable)) or (
+                isinstance(given, (list, tuple)) and all(isinstance(m, (Tensor, Variable))
+                                                         for m in given)):
+            seen[k] = list(given) if isinstance(given, tuple) else given
+        else:
+            seen[k] = v
+    if c.tapes or c.watchers:
+        hooks.record(name, seen, attrs, outs)
+    if c.accs:
+        hooks.jvp(name, seen, attrs, outs)
 
 
 hooks.trace = trace_op
