@@ -16,6 +16,7 @@ from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import shape_args, watch_variables
 from .._core.errors import InvalidArgumentError, describe
+from .._core.registry import LateAttr
 from .._core.tensor import SYMBOLIC, Dim, Tensor, TensorShape, _ids, known_dims
 from .._core.variable import Variable
 
@@ -53,6 +54,25 @@ def _rule_attrs(attrs: dict) -> dict:
         return attrs
     return {k: (known_dims(v) if type(v) is tuple or type(v) is list else
                 (None if type(v) is Dim else v)) for k, v in attrs.items()}
+
+
+def late_attrs(attrs: dict) -> bool:
+    return any(isinstance(v, LateAttr) for v in attrs.values())
+
+
+def attr_resolver(attrs: dict, sources: list):
+    """`resolve(natives) -> attrs` for a node whose attributes are decided when the graph
+    runs: `Dim`s (sizes of its DIM_SOURCES tensors, given as native arrays) and
+    `LateAttr`s (drawn anew each run, e.g. random seeds)."""
+    late = [k for k, v in attrs.items() if isinstance(v, LateAttr)]
+    by_dims = dim_resolver(attrs, sources) if sources else None
+
+    def resolve(natives: list) -> dict:
+        out = by_dims(natives) if by_dims is not None else dict(attrs)
+        for k in late:
+            out[k] = attrs[k].resolve()
+        return out
+    return resolve
 
 
 def dim_resolver(attrs: dict, sources: list):
