@@ -393,3 +393,34 @@ def test_batched_jvp_of_a_traced_function_uses_its_jvp_function():
     np.testing.assert_allclose(jac.numpy(), np.diag(np.cos(x.numpy()) * x.numpy()
                                                     + np.sin(x.numpy())), rtol=1e-12)
     assert "PartitionedCall" not in tf.autodiff.forward.fallback_ops()
+
+
+def test_variables_created_on_the_first_trace_only():
+    class Model:
+        def __init__(self):
+            self.v = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.v is None:
+                self.v = tf.Variable(tf.ones([3]) * 2.0)  # lifted: made eagerly, once
+            return x * self.v
+
+    m = Model()
+    np.testing.assert_array_equal(m(tf.ones([3])).numpy(), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(m(tf.ones([3]) * 3.0).numpy(), [6.0, 6.0, 6.0])
+    assert isinstance(m.v, tf.Variable) and m.v.numpy().tolist() == [2.0, 2.0, 2.0]
+
+    @tf.function
+    def each_call(x):
+        return x + tf.Variable(1.0)
+    assert each_call(tf.constant(1.0)).numpy() == 2.0
+    with pytest.raises(ValueError, match="only on its first call"):
+        each_call(tf.constant([1.0, 2.0]))
+
+    @tf.function
+    def from_argument(x):
+        return tf.Variable(x * 2.0).read_value()
+    with pytest.raises(ValueError, match="argument"):
+        from_argument(tf.ones([2]))
+    assert ctx.graph is None and not ctx.active

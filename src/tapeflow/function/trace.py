@@ -477,6 +477,12 @@ class Function:
             result = self.python_function(*args, **kwargs)
             result = nest.map_structure(lambda o: _own_output(graph, o), result) \
                 if nest.is_nested(result) else _own_output(graph, result)
+        if graph.created_variables and self._tracing_count > 0:
+            raise ValueError(
+                f"{self.__name__}: a tf.Variable was created on a trace after the first "
+                f"(trace {self._tracing_count + 1}); a traced function may create variables "
+                "only on its first call. Create them outside, or once (e.g. `if self.v is "
+                "None: self.v = tf.Variable(...)`)")
         self._tracing_count += 1
         self._note_trace(items)
         cf = ConcreteFunction(graph, (tuple(sig_args), sig_kwargs), result, n_args,
