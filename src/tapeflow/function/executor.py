@@ -31,6 +31,14 @@ def _resolve(r, natives):
     return r
 
 
+def _single(r, natives):
+    """The one output of a kernel that returned something other than a native array: an
+    Alias, or a list of one (a list-output op that made a single piece)."""
+    if type(r) is list or type(r) is tuple:
+        (r,) = r
+    return _resolve(r, natives)
+
+
 def _resolve_all(rs, natives):
     return [_resolve(r, natives) for r in rs]
 
@@ -66,8 +74,8 @@ class Program:
         names: dict[int, str] = {}
         for i, t in enumerate(graph.inputs):
             names[t.id] = f"i{i}"
-        env = {"_resolve": _resolve, "_resolve_all": _resolve_all, "_eager": _eager,
-               "Alias": Alias, "b": backend}
+        env = {"_resolve": _resolve, "_resolve_all": _resolve_all, "_single": _single,
+               "_eager": _eager, "Alias": Alias, "b": backend, "_nd": backend.native_type}
         # last use of every tensor (node index), so its buffer can go right after
         last: dict[int, int] = {}
         nodes = [n for n in graph.nodes if n.op != "Placeholder"]
@@ -122,8 +130,8 @@ class Program:
                     lines.append(f"    {k}(n, {a}, b)")
                 elif len(outs) == 1:
                     lines.append(f"    {outs[0]} = {k}(n, {a}, b)")
-                    lines.append(f"    if type({outs[0]}) is Alias: "
-                                 f"{outs[0]} = _resolve({outs[0]}, n)")
+                    lines.append(f"    if type({outs[0]}) is not _nd: "
+                                 f"{outs[0]} = _single({outs[0]}, n)")
                 else:
                     lines.append(f"    {', '.join(outs)} = _resolve_all({k}(n, {a}, b), n)")
                 for extra in (len(lines) - 1, len(lines)):

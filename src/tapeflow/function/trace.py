@@ -182,16 +182,18 @@ class ConcreteFunction:
         """This function with the tensors its gradient needs as extra outputs (itself if
         it already returns them all)."""
         if self._forward is None:
-            saved = backward_function(self)[2]
-            have = {t.id for t in self._flat_outputs}
-            extra = [t for t in saved if t.id not in have]
-            if not extra:
-                self._forward = self
-            else:
-                self._forward = ConcreteFunction(
-                    self.graph, self.structured_input_signature,
-                    list(self._flat_outputs) + extra, self._n_args, self.name + "_forward",
-                    check=False)
+            # the extra outputs get cotangents too, whose rules may read more tensors:
+            # extend until the function returns everything its own gradient reads
+            cf = self
+            while True:
+                have = {t.id for t in cf._flat_outputs}
+                extra = [t for t in backward_function(cf)[2] if t.id not in have]
+                if not extra:
+                    break
+                cf = ConcreteFunction(self.graph, self.structured_input_signature,
+                                      list(cf._flat_outputs) + extra, self._n_args,
+                                      self.name + "_forward", check=False)
+            self._forward = cf
         return self._forward
 
     def _inline(self, tensors: list) -> list:
