@@ -134,10 +134,9 @@ def _jvp_function(cf, tangent_of: list, variables: list, name: str, batch=False)
         return outs + [t if t is not None else _zeros_like(o) for t, o in zip(touts, live)]
 
     sub = _Sub(fn, specs, name)
-    outside, found, (out_cf,) = _seal([sub])
-    if outside:  # the traced cf has no captures: nothing outside can be read
-        raise InvalidArgumentError(f"{name}: unexpected captures {outside}")
-    return out_cf
+    # constants the JVP rules made stay captures of this function: it is only ever
+    # inlined (called while tracing), where they are captured again
+    return ConcreteFunction(sub.graph, (tuple(specs), {}), sub.flat, len(specs), name)
 
 
 # ---------------------------------------------------------------------- cond

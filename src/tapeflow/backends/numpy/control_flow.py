@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ._kernel import kernel
+from ._kernel import ensure_array, kernel
 
 
 def _placeholder(spec):
@@ -121,4 +121,5 @@ def _while_grad(i, a, b):
             for g, x, trainable in zip(arg_grads, args, grad.arg_trainable) if trainable]
     out += [g if g is not None else np.zeros(shape, dt)
             for g, (shape, dt) in zip(res_grads, grad.resource_specs)]
+    out = [ensure_array(g) for g in out]  # sums of 0-d gradients are NumPy scalars
     return out[0] if len(out) == 1 else out
