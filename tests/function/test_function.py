@@ -290,3 +290,51 @@ def test_traced_function_calling_another_is_inlined():
     assert outer(c64(1.5)).numpy() == 6.0
     ops = [n.op for n in outer.get_concrete_function(c64(1.5)).graph.get_operations()]
     assert "PartitionedCall" not in ops and ops.count("Mul") == 2
+
+
+# ------------------------------------------------------------------ unknown dims
+
+
+def test_one_graph_with_unknown_batch_dim_serves_gradients_of_every_batch_size():
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+    def f(x):
+        return tf.reduce_sum(tf.tanh(x) * 2.0, axis=1)
+    for n in (4, 2, 1):
+        x = c64(np.linspace(-1, 1, 3 * n).reshape(n, 3))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_mean(f(x))
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(),
+                                   2 * (1 - np.tanh(x.numpy()) ** 2) / n, rtol=1e-13)
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_traced_training_step_trains_on_a_last_smaller_batch_like_eager():
+    rng = np.random.default_rng(0)
+    init = [rng.normal(size=(5, 8)) * 0.3, np.zeros(8), rng.normal(size=(8, 3)) * 0.3,
+            np.zeros(3)]
+    traced_params = [tf.Variable(v) for v in init]
+    eager_params = [tf.Variable(v) for v in init]
+
+    def step(x, y, params):
+        with tf.GradientTape() as tape:
+            h = tf.nn.relu(tf.matmul(x, params[0]) + params[1])
+            logits = tf.matmul(h, params[2]) + params[3]
+            loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        for p, g in zip(params, tape.gradient(loss, params)):
+            p.assign_sub(0.1 * g)
+        return loss
+
+    traced = tf.function(lambda x, y: step(x, y, traced_params), input_signature=[
+        tf.TensorSpec([None, 5], tf.float64), tf.TensorSpec([None], tf.int32)])
+    for n in (16, 16, 7):
+        x = c64(rng.normal(size=(n, 5)))
+        y = tf.constant(rng.integers(0, 3, n).astype(np.int32))
+        np.testing.assert_allclose(traced(x, y).numpy(), step(x, y, eager_params).numpy(),
+                                   rtol=1e-14)
+        for a, b in zip(traced_params, eager_params):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-13)
+    assert traced.experimental_get_tracing_count() == 1
+    graph_text = str(traced.get_concrete_function().graph)
+    assert "Dim(" in graph_text  # sizes resolved when the graph runs, none baked in

@@ -215,3 +215,10 @@ ROWS = [
         lengths((2, 3), 6), kernels=("SequenceMask",), grad=False, dtypes=("int32",),
         out_dtype="float32"),
 ]
+
+# sum_to_shape's run-time kernel (shapes known only when a traced graph runs)
+ROWS += [
+    Row("sum_to/broadcast_axes", lambda x: run_kernel("SumTo", {"x": x}, {"shape": (1, 3)}),
+        lambda x: x.sum(axis=(0, 1), keepdims=False).reshape(1, 3), uniform((2, 4, 3)),
+        kernels=("SumTo",), scalar=False),
+]

@@ -44,7 +44,7 @@ class OpDef:
     output count (known before any kernel runs) and, for composite ops, `impl`."""
 
     __slots__ = ("name", "inputs", "list_inputs", "num_outputs", "list_output", "impl",
-                 "stateful", "site")
+                 "native", "stateful", "site")
 
     def __init__(self, name, inputs, list_inputs=(), num_outputs=1, impl=None, site=""):
         self.name, self.inputs = name, tuple(inputs)
@@ -55,6 +55,9 @@ class OpDef:
         # rules see the outputs (and cotangents) as a list even when a call made one piece
         self.list_output = False
         self.impl = impl
+        # a composite's implementation on native arrays, `native(inputs, attrs, backend)`
+        # like a kernel's: how a compiled graph runs it (variable reads and assignments)
+        self.native = None
         # reads or changes state (variables, random streams): a graph keeps it, in
         # program order, even when no output depends on it
         self.stateful = False
@@ -343,7 +346,7 @@ class JVPRule:
 
 def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, vjp=None,
               jvp=None, impl=None, differentiable: bool = True, zeros_for_none: bool = False,
-              stateful: bool = False, override: bool = False) -> OpDef:
+              stateful: bool = False, native=None, override: bool = False) -> OpDef:
     """Declare an op: its inputs, output count, shape rule and its VJP and JVP rules.
 
     `impl(inputs, attrs)` makes a composite op: implemented over tensors by other ops,
@@ -354,6 +357,7 @@ def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, v
     op = OpDef(name, inputs, list_inputs, num_outputs, impl, site)
     op.list_output = num_outputs is None and shape is not None  # Split, Unstack
     op.stateful = stateful
+    op.native = native
     OPS[name] = op
     if shape is not None:
         SHAPES[name] = shape

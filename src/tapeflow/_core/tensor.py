@@ -42,6 +42,37 @@ class Buffer:
 
 
 
+class Dim:
+    """An unknown dimension of a symbolic tensor, standing in a shape for its run-time
+    value: `Dim(x, 0)` is x's first dimension. Gradient rules of traced functions receive
+    `<input>_shape` tuples holding them and pass them on to reshape/broadcast attributes;
+    a graph resolves them when it runs, so a backward graph bakes in no batch size."""
+
+    __slots__ = ("tensor", "axis")
+
+    def __init__(self, tensor: "Tensor", axis: int):
+        self.tensor, self.axis = tensor, axis
+
+    def __eq__(self, other):
+        return isinstance(other, Dim) and other.tensor is self.tensor and other.axis == self.axis
+
+    def __hash__(self):
+        return hash((self.tensor.id, self.axis))
+
+    def __repr__(self) -> str:
+        return f"Dim({self.tensor.name}, {self.axis})"
+
+
+def known_dims(shape) -> tuple:
+    """`shape` with every `Dim` as None: what shape rules see."""
+    return tuple(None if type(d) is Dim else d for d in shape)
+
+
+def with_dims(t: "Tensor") -> tuple:
+    """The shape of `t` with its unknown (None) dimensions as `Dim`s of `t`."""
+    return tuple(Dim(t, a) if d is None else d for a, d in enumerate(t._shape))
+
+
 class TensorShape(tuple):
     """A tuple of dimensions, where `None` is an unknown dimension.
 

@@ -12,7 +12,8 @@ from .._core import registry as _reg
 from .._core import tensor as _tensor_mod
 from .._core.context import ctx, debug_on, hooks
 from .._core.dispatch import check_numerics, user_site
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, with_dims
+from . import vspace
 from .._core.variable import Variable
 
 
@@ -87,8 +88,7 @@ class Backward:
         if self.rule.zeros_for_none:
             for i, g in enumerate(grads):
                 if g is None:
-                    shape, dtype = self.out_meta[i]
-                    grads[i] = _tensor_mod._ops.zeros(shape, dtype)
+                    grads[i] = vspace.zeros(*self.out_meta[i])
         return grads
 
     def _shapes_into(self, env: dict, names: tuple) -> None:
@@ -138,7 +138,12 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
     bwd = Backward()
     bwd.name, bwd.rule, bwd.attrs = name, rule, attrs
     bwd.layout, bwd.in_shapes, bwd.needed = layout, in_shapes, needed
-    bwd.out_meta = [(o._shape, o.dtype) for o in outs]
+    if outs[0]._nb is None:  # symbolic outputs: unknown dims become Dims of their tensors
+        in_shapes, outs_meta = _dims_of(op, inputs, in_shapes, outs)
+        bwd.in_shapes = in_shapes
+        bwd.out_meta = outs_meta
+    else:
+        bwd.out_meta = [(o._shape, o.dtype) for o in outs]
     bwd.multi = len(outs) != 1 or op.list_output
     if lists is None:
         lists = any(c is not None for _, c in layout)
@@ -161,6 +166,20 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
             env["ans"] = list(outs) if bwd.multi else outs[0]
     bwd.env = env
     return bwd
+
+
+def _dims_of(op, inputs: dict, in_shapes: list, outs: list) -> tuple[list, list]:
+    """Shapes of a traced op's inputs and outputs with unknown dims as `Dim`s, so that the
+    rules and `_fit` build shapes that are resolved when the graph runs."""
+    flat = []
+    for k in (op.inputs if op.inputs else inputs):
+        v = inputs.get(k)
+        if v is not None:
+            flat.extend(v if type(v) is list or type(v) is tuple else (v,))
+    shapes = [with_dims(m) if None in s and isinstance(m, Tensor) else s
+              for m, s in zip(flat, in_shapes)]
+    meta = [(with_dims(o) if None in o._shape else o._shape, o.dtype) for o in outs]
+    return shapes, meta
 
 
 def _on_variables(c, variables, outs: list) -> None:

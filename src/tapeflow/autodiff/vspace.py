@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .._core import tensor as _tensor_mod
 from .._core.convert import convert_to_tensor
-from .._core.tensor import IndexedSlices, Tensor
+from .._core.tensor import Dim, IndexedSlices, Tensor
 
 # Sum pending gradients of one tensor early once they hold this many bytes (or this many
 # gradients), so a tensor used by many ops does not pin all of them until the end.
@@ -20,6 +20,8 @@ def ones(shape, dtype) -> Tensor:
 
 
 def zeros(shape, dtype) -> Tensor:
+    if any(type(d) is Dim for d in shape):  # run-time dims of a traced graph
+        return _ops()._broadcast_to(_ops().zeros((), dtype), tuple(shape))
     return _ops().zeros(shape, dtype)
 
 
@@ -28,7 +30,7 @@ def num_bytes(g) -> int:
         return num_bytes(g.values)
     n = g.dtype.size
     for d in g._shape:
-        n *= d
+        n *= d if d is not None else 1  # a traced graph's unknown dim: count it as 1
     return n
 
 

@@ -18,6 +18,7 @@ from .._core.errors import InvalidArgumentError, NotFoundError
 from .._core.memory import native_of, wrap_native
 from .._core.tensor import Tensor
 from .._core.variable import Variable
+from .graph import DIM_SOURCES, dim_resolver
 
 _program_ids = itertools.count(1)
 
@@ -100,19 +101,26 @@ class Program:
             a = f"a{j}"
             env[a] = node.attrs
             self.line_nodes[len(lines) + 1] = node
-            if node.op in _reg.COMPOSITES:  # stateful composite: the eager path
+            op = _reg.OPS.get(node.op)
+            native_impl = op.native if op is not None else None
+            if node.op in _reg.COMPOSITES and native_impl is None:  # the eager path
                 call = f"_eager({node.op!r}, {a}, {natives}, {len(outs)})"
                 lines.append(f"    {', '.join(outs)} = {call}" if outs else f"    {call}")
             else:
                 per = _reg.KERNELS.get(node.op)
                 entry = per.get(backend.name) if per else None
-                if entry is None:
+                if entry is None and native_impl is None:
                     raise NotFoundError(f"no kernel {node.op!r} for backend {backend.name!r} "
                                         f"(node {node.name} of {graph.name})")
                 k = f"k{j}"
-                env[k] = entry.func
+                env[k] = native_impl if native_impl is not None else entry.func
                 lines.append(f"    n = {natives}")
-                if len(outs) == 1:
+                if DIM_SOURCES in node.inputs:  # attrs with run-time dims
+                    env[f"d{j}"] = dim_resolver(node.attrs, node.inputs[DIM_SOURCES])
+                    a = f"d{j}(n[{DIM_SOURCES!r}])"
+                if not outs:  # a stateful op run for its effect (an assignment)
+                    lines.append(f"    {k}(n, {a}, b)")
+                elif len(outs) == 1:
                     lines.append(f"    {outs[0]} = {k}(n, {a}, b)")
                     lines.append(f"    if type({outs[0]}) is Alias: "
                                  f"{outs[0]} = _resolve({outs[0]}, n)")

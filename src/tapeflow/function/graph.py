@@ -16,7 +16,7 @@ from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import shape_args
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import SYMBOLIC, Tensor, TensorShape, _ids
+from .._core.tensor import SYMBOLIC, Dim, Tensor, TensorShape, _ids, known_dims
 from .._core.variable import Variable
 
 _new_tensor = Tensor.__new__
@@ -31,6 +31,52 @@ class SymbolicInfo:
 
     def __init__(self, graph, node, index, name):
         self.graph, self.node, self.index, self.name = graph, node, index, name
+
+
+# The node input holding the tensors whose run-time dims resolve `Dim`s in its attributes.
+DIM_SOURCES = "__dim_sources__"
+
+
+def _dims_in(attrs: dict) -> list:
+    found = []
+    for v in attrs.values():
+        if type(v) is Dim:
+            found.append(v)
+        elif type(v) is tuple or type(v) is list:
+            found.extend(d for d in v if type(d) is Dim)
+    return found
+
+
+def _rule_attrs(attrs: dict) -> dict:
+    """Attributes as shape rules see them: `Dim`s are unknown (None) dimensions."""
+    if not _dims_in(attrs):
+        return attrs
+    return {k: (known_dims(v) if type(v) is tuple or type(v) is list else
+                (None if type(v) is Dim else v)) for k, v in attrs.items()}
+
+
+def dim_resolver(attrs: dict, sources: list):
+    """`resolve(natives) -> attrs` for a node: each `Dim` replaced by the run-time size of
+    its tensor (one of the node's DIM_SOURCES, given as native arrays)."""
+    def index(d):
+        return next(i for i, s in enumerate(sources) if s is d.tensor)
+    plan = {}
+    for k, v in attrs.items():
+        if type(v) is Dim:
+            plan[k] = (index(v), v.axis)
+        elif type(v) is tuple or type(v) is list:
+            plan[k] = tuple((index(d), d.axis) if type(d) is Dim else d for d in v)
+
+    def resolve(natives: list) -> dict:
+        out = dict(attrs)
+        for k, p in plan.items():
+            if type(p[0]) is int and len(p) == 2 and type(attrs[k]) is Dim:
+                out[k] = natives[p[0]].shape[p[1]]
+            else:
+                out[k] = tuple(natives[e[0]].shape[e[1]] if type(e) is tuple else e
+                               for e in p)
+        return out
+    return resolve
 
 
 def graph_of(t: Tensor):
@@ -161,13 +207,35 @@ class FuncGraph:
                 operands[k] = [self._operand(m) for m in v]
             else:
                 operands[k] = self._operand(v)
-        specs = rule(*shape_args(operands, attrs))
+        if _dims_in(attrs):  # unknown dims in attributes: resolved at run time
+            attrs, operands[DIM_SOURCES] = self._retarget(attrs)
+        specs = rule(*shape_args(operands, _rule_attrs(attrs)))
         node = Node(self._node_name(name), name, operands, attrs,
                     bool(op is not None and op.stateful))
         for i, (shape, dtype) in enumerate(specs):
             node.outputs.append(self._symbolic(shape, dtype, node, i, f"{node.name}:{i}"))
         self.nodes.append(node)
         return node.outputs
+
+    def _retarget(self, attrs: dict) -> tuple[dict, list]:
+        """Attributes whose Dims refer to this graph's tensors (captured if from outside),
+        and those tensors, the node's DIM_SOURCES input."""
+        sources: list = []
+
+        def local(d):
+            src = self._operand(d.tensor)
+            if all(src is not s for s in sources):
+                sources.append(src)
+            return Dim(src, d.axis)
+        out = {}
+        for k, v in attrs.items():
+            if type(v) is Dim:
+                out[k] = local(v)
+            elif type(v) is tuple or type(v) is list:
+                out[k] = tuple(local(d) if type(d) is Dim else d for d in v)
+            else:
+                out[k] = v
+        return out, sources
 
     # ------------------------------------------------------------------ reading
     def get_operations(self) -> list[Node]:
@@ -184,7 +252,7 @@ class FuncGraph:
             if node.op == "Placeholder":
                 continue
             rule = _reg.SHAPES[node.op]
-            specs = rule(*shape_args(node.inputs, node.attrs))
+            specs = rule(*shape_args(node.inputs, _rule_attrs(node.attrs)))
             if len(specs) != len(node.outputs):
                 raise InvalidArgumentError(f"graph {self.name}: node {node.name} has "
                                            f"{len(node.outputs)} outputs, its rule {len(specs)}")

@@ -27,12 +27,12 @@ from .._core.dtypes import DType
 from .._core.errors import InvalidArgumentError, describe
 from .._core.memory import wrap_native
 from .._core.registry import define_op
-from .._core.tensor import SYMBOLIC, Tensor, TensorShape, TensorSpec
+from .._core.tensor import SYMBOLIC, Dim, Tensor, TensorShape, TensorSpec
 from .._core.variable import Variable
 from . import graph as _graph
 from .backprop import backward_function
 from .executor import Program, natives_of
-from .graph import FuncGraph, tracing as _tracing
+from .graph import DIM_SOURCES, FuncGraph, tracing as _tracing
 
 _log = logging.getLogger("tapeflow")
 _run_eagerly = [False]
@@ -184,12 +184,21 @@ class ConcreteFunction:
 
         def get(v):
             return mapping[v.id] if isinstance(v, Tensor) else v
+
+        def attr(v):  # a Dim of this graph's tensor becomes a Dim of its replacement
+            if type(v) is Dim:
+                return Dim(get(v.tensor), v.axis) if v.tensor.id in mapping else v
+            if type(v) is tuple and any(type(d) is Dim for d in v):
+                return tuple(attr(d) for d in v)
+            return v
         for node in self.graph.nodes:
             if node.op == "Placeholder":
                 continue
             ins = {k: ([get(m) for m in v] if isinstance(v, (list, tuple)) else get(v))
-                   for k, v in node.inputs.items()}
-            out = run_kernel(node.op, ins, node.attrs)
+                   for k, v in node.inputs.items() if k != DIM_SOURCES}
+            attrs = {k: attr(v) for k, v in node.attrs.items()} \
+                if DIM_SOURCES in node.inputs else node.attrs
+            out = run_kernel(node.op, ins, attrs)
             outs = out if isinstance(out, list) else ([] if out is None else [out])
             for o, s in zip(outs, node.outputs):
                 mapping[s.id] = o

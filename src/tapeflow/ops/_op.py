@@ -20,7 +20,7 @@ from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.registry import define_op, passthrough  # noqa: F401  (re-exported for rules)
-from .._core.tensor import Tensor
+from .._core.tensor import Dim, Tensor
 from .._core.variable import Variable
 
 defop = define_op
@@ -212,9 +212,14 @@ def num_elements(shape, axes=None):
     so that this one helper decides how to count when a shape is not static."""
     dims = tuple(shape) if axes is None else tuple(shape[a] for a in axes)
     n = 1
+    total = None
     for d in dims:
-        n *= d
-    return n
+        if type(d) is Dim:  # known when the graph runs: an int32 scalar tensor
+            size = _tensor_mod._ops.shape(d.tensor)[d.axis]
+            total = size if total is None else total * size
+        else:
+            n *= d
+    return n if total is None else (total * n if n != 1 else total)
 
 
 # --------------------------------------------------------------------------- gradients
@@ -231,6 +236,10 @@ def sum_to_shape(g: Tensor, shape) -> Tensor:
     gs = g._shape
     if gs == shape:
         return g
+    if None in gs or any(type(d) is Dim for d in shape):
+        # unknown dims (a traced graph): which axes were broadcast is known only when the
+        # graph runs, so one kernel decides then
+        return run_kernel("SumTo", {"x": g}, {"shape": shape})
     lead = len(gs) - len(shape)
     axes = list(range(lead)) + [lead + i for i, d in enumerate(shape)
                                 if d == 1 and gs[lead + i] != 1]
@@ -238,3 +247,31 @@ def sum_to_shape(g: Tensor, shape) -> Tensor:
     if out._shape != shape:
         out = run_kernel("Reshape", {"x": out}, {"shape": shape})
     return out
+
+
+def _sum_to_rule(shapes, dtypes, attrs):
+    shape = tuple(attrs["shape"])
+    if len(shape) > len(shapes["x"]):
+        raise InvalidArgumentError(f"SumTo: cannot sum {list(shapes['x'])} down to "
+                                   f"{list(shape)}")
+    return [(shape, dtypes["x"])]
+
+
+def _sum_to_vjp(g, x_shape):
+    return run_kernel("BroadcastTo", {"x": g}, {"shape": x_shape})
+
+
+def _sum_to_jvp(t, x, *, shape):
+    nb = batch_dims(t, x)
+    if not nb:
+        return run_kernel("SumTo", {"x": t}, {"shape": shape})
+    # batched: sum each member on its own (the target padded to x's rank), then drop pads
+    lead, shape = t._shape[:nb], tuple(shape)
+    padded = (1,) * (len(x._shape) - len(shape)) + shape
+    out = run_kernel("SumTo", {"x": t}, {"shape": lead + padded})
+    return run_kernel("Reshape", {"x": out}, {"shape": lead + shape})
+
+
+# The kernel of sum_to_shape for shapes known only at run time (traced graphs with unknown
+# dims): sums the axes that were broadcast, found from the actual shapes.
+define_op("SumTo", ["x"], shape=_sum_to_rule, vjp={"x": _sum_to_vjp}, jvp={"x": _sum_to_jvp})

@@ -99,12 +99,12 @@ def _shift(axis: tuple, t: Tensor, x: Tensor) -> tuple:
 
 def _broadcast_back(g: Tensor, x_shape, axis: tuple, keepdims: bool) -> Tensor:
     """The cotangent of a reduction spread back over the input's shape `x_shape`."""
-    from .array import broadcast_to
+    from .array import _broadcast_to  # x_shape is valid (it may hold run-time Dims)
     # Leading reduced axes (a full reduction, say) need no unit axes: broadcasting
     # already lines g up with the input's trailing axes.
     if axis and axis[-1] != len(axis) - 1:
         g = _keep(g, axis, keepdims)
-    return broadcast_to(g, x_shape)
+    return _broadcast_to(g, tuple(x_shape))
 
 
 # --------------------------------------------------------------------------- sum, mean
@@ -137,6 +137,8 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
 
 def _mean_vjp(g, x_shape, *, axis, keepdims):
     n = num_elements(x_shape, axis)
+    if isinstance(n, Tensor):  # unknown dims in a traced graph: counted when it runs
+        return _broadcast_back(g / cast(n, g.dtype), x_shape, axis, keepdims)
     # n == 0: x, and so its gradient, is empty; skip the division by zero
     return _broadcast_back(g / n if n else g, x_shape, axis, keepdims)
 

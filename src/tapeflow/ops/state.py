@@ -15,7 +15,8 @@ from .._core.backends import REGISTRY as _backends
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
-from .._core.memory import share, wrap_native
+from .._core import registry as _reg
+from .._core.memory import native_of, share, wrap_native
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._op import defop, passthrough
@@ -43,7 +44,12 @@ def _read(inputs, attrs):
     return share(inputs["resource"]._value)
 
 
-defop("ReadVariableOp", ["resource"], shape=_value_shape, impl=_read, stateful=True,
+def _read_native(inputs, attrs, backend):
+    return native_of(inputs["resource"]._value, backend)
+
+
+defop("ReadVariableOp", ["resource"], shape=_value_shape, impl=_read, native=_read_native,
+      stateful=True,
       vjp={"resource": passthrough}, jvp={"resource": lambda t: t})
 
 
@@ -85,12 +91,32 @@ def _update(kernel: str, fallback: str):
     return impl
 
 
+# How a compiled graph runs them: on native arrays, like kernels (function/executor.py).
+def _assign_native(inputs, attrs, backend):
+    _replace(inputs["resource"], wrap_native(inputs["value"], backend))
+
+
+def _update_native(kernel: str, fallback: str):
+    def run(inputs, attrs, backend):
+        var, value = inputs["resource"], inputs["value"]
+        target = var._value
+        if _unshared(target, backend):
+            _kernel(kernel, backend)({"ref": target._native, "value": value}, _NO_ATTRS, backend)
+        else:
+            new = _kernel(fallback, backend)({"x": native_of(target, backend), "y": value},
+                                             _NO_ATTRS, backend)
+            _replace(var, wrap_native(new, backend))
+    return run
+
+
 defop("AssignVariableOp", ["resource", "value"], num_outputs=0, shape=_assign_shape,
-      impl=_assign, differentiable=False, stateful=True)
+      impl=_assign, native=_assign_native, differentiable=False, stateful=True)
 defop("AssignAddVariableOp", ["resource", "value"], num_outputs=0, shape=_assign_shape,
-      impl=_update("InplaceAdd", "Add"), differentiable=False, stateful=True)
+      impl=_update("InplaceAdd", "Add"), native=_update_native("InplaceAdd", "Add"),
+      differentiable=False, stateful=True)
 defop("AssignSubVariableOp", ["resource", "value"], num_outputs=0, shape=_assign_shape,
-      impl=_update("InplaceSub", "Sub"), differentiable=False, stateful=True)
+      impl=_update("InplaceSub", "Sub"), native=_update_native("InplaceSub", "Sub"),
+      differentiable=False, stateful=True)
 # Kernels writing into their input `ref`'s buffer; used only through _update_in_place.
 defop("InplaceAdd", ["ref", "value"], shape=_inplace_shape, differentiable=False,
       stateful=True)
@@ -116,19 +142,30 @@ def _unshared_refs() -> int:
     return _UNSHARED[0]
 
 
-def _update_in_place(kernel: str, target: Tensor, value: Tensor) -> bool:
-    """Run a kernel writing into `target`'s buffer, only when no other tensor shares that
-    buffer (so no tensor's value changes behind its back) and the data is on the active
-    backend; returns False otherwise."""
+def _unshared(target: Tensor, backend) -> bool:
+    """Whether `target`'s buffer may be written in place: no other tensor shares it (so no
+    tensor's value changes behind its back) and its data is on `backend`."""
     buf = target._buf
-    backend = _backends.active or _backends.ensure_active()
-    if buf is None or buf.refs != 1 or target._nb is not backend:
+    if not buf or buf.refs != 1 or target._nb is not backend:
         return False
     native = target._native
     # Only memory the buffer owns outright: not a view (base set), not viewed by any other
-    # array (a view holds a reference to its base), not writable-protected.
-    if getattr(native, "base", 0) is not None or not native.flags.writeable or \
-            sys.getrefcount(native) > _unshared_refs():
+    # array (a view holds a reference to its base), not writable-protected. References:
+    # the buffer, the tensor, this local and getrefcount's argument.
+    return (getattr(native, "base", 0) is None and native.flags.writeable
+            and sys.getrefcount(native) <= _unshared_refs())
+
+
+def _update_in_place(kernel: str, target: Tensor, value: Tensor) -> bool:
+    """Run a kernel writing into `target`'s buffer when `_unshared`; False otherwise."""
+    if not _unshared(target, _backends.active or _backends.ensure_active()):
         return False
     run_kernel(kernel, {"ref": target, "value": value})  # the kernel returns Alias("ref")
     return True
+
+
+_NO_ATTRS: dict = {}
+
+
+def _kernel(name: str, backend):
+    return _reg.KERNELS[name][backend.name].func

@@ -181,3 +181,14 @@ def permute_along_axis(i, a, b):
 def sequence_mask(i, a, b):
     mask = np.arange(a["maxlen"]) < i["lengths"][..., None]
     return mask.astype(a["dtype"]._np, copy=False)
+
+
+@kernel("SumTo")
+def sum_to(i, a, b):
+    """Sum x down to the run-time `shape`, undoing broadcasting (see ops/_op.sum_to_shape)."""
+    x, shape = i["x"], tuple(a["shape"])
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + k for k, d in enumerate(shape)
+                                      if d == 1 and x.shape[lead + k] != 1)
+    out = x.sum(axis=axes) if axes else x
+    return ensure_array(out.reshape(shape))

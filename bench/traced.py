@@ -1,0 +1,84 @@
+"""Traced benchmarks: the whole gradient computation or training step inside
+`tapeflow.function`, against the same hand-written NumPy as bench/reverse_mode.py and
+bench/forward_mode.py, in one process; prints ratios and the first-call (trace + build)
+time.
+
+W1 op overhead   200 x (y = sin(y) * 1.01 + 0.1) on float32[16] and its gradient, traced
+W2 MLP step      784-256-256-10 ReLU, sparse softmax cross-entropy, batch 128, SGD, traced
+W5 JVP chain     the JVP of W1's chain (tangent ones), traced
+
+Run: python bench/traced.py
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+sys.path.insert(0, os.path.dirname(__file__))
+import tapeflow as tf  # noqa: E402
+from reverse_mode import best_of, mlp_params, w1_numpy, w1_tf, w2_numpy, w2_tf  # noqa: E402
+
+
+def first_call(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def w5_numpy(x):
+    y, t = x, np.ones_like(x)
+    for _ in range(200):
+        t = t * np.cos(y) * np.float32(1.01)
+        y = np.sin(y) * np.float32(1.01) + np.float32(0.1)
+    return y, t
+
+
+def w5_tf(x):
+    with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+        y = x
+        for _ in range(200):
+            y = tf.sin(y) * 1.01 + 0.1
+    return y, acc.jvp(y)
+
+
+def main():
+    rng = np.random.default_rng(0)
+    rows = []
+    x16 = np.linspace(-1, 1, 16).astype(np.float32)
+    t16 = tf.constant(x16)
+    w1 = tf.function(w1_tf)
+    trace_w1 = first_call(lambda: w1(t16))
+    np.testing.assert_allclose(w1(t16).numpy(), w1_numpy(x16), rtol=1e-4)
+    rows.append(("W1 op overhead, traced", best_of(lambda: w1_numpy(x16), 200),
+                 best_of(lambda: w1(t16), 200), trace_w1))
+
+    ps = mlp_params(rng)
+    vs = [tf.Variable(p.copy()) for p in ps]
+    xb = rng.standard_normal((128, 784)).astype(np.float32)
+    lb = rng.integers(0, 10, 128).astype(np.int32)
+    txb, tlb = tf.constant(xb), tf.constant(lb)
+    w2 = tf.function(lambda x, y: w2_tf(vs, x, y), input_signature=[
+        tf.TensorSpec([None, 784], tf.float32), tf.TensorSpec([None], tf.int32)])
+    trace_w2 = first_call(lambda: w2(txb, tlb))
+    rows.append(("W2 MLP training step, traced", best_of(lambda: w2_numpy(ps, xb, lb), 30),
+                 best_of(lambda: w2(txb, tlb), 30), trace_w2))
+
+    w5 = tf.function(w5_tf)
+    trace_w5 = first_call(lambda: w5(t16))
+    np.testing.assert_allclose(w5(t16)[1].numpy(), w5_numpy(x16)[1], rtol=1e-4)
+    rows.append(("W5 JVP chain, traced", best_of(lambda: w5_numpy(x16), 200),
+                 best_of(lambda: w5(t16), 200), trace_w5))
+
+    print(f"{'workload':32s} {'numpy ms':>9s} {'tapeflow ms':>12s} {'ratio':>7s} "
+          f"{'first call s':>13s}")
+    for name, t_np, t_tf, t_first in rows:
+        print(f"{name:32s} {t_np * 1e3:9.3f} {t_tf * 1e3:12.3f} {t_tf / t_np:6.2f}x "
+              f"{t_first:13.2f}")
+
+
+if __name__ == "__main__":
+    main()
