@@ -331,13 +331,27 @@ def test_maximum_iterations_bounds_the_traced_loop_and_its_gradient():
 def test_shape_invariants_allow_dimensions_to_change():
     @tf.function
     def f(x):
-        return tf.while_loop(lambda s: tf.shape(s)[0] < 8, lambda s: [tf.concat([s, s * 2.0], 0)],
+        return tf.while_loop(lambda s: tf.shape(s)[0] < 8, lambda s: [tf.tile(s, [2]) * 2.0],
                              [x], shape_invariants=[tf.TensorShape([None])])[0]
     x = c64([1.0, 3.0])
-    np.testing.assert_array_equal(f(x).numpy(), [1, 3, 2, 6, 2, 6, 4, 12])
+    np.testing.assert_array_equal(f(x).numpy(), [4, 12] * 4)
+    assert_all_close(grads(f, [x]), [[16.0, 16.0]])  # 4 copies of each, scaled by 2 * 2
     graph = f.get_concrete_function(x).graph
     node = [n for n in graph.get_operations() if n.op == "While"][0]
     assert node.outputs[0].shape.as_list() == [None]
+
+
+def test_unknown_dims_from_the_input_signature_in_loop_gradients():
+    def body(i, s):
+        return i + 1, tf.sin(s) * s
+
+    f = tf.function(lambda x: tf.while_loop(lambda i, s: i < 3, body, (0, x))[1],
+                    input_signature=[tf.TensorSpec([None], tf.float64)])
+    for n in (2, 5):
+        x = c64(np.linspace(0.1, 1.0, n))
+        assert_all_close(grads(f, [x]), grads(f.python_function, [x]))
+        assert_all_close(grads(f, [x], order=2), grads(f.python_function, [x], order=2))
+    assert f.experimental_get_tracing_count() == 1
 
 
 def test_shape_change_without_invariant_names_the_variable():
