@@ -488,3 +488,44 @@ def test_loop_gradient_memory_grows_as_sqrt_of_the_iteration_count():
     # every state of 10,000 iterations would be 160 MB; about 2 sqrt(n) states are kept
     assert large < 400 * state, large
     assert large < 20 * small, (small, large)  # 100x the iterations, ~10x the memory
+
+
+# ------------------------------------------------------------------ odds and ends
+
+
+def test_shape_invariants_follow_the_loop_vars_structure():
+    f = tf.function(lambda x, y: tf.while_loop(
+        lambda i, d: i < 2, lambda i, d: (i + 1, {"a": tf.tile(d["a"], [2]), "b": d["b"] + 1.0}),
+        (0, {"a": x, "b": y}), shape_invariants=([], {"a": [None], "b": tf.TensorShape([2])})))
+    i, d = f(c64([1.0]), c64([0.0, 0.0]))
+    assert int(i) == 2 and d["a"].shape == [4] and d["b"].numpy().tolist() == [2.0, 2.0]
+    g = tf.function(lambda x: tf.while_loop(lambda a, b: a < 2, lambda a, b: (a + 1, b),
+                                            (0, x), shape_invariants=[[None]]))
+    with pytest.raises(ValueError, match="structure of loop_vars"):
+        g(c64([1.0]))
+
+
+def test_graph_prints_the_control_flow_nodes():
+    f = tf.function(lambda x: tf.while_loop(lambda y: tf.reduce_sum(y) < 5.0,
+                                            lambda y: [tf.cond(y[0] > 1.0, lambda: y * 2.0,
+                                                               lambda: y + 1.0)], [x]))
+    text = str(f.get_concrete_function(c64([1.0, 2.0])).graph)
+    assert "= While(" in text and "body=<ConcreteFunction while_body" in text
+
+
+def test_traced_control_flow_leaves_no_tensor_behind():
+    f = tf.function(_loop)
+    x, w, n = c64([0.4, 0.8, -0.1]), c64(1.3), tf.constant(4)
+
+    def run():
+        with tf.GradientTape() as tape:
+            tape.watch([x, w])
+            out = f(x, w, n)
+            total = tf.reduce_sum(out[1].h) + out[2]["sum"]
+        tape.gradient(total, [x, w])
+    run()  # traces, and builds the gradient functions, once
+    before = tf.memory()
+    run()
+    after = tf.memory()
+    assert (after["num_tensors"], after["num_bytes"]) == \
+        (before["num_tensors"], before["num_bytes"])

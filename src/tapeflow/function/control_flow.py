@@ -107,7 +107,7 @@ def _seal(subs: list) -> tuple[list, list, list]:
     return outside, variables, cfs
 
 
-def _jvp_function(cf, tangent_of: list, variables: list, name: str, batch=False):
+def _jvp_function(cf, tangent_of: list, variables: list, name: str):
     """A ConcreteFunction computing `cf` and its JVP: inputs (cf's inputs, then a tangent
     for each input i with `tangent_of[i]`, then one per variable in `variables`); outputs
     (cf's outputs, then a tangent for each trainable output). Traced with a forward
@@ -259,6 +259,9 @@ class _BranchGrad:
             f"cond: the second-order gradient of branch {self.cf.name} reads {describe(t)}, "
             "which the branch does not return")
 
+    def __repr__(self) -> str:
+        return f"<gradient of {self.cf.name}: {len(self.extras)} saved intermediates>"
+
     def full_backward(self):
         """The backward function with cotangents for the extras too (higher orders)."""
         if self._full_backward is None:
@@ -268,8 +271,8 @@ class _BranchGrad:
 
 def _if_node(pred, outside, variables, then_cf, else_cf, specs, stateful):
     n_out = len(specs)
-    trainable = any(dt.is_trainable for _, dt in specs) and (
-        any(t.dtype.is_trainable for t in outside) or any(v.trainable for v in variables))
+    trainable = any(dt.is_trainable for _, dt in specs) and any(
+        t.dtype.is_trainable for t in list(outside) + list(variables))
     if trainable:
         then_g, else_g = _BranchGrad(then_cf, n_out), _BranchGrad(else_cf, n_out)
         else_g.offset = len(then_g.extras)
@@ -279,7 +282,7 @@ def _if_node(pred, outside, variables, then_cf, else_cf, specs, stateful):
     else_pad = [(t._shape, t.dtype) for t in else_g.extras] if else_g else []
     attrs = {"then_branch": then_g.full if then_g else then_cf,
              "else_branch": else_g.full if else_g else else_cf,
-             "n_out": n_out, "n_specs": n_out, "specs": tuple(specs),
+             "n_out": n_out, "specs": tuple(specs),
              "then_pad": tuple(then_pad), "else_pad": tuple(else_pad),
              "grads": (then_g, else_g)}
     outs = run_kernel("If", {"pred": pred, "args": list(outside), "resources": list(variables)},
@@ -291,7 +294,7 @@ def _if_node(pred, outside, variables, then_cf, else_cf, specs, stateful):
 
 
 def _if_shape(shapes, dtypes, attrs):
-    if not attrs["n_specs"]:
+    if not attrs["n_out"]:  # branches without outputs: the node returns the predicate
         return [((), _bool)]
     return list(attrs["specs"]) + list(attrs["then_pad"]) + list(attrs["else_pad"])
 
@@ -370,8 +373,9 @@ def _if_jvp(tangents, ans, pred, args, resources, *, then_branch, else_branch, n
             primals += [v for v, t in zip(resources, t_res) if t is not None]
             with ForwardAccumulator(primals, given) as acc:
                 outs = cf._call_flat(local)
-            mine = [None if not o.dtype.is_trainable else
-                    (acc.jvp(o) if acc.jvp(o) is not None else _zeros_like(o)) for o in outs]
+            mine = [acc.jvp(o) if o.dtype.is_trainable else None for o in outs]
+            mine = [_zeros_like(o) if t is None and o.dtype.is_trainable else t
+                    for t, o in zip(mine, outs)]
             if first:
                 return mine + [zero(o) for o in ans[n_out + n_then:]]
             return mine[:n_out] + [zero(o) for o in ans[n_out:n_out + n_then]] + mine[n_out:]
@@ -421,7 +425,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                          f"{checkpoint_every!r}")
     spread = isinstance(loop_vars, (list, tuple))
     structure = _read_variables(loop_vars)
-    names = _leaf_names(structure, spread)
+    names = _leaf_names(structure)
 
     def call(fn, flat):
         packed = nest.pack_sequence_as(structure, list(flat))
@@ -478,8 +482,6 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                        [] if maximum_iterations is None else [maximum_iterations],
                        checkpoint_every).outs
     result = nest.pack_sequence_as(structure, outs[:len(flat0)])
-    if not spread and not nest.is_nested(structure):
-        result = outs[0]
     return _stop(result) if not back_prop else result
 
 
@@ -497,7 +499,7 @@ def _read_variables(structure):
     return structure
 
 
-def _leaf_names(structure, spread: bool) -> list[str]:
+def _leaf_names(structure) -> list[str]:
     """`loop_vars[1]['h']`-style names of the flat loop variables, for error messages."""
     names = []
 
@@ -526,21 +528,16 @@ def _describe_structure(s) -> str:
 
 
 def _invariants(shape_invariants, structure, flat0, names) -> list[tuple]:
+    """The loop variables' shapes inside the loop: their own, or the invariants given (the
+    structure of loop_vars with a shape at each leaf), which must cover them."""
     if shape_invariants is None:
         return [t._shape for t in flat0]
-    if isinstance(structure, (list, tuple)) and isinstance(shape_invariants, TensorShape):
+    if isinstance(structure, (list, tuple)) and len(structure) == 1 and _is_shape(
+            shape_invariants) and not _is_shape(structure[0]):
         shape_invariants = [shape_invariants]  # one loop variable, one shape
-    is_shape = (lambda s: isinstance(s, (TensorShape, TensorSpec)) or s is None or (
-        isinstance(s, (list, tuple)) and all(d is None or isinstance(d, int) for d in s)))
-    flat = _flatten_shapes(shape_invariants, is_shape)
-    if len(flat) != len(flat0):
-        raise ValueError(f"while_loop: shape_invariants has {len(flat)} shapes for "
-                         f"{len(flat0)} loop variables")
+    flat = _match_shapes(structure, shape_invariants)
     out = []
     for s, t, nm in zip(flat, flat0, names):
-        if s is None:
-            out.append(t._shape)
-            continue
         s = TensorShape(s.shape if isinstance(s, TensorSpec) else s)
         if not _less_or_equal(t._shape, s):
             raise ValueError(
@@ -551,14 +548,35 @@ def _invariants(shape_invariants, structure, flat0, names) -> list[tuple]:
     return out
 
 
-def _flatten_shapes(s, is_shape) -> list:
-    if is_shape(s):
-        return [s]
-    if isinstance(s, dict):
-        return [x for k in sorted(s, key=repr) for x in _flatten_shapes(s[k], is_shape)]
-    if isinstance(s, (list, tuple)):
-        return [x for v in s for x in _flatten_shapes(v, is_shape)]
-    raise TypeError(f"while_loop: shape_invariants holds {s!r}, not a shape")
+def _is_shape(s) -> bool:
+    return isinstance(s, (TensorShape, TensorSpec)) or (
+        isinstance(s, (list, tuple)) and all(d is None or isinstance(d, int) for d in s))
+
+
+def _match_shapes(structure, shapes) -> list:
+    """The shapes at the leaves of `structure`, walking `shapes` alongside it."""
+    def fail():
+        raise ValueError(f"while_loop: shape_invariants {shapes!r:.120} must have the "
+                         f"structure of loop_vars {_describe_structure(structure)}")
+    out = []
+
+    def walk(s, sh):
+        if isinstance(s, dict):
+            if not isinstance(sh, dict) or set(sh) != set(s):
+                fail()
+            for k in sorted(s, key=repr):
+                walk(s[k], sh[k])
+        elif isinstance(s, (list, tuple)):
+            if not isinstance(sh, (list, tuple)) or len(sh) != len(s):
+                fail()
+            for v, w in zip(s, sh):
+                walk(v, w)
+        elif not _is_shape(sh):
+            fail()
+        else:
+            out.append(sh)
+    walk(structure, shapes)
+    return out
 
 
 def _less_or_equal(shape, invariant) -> bool:
@@ -644,6 +662,9 @@ class _LoopGrad:
                 var = body_vars[slot - len(ins)]
                 self.resource_of_slot[slot] = next(
                     i for i, v in enumerate(trainable_res) if v is var)
+
+    def __repr__(self) -> str:
+        return f"<gradient of {self.body.name}: {len(self.saved_positions)} saved per step>"
 
     def backward_captures(self, backend) -> list:
         return natives_of([ext for ext, _ in self.backward.graph.captures], backend)

@@ -29,7 +29,7 @@ def _if(i, a, b):
         outs += [_placeholder(s) for s in a["else_pad"]]
     else:
         outs[n_out:n_out] = [_placeholder(s) for s in a["then_pad"]]
-    if not a["n_specs"]:   # branches without outputs: the node returns the predicate
+    if not n_out:  # branches without outputs: the node returns the predicate
         return np.asarray(take)
     return outs[0] if len(outs) == 1 else outs
 
