@@ -318,6 +318,25 @@ def test_loop_closed_form_gradient_and_hessian():
                                rtol=1e-13)
 
 
+def test_forward_over_reverse_inside_a_traced_function():
+    def loss(x, w):
+        out = _loop(x, w, 5)
+        return tf.reduce_sum(out[1].h ** 2) + out[2]["sum"]
+
+    def hvp(x, w, vx, vw):
+        with tf.autodiff.ForwardAccumulator([x, w], [vx, vw]) as acc:
+            with tf.GradientTape() as tape:
+                tape.watch([x, w])
+                y = loss(x, w)
+            gx, gw = tape.gradient(y, [x, w])
+        return acc.jvp(gx), acc.jvp(gw)
+    args = [c64([0.4, 0.8, -0.1]), c64(1.3), c64([1.0, -0.5, 2.0]), c64(0.3)]
+    traced = tf.function(hvp)
+    assert_all_close([t.numpy() for t in traced(*args)], [t.numpy() for t in hvp(*args)])
+    ops = [n.op for n in traced.get_concrete_function(*args).graph.get_operations()]
+    assert "WhileGrad" in ops and ops.count("While") >= 2  # the loop and its tangent loop
+
+
 def test_maximum_iterations_bounds_the_traced_loop_and_its_gradient():
     f = tf.function(lambda x, m: tf.while_loop(lambda x: True, lambda x: [x * 2.0], [x],
                                                maximum_iterations=m)[0])

@@ -755,17 +755,14 @@ def _while_grad_shape(shapes, dtypes, attrs):
     return out
 
 
-def _while_grad_vjp(g, cots, loop_vars, args, resources, count, *, grad, k):
-    """WhileGrad computes J^T c (J: the loop's Jacobian at the initial state, c: `cots`).
-    With output cotangents u: the gradient for c is J u, the final tangent of the loop run
-    in forward mode from tangent u; the gradient for the state is the VJP of that doubled
-    loop (a WhileGrad of it) with cotangent c on its tangent part and 0 on its state."""
-    u = iter(g)
-    u_x = [next(u) if tr else None for tr in grad.var_trainable]
-    u_a = [next(u) if tr else None for tr in grad.arg_trainable]
-    u_r = [next(u) if v.dtype.is_trainable else None for v in resources]
+def _curvature(grad, cots, loop_vars, args, resources, count, k, u_x, u_a, u_r):
+    """For WhileGrad(c) = J^T c (J: the loop's Jacobian at state s = initial variables,
+    arguments and variables) and a direction u of s: (J u, H_c u) where H_c is the Hessian
+    of <c, loop(s)>. J u is the final tangent of the loop run in forward mode from u; H_c u
+    = d/ds <c, J(s) u> is the VJP of that doubled loop (a WhileGrad of it) with cotangent c
+    on its tangent part and 0 on its state. H_c u comes as gradients for (loop_vars, args,
+    resources), None where nothing flows."""
     tans, loop = _jvp_loop(grad.body, loop_vars, u_x, args, u_a, resources, u_r, [count], k)
-    d_cots = [t for t, tr in zip(tans, grad.var_trainable) if tr]
     n_vars = len(loop_vars)
     finals = loop.outs[:n_vars]
     aug_cots = [_zeros_like(f) for f, tr in zip(finals, grad.var_trainable) if tr] + list(cots)
@@ -773,13 +770,46 @@ def _while_grad_vjp(g, cots, loop_vars, args, resources, count, *, grad, k):
     outs = run_kernel("WhileGrad", {"cots": aug_cots, "loop_vars": loop.init,
                                     "args": list(loop.outside), "resources": loop.variables,
                                     "count": count}, {"grad": inner, "k": k})
-    outs = outs if isinstance(outs, list) else [outs]
-    split = _split_grads(outs, inner, loop.init, loop.outside, loop.variables)
-    result = {"cots": d_cots, "count": None,
-              "loop_vars": split["loop_vars"][:n_vars],
-              "args": _regroup(split["args"], loop.outside, args),
-              "resources": _regroup(split["resources"], loop.variables, resources)}
-    return result
+    split = _split_grads(outs if isinstance(outs, list) else [outs], inner, loop.init,
+                         loop.outside, loop.variables)
+    return tans, (split["loop_vars"][:n_vars], _regroup(split["args"], loop.outside, args),
+                  _regroup(split["resources"], loop.variables, resources))
+
+
+def _while_grad_vjp(g, cots, loop_vars, args, resources, count, *, grad, k):
+    """With output cotangents u: the gradient for the cotangents is J u, for the state
+    H_c u (see `_curvature`)."""
+    u = iter(g)
+    u_x = [next(u) if tr else None for tr in grad.var_trainable]
+    u_a = [next(u) if tr else None for tr in grad.arg_trainable]
+    u_r = [next(u) if v.dtype.is_trainable else None for v in resources]
+    tans, (gx, ga, gr) = _curvature(grad, cots, loop_vars, args, resources, count, k,
+                                    u_x, u_a, u_r)
+    return {"cots": [t for t, tr in zip(tans, grad.var_trainable) if tr], "count": None,
+            "loop_vars": gx, "args": ga, "resources": gr}
+
+
+def _while_grad_jvp(tangents, cots, loop_vars, args, resources, count, *, grad, k):
+    """WhileGrad is linear in its cotangents: their tangents pass through another
+    WhileGrad; a tangent v of the state adds H_c v (see `_curvature`)."""
+    t_c = tangents["cots"]
+    t_x, t_a = tangents["loop_vars"], tangents["args"]
+    t_r = tangents["resources"] or [None] * len(resources)
+    total = None
+    if any(t is not None for t in t_c):
+        outs = run_kernel("WhileGrad", {
+            "cots": [t if t is not None else _zeros_like(c) for t, c in zip(t_c, cots)],
+            "loop_vars": list(loop_vars), "args": list(args), "resources": list(resources),
+            "count": count}, {"grad": grad, "k": k})
+        total = outs if isinstance(outs, list) else [outs]
+    if any(t is not None for t in list(t_x) + list(t_a) + list(t_r)):
+        _, (gx, ga, gr) = _curvature(grad, cots, loop_vars, args, resources, count, k,
+                                     t_x, t_a, t_r)
+        inputs = list(loop_vars) + list(args) + list(resources)
+        part = [g if g is not None else _zeros_like(x)
+                for g, x in zip(gx + ga + gr, inputs) if x.dtype.is_trainable]
+        total = part if total is None else [a + b for a, b in zip(total, part)]
+    return total
 
 
 def _regroup(grads: list, found: list, wanted: list) -> list:
@@ -791,10 +821,9 @@ def _regroup(grads: list, found: list, wanted: list) -> list:
         for i, w in enumerate(wanted):
             if w is f:
                 out[i] = g if out[i] is None else out[i] + g
-    return [o if o is not None or not w.dtype.is_trainable else None
-            for o, w in zip(out, wanted)]
+    return out
 
 
 define_op("WhileGrad", ["cots", "loop_vars", "args", "resources", "count"],
           list_inputs=("cots", "loop_vars", "args", "resources"), num_outputs=None,
-          shape=_while_grad_shape, vjp=_while_grad_vjp)
+          shape=_while_grad_shape, vjp=_while_grad_vjp, jvp=_while_grad_jvp)
