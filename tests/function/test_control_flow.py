@@ -135,8 +135,10 @@ def test_traced_cond_structure_and_dtype_mismatches_are_type_errors():
     f = tf.function(lambda p: tf.cond(p, lambda: (x, x), lambda: x))
     with pytest.raises(TypeError, match="same number, type, and overall structure"):
         f(tf.constant(True))
-    g = tf.function(lambda p: tf.cond(p, lambda: x, lambda: tf.cast(x, tf.float64)))
-    with pytest.raises(TypeError, match="different types"):
+    g = tf.function(lambda p: tf.cond(p, lambda: {"a": [1, x]},
+                                      lambda: {"a": [2, tf.cast(x, tf.float64)]}))
+    with pytest.raises(TypeError, match=r"output\['a'\]\[1\]: float32\[\] and float64\[\] "
+                                        "have different types"):
         g(tf.constant(True))
 
 
@@ -445,6 +447,24 @@ def test_stateful_body_runs_every_iteration():
         tf.while_loop(lambda i: i < n, body, [0])
         return v.read_value()
     assert f(tf.constant(3)).numpy() == 6.0
+
+
+def test_gradient_of_a_loop_that_assigns_variables_is_a_clear_error():
+    v = tf.Variable(0.0, dtype=tf.float64)
+
+    def body(i, y):
+        v.assign_add(1.0)
+        return i + 1, y * v
+
+    f = tf.function(lambda x: tf.while_loop(lambda i, y: i < 3, body, (0, x))[1])
+    x = c64(2.0)
+    assert f(x).numpy() == 2.0 * 1 * 2 * 3
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)  # runs (and assigns) once; the gradient would run the body again
+    with pytest.raises(tf.errors.InvalidArgumentError, match="changes state.*AssignAdd"):
+        tape.gradient(y, x)
+    assert v.numpy() == 6.0
 
 
 def test_back_prop_false_stops_the_gradient():

@@ -197,15 +197,15 @@ def _merge_branch_outputs(a: _Sub, b: _Sub) -> list:
     if _tree(a.result) != _tree(b.result) or len(a.flat) != len(b.flat):
         fail("the two structures don't have the same nested structure")
     specs = []
-    for i, (x, y) in enumerate(zip(a.flat, b.flat)):
+    for name, x, y in zip(_leaf_names(a.result, "output"), a.flat, b.flat):
         if (x is None) != (y is None):
-            fail(f"output {i} is None in one branch only")
+            fail(f"{name} is None in one branch only")
         if x is None:
             continue
         if x.dtype is not y.dtype:
-            fail(f"output {i}: {describe(x)} and {describe(y)} have different types")
+            fail(f"{name}: {describe(x)} and {describe(y)} have different types")
         if len(x._shape) != len(y._shape):
-            fail(f"output {i}: {describe(x)} and {describe(y)} have different ranks")
+            fail(f"{name}: {describe(x)} and {describe(y)} have different ranks")
         specs.append((tuple(d if d == e else None for d, e in zip(x._shape, y._shape)),
                       x.dtype))
     return specs
@@ -499,8 +499,8 @@ def _read_variables(structure):
     return structure
 
 
-def _leaf_names(structure) -> list[str]:
-    """`loop_vars[1]['h']`-style names of the flat loop variables, for error messages."""
+def _leaf_names(structure, root: str = "loop_vars") -> list[str]:
+    """`loop_vars[1]['h']`-style names of the leaves of `structure`, for error messages."""
     names = []
 
     def walk(s, path):
@@ -512,7 +512,7 @@ def _leaf_names(structure) -> list[str]:
                 walk(v, f"{path}[{i}]")
         else:
             names.append(path)
-    walk(structure, "loop_vars")
+    walk(structure, root)
     return names
 
 
@@ -655,6 +655,9 @@ class _LoopGrad:
         trainable_res = [v for v in resources if v.dtype.is_trainable]
         self.n_resources = len(trainable_res)
         self.resource_specs = [(tuple(v._shape), v.dtype.as_numpy_dtype) for v in trainable_res]
+        # the backward pass re-runs iterations: state changes would happen twice
+        self.state_change = next((f"{n.op} (node {n.name})" for n in body_cf.graph.nodes
+                                  if n.stateful and n.op != "ReadVariableOp"), None)
         body_vars = list(body_cf.graph.variables.values())
         self.resource_of_slot = {}
         for slot in self.slots:

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..._core.errors import InvalidArgumentError
 from ._kernel import ensure_array, kernel
 
 
@@ -71,6 +72,12 @@ def _while_grad(i, a, b):
     n/k checkpoints plus one segment of k iterations' saved tensors, O(sqrt(n)) for the
     automatic k."""
     grad = a["grad"]
+    if grad.state_change:
+        raise InvalidArgumentError(
+            f"while_loop: cannot differentiate the loop {grad.body.name}: its body changes "
+            f"state ({grad.state_change}), and the gradient recomputes iterations from stored "
+            "loop states, which would change it again. Make the values loop variables, or "
+            "move the state change out of the loop")
     body = grad.body._program(b)
     variant = grad.variant._program(b)
     backward = grad.backward._program(b)
