@@ -61,6 +61,19 @@ def checkpoint_stride(n: int, given=None) -> int:
     return max(1, math.isqrt(max(n - 1, 0)) + 1)
 
 
+def _accumulate(sums: list, j: int, g, owned: set) -> None:
+    """sums[j] += g, in place once the sum is an array of our own (a gradient the backward
+    program returns may be one of its inputs, which must not change)."""
+    total = sums[j]
+    if total is None:
+        sums[j] = g
+    elif id(total) in owned:
+        np.add(total, g, out=total)
+    else:
+        total = sums[j] = ensure_array(total + g)
+        owned.add(id(total))
+
+
 @kernel("WhileGrad")
 def _while_grad(i, a, b):
     """Input gradients of a While from its final cotangents, running the loop backwards.
@@ -94,6 +107,7 @@ def _while_grad(i, a, b):
            for trainable, x in zip(grad.var_trainable, x0)]
     arg_grads = [None] * n_args
     res_grads = [None] * grad.n_resources
+    owned = set()  # ids of the sums made here, safe to add into in place
     checkpoints, x = [], x0
     for step in range(n):
         if step % k == 0:
@@ -116,11 +130,9 @@ def _while_grad(i, a, b):
                 if slot < n_vars:
                     new[slot] = g
                 elif slot < n_vars + n_args:
-                    j = slot - n_vars
-                    arg_grads[j] = g if arg_grads[j] is None else arg_grads[j] + g
+                    _accumulate(arg_grads, slot - n_vars, g, owned)
                 else:
-                    j = grad.resource_of_slot[slot]
-                    res_grads[j] = g if res_grads[j] is None else res_grads[j] + g
+                    _accumulate(res_grads, grad.resource_of_slot[slot], g, owned)
             cot = [g if g is not None else np.zeros(s, dt)
                    for g, s, dt in zip(new, shapes, grad.var_dtypes)]
     out = [c for c, trainable in zip(cot, grad.var_trainable) if trainable]
