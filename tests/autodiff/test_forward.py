@@ -15,8 +15,6 @@ from tapeflow.autodiff.forward import ForwardAccumulator
 FALLBACK_ALLOWED: dict[str, str] = {
     "CustomGradient": "the user gives only a VJP (grad_fn); forward mode transposes it, as TF",
     "RecomputeGrad": "its VJP re-runs the user's function; forward mode transposes it",
-    "PartitionedCall": "a traced function: forward mode transposes its traced backward "
-                       "function until a JVP graph is built (issue #9)",
 }
 
 

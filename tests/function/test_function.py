@@ -338,3 +338,89 @@ def test_traced_training_step_trains_on_a_last_smaller_batch_like_eager():
     assert traced.experimental_get_tracing_count() == 1
     graph_text = str(traced.get_concrete_function().graph)
     assert "Dim(" in graph_text  # sizes resolved when the graph runs, none baked in
+
+
+# ------------------------------------------------------------------ state: random, custom
+
+
+def test_random_ops_give_fresh_values_on_each_call_and_follow_set_seed():
+    f = tf.function(lambda: tf.random.normal([4]))
+    a, b = f().numpy(), f().numpy()
+    assert not np.array_equal(a, b)
+    tf.random.set_seed(7)
+    c = f().numpy()
+    tf.random.set_seed(7)
+    d = f().numpy()
+    np.testing.assert_array_equal(c, d)
+    tf.random.set_seed(7)
+    np.testing.assert_array_equal(tf.random.normal([4]).numpy(), c)  # as eager draws
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_custom_gradient_inside_a_traced_function_keeps_its_gradient():
+    w = tf.Variable(np.float64(3.0))
+
+    @tf.custom_gradient
+    def f(x):
+        def grad(dy, variables=None):
+            return dy * 10.0, [dy * 7.0]
+        return x * w, grad
+    traced = tf.function(lambda x: tf.reduce_sum(f(x)))
+    x = c64([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = traced(x)
+    gx, gw = tape.gradient(y, [x, w])
+    assert y.numpy() == 9.0
+    np.testing.assert_array_equal(gx.numpy(), [10.0, 10.0])
+    assert gw.numpy() == 14.0
+
+
+def test_recompute_grad_inside_a_traced_function():
+    f = tf.function(lambda x: tf.reduce_sum(tf.recompute_grad(lambda z: tf.sin(z) * z)(x)))
+    x = c64([0.5, 1.5])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(),
+                               np.cos([0.5, 1.5]) * [0.5, 1.5] + np.sin([0.5, 1.5]))
+
+
+def test_batched_jvp_of_a_traced_function_uses_its_jvp_function():
+    f = tf.function(lambda x: tf.sin(x) * x)
+    x = c64([0.5, 1.0, 2.0])
+    jac = tf.autodiff.jacfwd(f)(x)
+    np.testing.assert_allclose(jac.numpy(), np.diag(np.cos(x.numpy()) * x.numpy()
+                                                    + np.sin(x.numpy())), rtol=1e-12)
+    assert "PartitionedCall" not in tf.autodiff.forward.fallback_ops()
+
+
+def test_variables_created_on_the_first_trace_only():
+    class Model:
+        def __init__(self):
+            self.v = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.v is None:
+                self.v = tf.Variable(tf.ones([3]) * 2.0)  # lifted: made eagerly, once
+            return x * self.v
+
+    m = Model()
+    np.testing.assert_array_equal(m(tf.ones([3])).numpy(), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(m(tf.ones([3]) * 3.0).numpy(), [6.0, 6.0, 6.0])
+    assert isinstance(m.v, tf.Variable) and m.v.numpy().tolist() == [2.0, 2.0, 2.0]
+
+    @tf.function
+    def each_call(x):
+        return x + tf.Variable(1.0)
+    assert each_call(tf.constant(1.0)).numpy() == 2.0
+    with pytest.raises(ValueError, match="only on its first call"):
+        each_call(tf.constant([1.0, 2.0]))
+
+    @tf.function
+    def from_argument(x):
+        return tf.Variable(x * 2.0).read_value()
+    with pytest.raises(ValueError, match="argument"):
+        from_argument(tf.ones([2]))
+    assert ctx.graph is None and not ctx.active

@@ -65,6 +65,7 @@ class Hooks:
 
     record: Callable | None = None
     trace: Callable | None = None
+    lift: Callable | None = None  # (initial value, variable) -> eager initial value
     jvp: Callable | None = None
     note_event: Callable | None = None
 

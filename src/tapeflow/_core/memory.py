@@ -141,7 +141,6 @@ def _rescue_data(name: str, backend: Backend) -> None:
     if target is None:
         return
     for obj in gc.get_objects():
-        # falsy _buf: disposed (None) or symbolic (a traced graph's tensor, no data)
         if type(obj) is Tensor and obj._buf and obj._buf.backend is backend:
             native_of(obj, target)
 

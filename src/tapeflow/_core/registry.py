@@ -39,6 +39,14 @@ class KernelEntry:
         return f"KernelEntry({self.name!r}, {self.backend!r}, registered at {self.site})"
 
 
+class LateAttr:
+    """An attribute whose value is decided each time a compiled graph runs, not when it is
+    traced (a random op's seed: every call of a traced function draws fresh numbers)."""
+
+    def resolve(self):
+        raise NotImplementedError
+
+
 class OpDef:
     """What the engine knows of an op besides its kernels: input names, list inputs, the
     output count (known before any kernel runs) and, for composite ops, `impl`."""

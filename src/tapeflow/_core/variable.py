@@ -8,6 +8,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tensor as _tensor_mod
+from .context import ctx, hooks
 from .errors import InvalidArgumentError
 from .tensor import IndexedSlices, Tensor, TensorShape, _ids, _Ref
 
@@ -27,7 +28,10 @@ class Variable:
                  dtype=None, shape=None):
         if initial_value is None:
             raise ValueError("Variable: initial_value is required")
-        if callable(initial_value):
+        lifting = ctx.graph is not None and hooks.lift is not None
+        if lifting:  # created while a function is traced: made eagerly, once, outside it
+            initial_value = hooks.lift(initial_value, self)
+        elif callable(initial_value):
             initial_value = initial_value()
         self._value: Tensor = _tensor_mod._ops.initial_value(initial_value, dtype)
         self.id = next(_ids)

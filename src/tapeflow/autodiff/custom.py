@@ -47,7 +47,10 @@ class _Call:
             if not isinstance(o, Tensor):
                 raise InvalidArgumentError(
                     f"{self.fname}: outputs must be tensors, got {type(o).__name__}")
-        self.structure = result
+        # the structure alone (leaves dropped): the call object lives in the op's attrs,
+        # which a tape or a graph keeps, and must not keep the outputs alive
+        self.structure = nest.map_structure(lambda _: None, result) \
+            if nest.is_nested(result) else None
         return flat
 
     def pack(self, outs):
@@ -106,8 +109,14 @@ class _CustomCall(_Call):
     __slots__ = ("x_count",)
 
 
+def _values_shape(shapes, dtypes, attrs):
+    """In a traced graph the op passes its implementation's results ("values") on."""
+    return list(zip(shapes["values"], dtypes["values"]))
+
+
 define_op("CustomGradient", ["x", "resources"], list_inputs=("x", "resources"),
-          num_outputs=None, impl=_custom_forward, zeros_for_none=True, vjp=_custom_vjp)
+          num_outputs=None, shape=_values_shape, impl=_custom_forward, zeros_for_none=True,
+          vjp=_custom_vjp)
 
 
 def custom_gradient(f: Callable | None = None) -> Callable:
@@ -152,8 +161,8 @@ def _recompute_vjp(g, x, resources=None, *, call):
 
 
 define_op("RecomputeGrad", ["x", "resources"], list_inputs=("x", "resources"),
-          num_outputs=None, impl=_recompute_forward, zeros_for_none=True,
-          vjp=_recompute_vjp)
+          num_outputs=None, shape=_values_shape, impl=_recompute_forward,
+          zeros_for_none=True, vjp=_recompute_vjp)
 
 
 def recompute_grad(f: Callable) -> Callable:

@@ -289,7 +289,7 @@ class GradientTape:
             for name, val in env.items():
                 members = val if isinstance(val, (list, tuple)) else [val]
                 for t in members:
-                    if not isinstance(t, Tensor) or t._buf is None:
+                    if not isinstance(t, Tensor) or not t._buf:  # disposed or symbolic
                         continue
                     nbytes += t._buf.nbytes
                     if id(t._buf) not in seen:

@@ -1,4 +1,4 @@
-"""The gradient of a traced function, itself a traced function.
+"""The gradient and the JVP of a traced function, each itself a traced function.
 
 The forward graph's nodes are recorded on a tape (ids and backward functions holding the
 forward graph's symbolic tensors, as for eager ops); computing the gradient of its outputs
@@ -12,6 +12,7 @@ from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor
 from .._core.tensor import IndexedSlices, Tensor, TensorSpec
 from ..autodiff import vspace
+from ..autodiff.forward import ForwardAccumulator
 from ..autodiff.tape import Tape
 from .graph import FuncGraph, graph_of, tracing
 
@@ -74,3 +75,41 @@ def _build(cf):
 
 def _spec(t: Tensor) -> TensorSpec:
     return TensorSpec(t._shape, t.dtype)
+
+
+def jvp_function(cf, has_tangent: list, tangent_shapes: list):
+    """(JVP ConcreteFunction, output slots) of `cf` for one tangent pattern: which of its
+    inputs (arguments, captures, then variables) have a tangent, and the tangents' shapes
+    (a leading batch dimension for batched tangents). The JVP function takes the primal
+    inputs then the present tangents and returns the outputs' tangents that exist."""
+    key = (tuple(has_tangent), tuple(tangent_shapes))
+    cache = cf.__dict__.setdefault("_jvps", {})
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = _build_jvp(cf, has_tangent, tangent_shapes)
+    return hit
+
+
+def _build_jvp(cf, has_tangent, tangent_shapes):
+    fwd = cf.graph
+    variables = list(fwd.variables.values())
+    graph = FuncGraph(f"{fwd.name}_jvp")
+    primals = [graph.placeholder(t._shape, t.dtype) for t in fwd.inputs]
+    sources = primals + variables
+    watched = [s for s, on in zip(sources, has_tangent) if on]
+    tangents = [graph.placeholder(shape, s.dtype, "Tangent")
+                for s, shape in zip(watched, tangent_shapes)]
+    batched = any(len(shape) == len(s._shape) + 1 for s, shape in zip(watched, tangent_shapes))
+    with tracing(graph):
+        with ForwardAccumulator(watched, tangents, use_batch=batched) as acc:
+            outs = cf._inline(primals)
+        touts = [acc.jvp(o) for o in outs]
+        slots, results = [], []
+        for i, t in enumerate(touts):
+            if t is not None:
+                slots.append(i)
+                results.append(t if graph.owns(t) else graph.capture(t))
+    n_args = len(primals) + len(tangents)
+    jvp_cf = type(cf)(graph, (tuple(_spec(t) for t in graph.inputs[:n_args]), {}), results,
+                      n_args, graph.name)
+    return jvp_cf, slots

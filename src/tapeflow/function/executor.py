@@ -18,7 +18,7 @@ from .._core.errors import InvalidArgumentError, NotFoundError
 from .._core.memory import native_of, wrap_native
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from .graph import DIM_SOURCES, dim_resolver
+from .graph import DIM_SOURCES, attr_resolver, late_attrs
 
 _program_ids = itertools.count(1)
 
@@ -115,9 +115,9 @@ class Program:
                 k = f"k{j}"
                 env[k] = native_impl if native_impl is not None else entry.func
                 lines.append(f"    n = {natives}")
-                if DIM_SOURCES in node.inputs:  # attrs with run-time dims
-                    env[f"d{j}"] = dim_resolver(node.attrs, node.inputs[DIM_SOURCES])
-                    a = f"d{j}(n[{DIM_SOURCES!r}])"
+                if DIM_SOURCES in node.inputs or late_attrs(node.attrs):  # run-time attrs
+                    env[f"d{j}"] = attr_resolver(node.attrs, node.inputs.get(DIM_SOURCES))
+                    a = f"d{j}(n.get({DIM_SOURCES!r}))"
                 if not outs:  # a stateful op run for its effect (an assignment)
                     lines.append(f"    {k}(n, {a}, b)")
                 elif len(outs) == 1:

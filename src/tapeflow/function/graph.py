@@ -14,8 +14,9 @@ from typing import Any
 from .._core import registry as _reg
 from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor
-from .._core.dispatch import shape_args
+from .._core.dispatch import run_kernel, shape_args, watch_variables
 from .._core.errors import InvalidArgumentError, describe
+from .._core.registry import LateAttr
 from .._core.tensor import SYMBOLIC, Dim, Tensor, TensorShape, _ids, known_dims
 from .._core.variable import Variable
 
@@ -53,6 +54,25 @@ def _rule_attrs(attrs: dict) -> dict:
         return attrs
     return {k: (known_dims(v) if type(v) is tuple or type(v) is list else
                 (None if type(v) is Dim else v)) for k, v in attrs.items()}
+
+
+def late_attrs(attrs: dict) -> bool:
+    return any(isinstance(v, LateAttr) for v in attrs.values())
+
+
+def attr_resolver(attrs: dict, sources: list):
+    """`resolve(natives) -> attrs` for a node whose attributes are decided when the graph
+    runs: `Dim`s (sizes of its DIM_SOURCES tensors, given as native arrays) and
+    `LateAttr`s (drawn anew each run, e.g. random seeds)."""
+    late = [k for k, v in attrs.items() if isinstance(v, LateAttr)]
+    by_dims = dim_resolver(attrs, sources) if sources else None
+
+    def resolve(natives: list) -> dict:
+        out = by_dims(natives) if by_dims is not None else dict(attrs)
+        for k in late:
+            out[k] = attrs[k].resolve()
+        return out
+    return resolve
 
 
 def dim_resolver(attrs: dict, sources: list):
@@ -140,6 +160,7 @@ class FuncGraph:
         self._captured: dict[int, Tensor] = {}
         self.variables: dict[int, Variable] = {}  # variables read or assigned, in order
         self._counts: dict[str, int] = {}
+        self.created_variables: list = []  # variables created while this graph was traced
         self.structured_outputs: Any = None
 
     # ------------------------------------------------------------------ building
@@ -336,19 +357,119 @@ def trace_op(name: str, inputs: dict, attrs: dict):
     op = _reg.OPS.get(name)
     impl = _reg.COMPOSITES.get(name)
     if impl is not None and not (op is not None and op.stateful):
-        # a pure composite (custom_gradient, recompute_grad, a nested function call) is
-        # traced through: its own ops become nodes
-        return impl(inputs, attrs)
+        return _trace_composite(graph, op, impl, inputs, attrs)
     outs = graph.add_op(name, inputs, attrs)
-    node = graph.nodes[-1]
-    c = ctx
-    if c.tapes or c.watchers:  # a tape inside the traced function records symbolically
-        hooks.record(name, node.inputs, attrs, outs)
-    if c.accs:
-        hooks.jvp(name, node.inputs, attrs, outs)
+    _notify(name, inputs, graph.nodes[-1], attrs, outs)
     if len(outs) == 1 and not (op is not None and op.list_output):
         return outs[0]
     return outs
 
 
+def _trace_composite(graph: FuncGraph, op, impl, inputs: dict, attrs: dict):
+    """A pure composite's own ops become nodes (traced through its implementation). One
+    that has a graph form (a shape rule: custom_gradient, recompute_grad) also gets a node
+    of its own passing those results on, recorded with the composite's VJP rule: gradients
+    then follow the composite's rule, not its inner ops (its "values" input is not one of
+    the op's differentiable inputs)."""
+    with watch_variables() as seen:
+        result = impl(inputs, attrs)
+    if op is None or op.name not in _reg.SHAPES:
+        return result
+    if seen and "resources" in op.inputs:
+        given = list(inputs.get("resources", ()))
+        inputs = dict(inputs, resources=given + [v for v in seen.values()
+                                                 if all(v is not r for r in given)])
+    values = result if isinstance(result, list) else [result]
+    outs = graph.add_op(op.name, dict(inputs, values=values), attrs)
+    _notify(op.name, inputs, graph.nodes[-1], attrs, outs)
+    return outs
+
+
+def _notify(name: str, inputs: dict, node: Node, attrs: dict, outs: list) -> None:
+    """Tapes and accumulators inside the traced function see the op symbolically, with
+    the caller's tensors as inputs (a tape watching an enclosing graph's tensor, or an
+    eager one, must find it among the inputs, not the placeholder capturing it)."""
+    c = ctx
+    if not (c.tapes or c.watchers or c.accs):
+        return
+    seen = {}
+    for k, v in node.inputs.items():
+        given = inputs.get(k)
+        if isinstance(given, (Tensor, Variable)) or (
+                isinstance(given, (list, tuple)) and all(isinstance(m, (Tensor, Variable))
+                                                         for m in given)):
+            seen[k] = list(given) if isinstance(given, tuple) else given
+        else:
+            seen[k] = v
+    if c.tapes or c.watchers:
+        hooks.record(name, seen, attrs, outs)
+    if c.accs:
+        hooks.jvp(name, seen, attrs, outs)
+
+
+def lift_initial_value(value, variable):
+    """A variable created while a function is traced gets an eager initial value (as TF's
+    init_scope lifts initializers): a callable runs outside the graph; a symbolic value is
+    computed from the nodes it depends on, which may use captures but not the function's
+    arguments. The graph notes the variable: only the first trace may create variables."""
+    graph = ctx.graph
+    graph.created_variables.append(variable)
+    if callable(value):
+        saved = ctx.graph
+        ctx.graph = None
+        ctx.refresh()
+        try:
+            return value()
+        finally:
+            ctx.graph = saved
+            ctx.refresh()
+    if isinstance(value, Tensor) and value._buf == SYMBOLIC:
+        return _evaluate_eagerly(graph, value)
+    return value
+
+
+def _evaluate_eagerly(graph: FuncGraph, t: Tensor) -> Tensor:
+    needed, stack = {}, [t]
+    while stack:
+        cur = stack.pop()
+        node = cur._native.node
+        if node.name in needed:
+            continue
+        needed[node.name] = node
+        for v in node.inputs.values():
+            for m in (v if isinstance(v, (list, tuple)) else (v,)):
+                if isinstance(m, Tensor) and graph.owns(m):
+                    stack.append(m)
+    captured = {ph.id: ext for ext, ph in graph.captures}
+    values: dict = {}
+    saved = ctx.graph
+    ctx.graph = None
+    ctx.refresh()
+    try:
+        for node in graph.nodes:
+            if node.name not in needed:
+                continue
+            if node.op == "Placeholder":
+                ph = node.outputs[0]
+                if ph.id not in captured:
+                    raise ValueError(
+                        f"tf.Variable created inside a traced function has an initial value "
+                        f"({t.name}) computed from the function's argument {ph.name}; create "
+                        "the variable outside, or give a value that does not depend on the "
+                        "arguments")
+                values[ph.id] = captured[ph.id]
+                continue
+            ins = {k: ([values.get(m.id, m) for m in v] if isinstance(v, (list, tuple))
+                       else values.get(v.id, v) if isinstance(v, Tensor) else v)
+                   for k, v in node.inputs.items() if k != DIM_SOURCES}
+            out = run_kernel(node.op, ins, node.attrs)
+            for o, s in zip(out if isinstance(out, list) else [out], node.outputs):
+                values[s.id] = o
+    finally:
+        ctx.graph = saved
+        ctx.refresh()
+    return values[t.id]
+
+
 hooks.trace = trace_op
+hooks.lift = lift_initial_value

@@ -30,7 +30,7 @@ from .._core.registry import define_op
 from .._core.tensor import SYMBOLIC, Dim, Tensor, TensorShape, TensorSpec
 from .._core.variable import Variable
 from . import graph as _graph
-from .backprop import backward_function
+from .backprop import backward_function, jvp_function
 from .executor import Program, natives_of
 from .graph import DIM_SOURCES, FuncGraph, tracing as _tracing
 
@@ -79,8 +79,25 @@ def _call_vjp(g, ans, args_shape, resources_shape, *, fn):
     return {"args": flat[:n_args], "resources": flat[n_args:]}
 
 
+def _call_jvp(tangents, args, resources, *, fn):
+    """Output tangents of a call: the concrete function's JVP function, a traced function
+    of the primals and the tangents that runs the graph under a forward accumulator
+    symbolically (built once per tangent pattern), so no VJP is transposed."""
+    arg_t = list(tangents["args"])
+    var_t = list(tangents.get("resources") or [])
+    jvp_fn, slots = jvp_function(fn, [t is not None for t in arg_t + var_t],
+                                 [t._shape for t in arg_t + var_t if t is not None])
+    present = [t for t in arg_t + var_t if t is not None]
+    outs = jvp_fn._call_flat(list(args) + present)
+    result = [None] * len(fn._flat_outputs)
+    for slot, t in zip(slots, outs):
+        result[slot] = t
+    return result
+
+
 define_op("PartitionedCall", ["args", "resources"], list_inputs=("args", "resources"),
-          num_outputs=None, impl=_call_impl, zeros_for_none=True, vjp=_call_vjp)
+          num_outputs=None, impl=_call_impl, zeros_for_none=True, vjp=_call_vjp,
+          jvp=_call_jvp)
 
 
 # ---------------------------------------------------------------------- concrete functions
@@ -460,6 +477,12 @@ class Function:
             result = self.python_function(*args, **kwargs)
             result = nest.map_structure(lambda o: _own_output(graph, o), result) \
                 if nest.is_nested(result) else _own_output(graph, result)
+        if graph.created_variables and self._tracing_count > 0:
+            raise ValueError(
+                f"{self.__name__}: a tf.Variable was created on a trace after the first "
+                f"(trace {self._tracing_count + 1}); a traced function may create variables "
+                "only on its first call. Create them outside, or once (e.g. `if self.v is "
+                "None: self.v = tf.Variable(...)`)")
         self._tracing_count += 1
         self._note_trace(items)
         cf = ConcreteFunction(graph, (tuple(sig_args), sig_kwargs), result, n_args,

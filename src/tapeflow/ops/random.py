@@ -19,6 +19,8 @@ import os
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core.context import ctx
+from .._core.registry import LateAttr
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
@@ -47,7 +49,14 @@ class _SeedState:
         self.calls = 0
         self.per_op_seed: dict = {}
 
-    def next(self, op_seed) -> tuple:
+    def next(self, op_seed):
+        """The seed attr of one call; while a function is traced, a LateAttr that draws
+        it each time the graph runs (so every call gives fresh numbers, as in TF)."""
+        if ctx.graph is not None:
+            return _LateSeed(self, op_seed)
+        return self.draw(op_seed)
+
+    def draw(self, op_seed) -> tuple:
         if op_seed is None:
             g = self.process_seed if self.global_seed is None else self.global_seed
             self.calls += 1
@@ -57,6 +66,19 @@ class _SeedState:
         count = self.per_op_seed.get(key, 0)
         self.per_op_seed[key] = count + 1
         return (g & _MASK64, op_seed & _MASK64, _STREAM_OP_SEED, count)
+
+
+class _LateSeed(LateAttr):
+    __slots__ = ("state", "op_seed")
+
+    def __init__(self, state: _SeedState, op_seed):
+        self.state, self.op_seed = state, op_seed
+
+    def resolve(self) -> tuple:
+        return self.state.draw(self.op_seed)
+
+    def __repr__(self) -> str:
+        return f"seed(op_seed={self.op_seed}, drawn per run)"
 
 
 _state = _SeedState()
