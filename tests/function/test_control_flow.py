@@ -339,6 +339,26 @@ def test_forward_over_reverse_inside_a_traced_function():
     assert "WhileGrad" in ops and ops.count("While") >= 2  # the loop and its tangent loop
 
 
+def test_batched_jacobians_and_hessians_match_eager():
+    def f(x):
+        def body(i, y):
+            return i + 1, tf.cond(tf.reduce_sum(y) > 0, lambda: tf.sin(y) * 2.0,
+                                  lambda: y * y * x)
+        return tf.while_loop(lambda i, y: i < 3, body, (0, x))[1]
+    g = tf.function(f)
+    x = c64([0.3, -0.2, 0.5])
+    for jac in (tf.autodiff.jacfwd, tf.autodiff.jacobian):
+        np.testing.assert_allclose(jac(g)(x).numpy(), jac(f)(x).numpy(), rtol=1e-12)
+    h = tf.autodiff.hessian
+    np.testing.assert_allclose(h(lambda a: tf.reduce_sum(g(a)))(x).numpy(),
+                               h(lambda a: tf.reduce_sum(f(a)))(x).numpy(), rtol=1e-12)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = g(x)
+    np.testing.assert_allclose(tape.jacobian(y, x).numpy(), tf.autodiff.jacobian(f)(x).numpy(),
+                               rtol=1e-12)
+
+
 def test_maximum_iterations_bounds_the_traced_loop_and_its_gradient():
     f = tf.function(lambda x, m: tf.while_loop(lambda x: True, lambda x: [x * 2.0], [x],
                                                maximum_iterations=m)[0])

@@ -44,6 +44,31 @@ def _zeros_like(t: Tensor) -> Tensor:
     return _ops().zeros_like(t)
 
 
+_UNBATCHED = object()  # batch size of unbatched tangents (a batch size may be None)
+
+
+def _batch_size(primals: list, tangents: list):
+    """The batch size of forward-mode tangents (one more leading axis than their primals,
+    API §4.3), or _UNBATCHED."""
+    for p, t in zip(primals, tangents):
+        if t is not None:
+            return t._shape[0] if len(t._shape) == len(p._shape) + 1 else _UNBATCHED
+    return _UNBATCHED
+
+
+def _tangent_zeros(t: Tensor, batch=_UNBATCHED) -> Tensor:
+    """A zero tangent for `t` (with a leading batch axis of `batch` members if batched)."""
+    z = _zeros_like(t)
+    if batch is _UNBATCHED:
+        return z
+    ops = _ops()
+    return ops.tile(ops.expand_dims(z, 0), [batch] + [1] * len(t._shape))
+
+
+def _batched(spec: TensorSpec, batch) -> TensorSpec:
+    return spec if batch is _UNBATCHED else TensorSpec((batch,) + tuple(spec.shape), spec.dtype)
+
+
 def _local(tensors: list) -> list:
     """`tensors` as the graph being traced sees them (captured where they come from
     outside), so an accumulator watching them sees the ops that read them."""
@@ -107,16 +132,18 @@ def _seal(subs: list) -> tuple[list, list, list]:
     return outside, variables, cfs
 
 
-def _jvp_function(cf, tangent_of: list, variables: list, name: str):
+def _jvp_function(cf, tangent_of: list, variables: list, name: str, batch=_UNBATCHED):
     """A ConcreteFunction computing `cf` and its JVP: inputs (cf's inputs, then a tangent
-    for each input i with `tangent_of[i]`, then one per variable in `variables`); outputs
-    (cf's outputs, then a tangent for each trainable output). Traced with a forward
-    accumulator over `cf`'s nodes, so it is differentiable again."""
+    for each input i with `tangent_of[i]`, then one per variable in `variables`; batched
+    tangents with `batch`); outputs (cf's outputs, then a tangent for each trainable
+    output). Traced with a forward accumulator over `cf`'s nodes, so it is differentiable
+    again."""
     from ..autodiff.forward import ForwardAccumulator
     ins = cf.graph.inputs
     specs = [TensorSpec(t._shape, t.dtype) for t in ins]
-    specs += [TensorSpec(t._shape, t.dtype) for t, on in zip(ins, tangent_of) if on]
-    specs += [TensorSpec(v._shape, v.dtype) for v in variables]
+    specs += [_batched(TensorSpec(t._shape, t.dtype), batch)
+              for t, on in zip(ins, tangent_of) if on]
+    specs += [_batched(TensorSpec(v._shape, v.dtype), batch) for v in variables]
     n_in = len(ins)
 
     def fn(*params):
@@ -126,12 +153,13 @@ def _jvp_function(cf, tangent_of: list, variables: list, name: str):
         tangents = [next(ts) for _ in primals]
         if not primals:
             outs = cf._call_flat(xs)
-            return outs + [_zeros_like(o) for o in outs if o.dtype.is_trainable]
-        with ForwardAccumulator(primals, tangents) as acc:
+            return outs + [_tangent_zeros(o, batch) for o in outs if o.dtype.is_trainable]
+        with ForwardAccumulator(primals, tangents,
+                                use_batch=batch is not _UNBATCHED) as acc:
             outs = cf._call_flat(xs)
-        touts = [acc.jvp(o) for o in outs if o.dtype.is_trainable]
         live = [o for o in outs if o.dtype.is_trainable]
-        return outs + [t if t is not None else _zeros_like(o) for t, o in zip(touts, live)]
+        return outs + [t if t is not None else _tangent_zeros(o, batch)
+                       for t, o in zip([acc.jvp(o) for o in live], live)]
 
     sub = _Sub(fn, specs, name)
     # constants the JVP rules made stay captures of this function: it is only ever
@@ -362,20 +390,20 @@ def _if_jvp(tangents, ans, pred, args, resources, *, then_branch, else_branch, n
     if not given or not n_out:
         return None
     n_then = len(then_pad)
+    batch = _batch_size(list(args) + list(resources), list(t_args) + list(t_res))
 
     def zero(o):
-        return _zeros_like(o) if o.dtype.is_trainable else None
+        return _tangent_zeros(o, batch) if o.dtype.is_trainable else None
 
     def branch_jvp(cf, first: bool):
         def fn():
             local = _local(args)
             primals = [a for a, t in zip(local, t_args) if t is not None]
             primals += [v for v, t in zip(resources, t_res) if t is not None]
-            with ForwardAccumulator(primals, given) as acc:
+            with ForwardAccumulator(primals, given, use_batch=batch is not _UNBATCHED) as acc:
                 outs = cf._call_flat(local)
             mine = [acc.jvp(o) if o.dtype.is_trainable else None for o in outs]
-            mine = [_zeros_like(o) if t is None and o.dtype.is_trainable else t
-                    for t, o in zip(mine, outs)]
+            mine = [zero(o) if t is None else t for t, o in zip(mine, outs)]
             if first:
                 return mine + [zero(o) for o in ans[n_out + n_then:]]
             return mine[:n_out] + [zero(o) for o in ans[n_out:n_out + n_then]] + mine[n_out:]
@@ -701,23 +729,24 @@ def _split_grads(outs, grad, loop_vars, args, resources) -> dict:
 
 
 def _jvp_loop(body_cf, x0, t0, args, t_args, resources, t_res, limit, k,
-              cond_cf=None) -> tuple[list, _Loop]:
+              cond_cf=None, batch=_UNBATCHED) -> tuple[list, _Loop]:
     """Run the loop and its tangents together: loop variables (x, t) with t for every
     trainable x (t0: None where a variable starts without one); the body's arguments and
     the given tangents of arguments and variables are captured. Returns (final tangents,
     None for non-trainable variables; the doubled loop); `cond_cf` None runs exactly
-    `limit` iterations."""
-    n_vars, n_args = len(x0), len(args)
+    `limit` iterations; batched tangents carry `batch` members."""
+    n_vars = len(x0)
     trainable = [x.dtype.is_trainable for x in x0]
-    t_init = [t if t is not None else _zeros_like(x)
+    t_init = [t if t is not None else _tangent_zeros(x, batch)
               for x, t, tr in zip(x0, t0, trainable) if tr]
     var_on = [v for v, t in zip(resources, t_res) if t is not None]
     jvp_cf = _jvp_function(body_cf, trainable + [t is not None for t in t_args], var_on,
-                           body_cf.name + "_jvp")
+                           body_cf.name + "_jvp", batch)
     n_t = len(t_init)
     ins = body_cf.graph.inputs[:n_vars]
     specs = ([TensorSpec(t._shape, t.dtype) for t in ins]
-             + [TensorSpec(t._shape, t.dtype) for t, tr in zip(ins, trainable) if tr])
+             + [_batched(TensorSpec(t._shape, t.dtype), batch)
+                for t, tr in zip(ins, trainable) if tr])
     tangent_args = [t for t in t_args if t is not None] + [t for t in t_res if t is not None]
 
     def aug_body(*params):
@@ -741,8 +770,10 @@ def _while_jvp(tangents, ans, loop_vars, args, resources, maximum_iterations, *,
     t_r = tangents["resources"] or [None] * len(resources)
     if all(t is None for t in list(t_x) + list(t_a) + list(t_r)):
         return None
+    batch = _batch_size(list(loop_vars) + list(args) + list(resources),
+                        list(t_x) + list(t_a) + list(t_r))
     tans, _ = _jvp_loop(body, loop_vars, t_x, args, t_a, resources, t_r,
-                        list(maximum_iterations), k, cond_cf=cond)
+                        list(maximum_iterations), k, cond_cf=cond, batch=batch)
     return list(tans) + [None]
 
 
@@ -794,10 +825,37 @@ def _while_grad_vjp(g, cots, loop_vars, args, resources, count, *, grad, k):
 
 def _while_grad_jvp(tangents, cots, loop_vars, args, resources, count, *, grad, k):
     """WhileGrad is linear in its cotangents: their tangents pass through another
-    WhileGrad; a tangent v of the state adds H_c v (see `_curvature`)."""
+    WhileGrad; a tangent v of the state adds H_c v (see `_curvature`). Batched tangents
+    are taken one member at a time."""
     t_c = tangents["cots"]
     t_x, t_a = tangents["loop_vars"], tangents["args"]
     t_r = tangents["resources"] or [None] * len(resources)
+    inputs = list(cots) + list(loop_vars) + list(args) + list(resources)
+    flat = list(t_c) + list(t_x) + list(t_a) + list(t_r)
+    batch = _batch_size(inputs, flat)
+    if batch is not _UNBATCHED:
+        if batch is None:
+            raise InvalidArgumentError("WhileGrad: batched tangents need a known batch size")
+        ops = _ops()
+        members = [ops.unstack(t, num=batch) if t is not None else [None] * batch
+                   for t in flat]
+        sizes = [len(t_c), len(t_x), len(t_a), len(t_r)]
+        per = []
+        for b in range(batch):
+            one = [m[b] for m in members]
+            parts, pos = [], 0
+            for n in sizes:
+                parts.append(one[pos:pos + n])
+                pos += n
+            per.append(_while_grad_jvp(
+                {"cots": parts[0], "loop_vars": parts[1], "args": parts[2],
+                 "resources": parts[3], "count": None},
+                cots, loop_vars, args, resources, count, grad=grad, k=k))
+        if all(p is None for p in per):
+            return None
+        n_out = len(next(p for p in per if p is not None))
+        return [ops.stack([p[j] if p is not None else None for p in per])
+                if all(p is not None for p in per) else None for j in range(n_out)]
     total = None
     if any(t is not None for t in t_c):
         outs = run_kernel("WhileGrad", {
