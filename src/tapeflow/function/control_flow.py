@@ -638,8 +638,8 @@ def _check_body(sub: _Sub, specs, names) -> None:
 class _Loop:
     """A While node just built: its outputs and what building its WhileGrad needs."""
 
-    def __init__(self, outs, body_cf, cond_cf, init, outside, variables):
-        self.outs, self.body_cf, self.cond_cf = outs, body_cf, cond_cf
+    def __init__(self, outs, body_cf, init, outside, variables):
+        self.outs, self.body_cf = outs, body_cf
         self.init, self.outside, self.variables = init, outside, variables
 
 
@@ -656,7 +656,7 @@ def _while_node(cond_sub, body_sub, flat0, limit: list, k) -> _Loop:
                                 "maximum_iterations": list(limit)}, attrs)
     if any(s.stateful for s in subs) and ctx.graph is not None:
         ctx.graph.nodes[-1].stateful = True
-    return _Loop(outs, body_cf, cond_cf, list(flat0), outside, variables)
+    return _Loop(outs, body_cf, list(flat0), outside, variables)
 
 
 def _while_shape(shapes, dtypes, attrs):
@@ -708,7 +708,9 @@ def _loop_grad(body_cf, n_vars, resources) -> _LoopGrad:
     return cached
 
 
-def _while_vjp(g, ans, loop_vars, args, resources, *, body, specs, k, **_):
+def _while_vjp(g, ans, loop_vars, args, resources, *, body, k, **_):
+    """A WhileGrad node: the loop run backwards from the final cotangents (None ones are
+    zeros), over the initial loop variables, arguments and the iteration count."""
     n_vars = len(loop_vars)
     grad = _loop_grad(body, n_vars, resources)
     cots = [c if c is not None else _zeros_like(o)
@@ -717,10 +719,11 @@ def _while_vjp(g, ans, loop_vars, args, resources, *, body, specs, k, **_):
                                     "args": list(args), "resources": list(resources),
                                     "count": ans[n_vars]}, {"grad": grad, "k": k})
     outs = outs if isinstance(outs, list) else [outs]
-    return _split_grads(outs, grad, loop_vars, args, resources)
+    return _split_grads(outs, grad, resources)
 
 
-def _split_grads(outs, grad, loop_vars, args, resources) -> dict:
+def _split_grads(outs, grad, resources) -> dict:
+    """WhileGrad's flat outputs (gradients of the trainable inputs) by While input."""
     it = iter(outs)
     return {"loop_vars": [next(it) if tr else None for tr in grad.var_trainable],
             "args": [next(it) if tr else None for tr in grad.arg_trainable],
@@ -804,8 +807,7 @@ def _curvature(grad, cots, loop_vars, args, resources, count, k, u_x, u_a, u_r):
     outs = run_kernel("WhileGrad", {"cots": aug_cots, "loop_vars": loop.init,
                                     "args": list(loop.outside), "resources": loop.variables,
                                     "count": count}, {"grad": inner, "k": k})
-    split = _split_grads(outs if isinstance(outs, list) else [outs], inner, loop.init,
-                         loop.outside, loop.variables)
+    split = _split_grads(outs if isinstance(outs, list) else [outs], inner, loop.variables)
     return tans, (split["loop_vars"][:n_vars], _regroup(split["args"], loop.outside, args),
                   _regroup(split["resources"], loop.variables, resources))
 
