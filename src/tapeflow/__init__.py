@@ -36,5 +36,6 @@ from ._core import nest  # noqa: F401
 newaxis = None
 from . import autodiff, test  # noqa: F401,E402
 from .function import function  # noqa: F401,E402
+from .function.control_flow import cond, while_loop  # noqa: F401,E402
 from .autodiff import (GradientTape, UnconnectedGradients, custom_gradient,  # noqa: F401,E402
                        recompute_grad)

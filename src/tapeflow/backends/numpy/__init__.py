@@ -9,7 +9,7 @@ import warnings
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tapeflow\.backends\.numpy")
 
 FAMILIES = ("math", "reduction", "array", "indexing", "creation", "linalg", "nn", "conv",
-            "random", "state")
+            "random", "state", "control_flow")
 
 for _family in FAMILIES:
     try:
