@@ -3,7 +3,7 @@ numpy.linalg (batched over leading axes) and scipy.linalg (unbatched triangular 
 import numpy as np
 import scipy.linalg as sla
 
-from ._kernel import kernel
+from ._kernel import MAX_RANK, check_rank, kernel
 
 
 def _adjoint(x):
@@ -43,6 +43,7 @@ def _diag_dims(n, k, rows, cols):
 @kernel("MatrixDiag")
 def matrix_diag(i, a, b):
     d = i["diagonal"]
+    check_rank("matrix_diag", d.ndim + 1)
     k = a["k"]
     n = d.shape[-1]
     rows, cols = _diag_dims(n, k, a["num_rows"], a["num_cols"])
@@ -154,4 +155,7 @@ def matvec(i, a, b):
         if m.dtype.kind == "c":  # A^H v = conj(conj(v) A): conjugate vectors, not A
             return np.conj(np.conj(v) @ m)
         return m.T @ v if v.ndim == 1 else v @ m
-    return np.matmul(_adjoint(m) if adjoint else m, v[..., None])[..., 0]
+    m = _adjoint(m) if adjoint else m
+    if v.ndim < MAX_RANK:
+        return np.matmul(m, v[..., None])[..., 0]
+    return np.einsum("...ij,...j->...i", m, v)  # v[..., None] would have too many dims
