@@ -76,3 +76,28 @@ def along_last(fn, x: np.ndarray, *args, **kwargs) -> np.ndarray:
         return fn(x, *args, axis=-1, **kwargs)
     out = fn(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), *args, axis=-1, **kwargs)
     return out.reshape(x.shape[:-1] + out.shape[-1:])
+
+
+def take_along_last(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """np.take_along_axis(x, idx, axis=-1) for any rank (NumPy's makes one index array per
+    dimension and takes at most 63); their leading dims broadcast."""
+    if x.ndim < MAX_RANK and idx.ndim < MAX_RANK:
+        return np.take_along_axis(x, idx, axis=-1)
+    lead = broadcast_shapes(x.shape[:-1], idx.shape[:-1])
+    x = np.broadcast_to(x, lead + x.shape[-1:])
+    idx = np.broadcast_to(idx, lead + idx.shape[-1:])
+    rows = math.prod(lead)
+    out = np.take_along_axis(x.reshape(rows, x.shape[-1]),
+                             idx.reshape(rows, idx.shape[-1]), axis=-1)
+    return out.reshape(idx.shape)
+
+
+def put_along_last(out: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
+    """np.put_along_axis(out, idx, values, axis=-1) for any rank (see take_along_last);
+    out, idx and values have the same leading dims, and `out` is C-contiguous."""
+    if out.ndim < MAX_RANK:
+        np.put_along_axis(out, idx, values, axis=-1)
+        return
+    rows = math.prod(out.shape[:-1])
+    np.put_along_axis(out.reshape(rows, out.shape[-1]), idx.reshape(rows, idx.shape[-1]),
+                      values.reshape(rows, values.shape[-1]), axis=-1)

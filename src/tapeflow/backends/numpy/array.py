@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from ..._core.dispatch import Alias
-from ._kernel import along_last, check_rank, ensure_array, kernel
+from ._kernel import MAX_RANK, along_last, check_rank, ensure_array, kernel, take_along_last
 
 
 @kernel("Reshape")
@@ -179,7 +179,12 @@ def argsort(i, a, b):
 
 @kernel("PermuteAlongAxis")
 def permute_along_axis(i, a, b):
-    return np.take_along_axis(i["x"], i["indices"], axis=a["axis"])
+    x, idx, ax = i["x"], i["indices"], a["axis"]
+    if x.ndim < MAX_RANK:
+        return np.take_along_axis(x, idx, axis=ax)
+    # (NumPy's take_along_axis takes at most 63 dims)
+    out = take_along_last(np.moveaxis(x, ax, -1), np.moveaxis(idx, ax, -1))
+    return np.ascontiguousarray(np.moveaxis(out, -1, ax))
 
 
 @kernel("SequenceMask")
