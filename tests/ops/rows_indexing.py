@@ -137,6 +137,11 @@ ROWS = [
         lambda dy: _np_slice_grad(dy, (5, 3, 4), _SG_KEY), uniform((2, 1, 4)), kernels=SS,
         size1=False, rank=False, note="dy has the shape of the attrs' slice"),
     # ---- gather
+    # sampled indices: the size-0 cases gather nothing (and gather from nothing)
+    Row("gather/sampled_indices", lambda x, i: tf.gather(x, i),
+        lambda x, i: np.take(x, i, axis=0),
+        lambda rng, d: [rng.uniform(-2, 2, (5, 3)).astype(d), rng.integers(0, 5, (4,))],
+        kernels=GATHER),
     Row("gather/rank40", lambda x: tf.gather(x, [2, 0, 2, 1], axis=17),
         lambda x: np.take(x, [2, 0, 2, 1], axis=17),
         uniform(tuple(3 if k == 17 else 2 if k in (4, 39) else 1 for k in range(40))),

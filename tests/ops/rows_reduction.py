@@ -100,6 +100,18 @@ def np_reduce(f):
     return ref
 
 
+def extreme_ref(f, highest):
+    """np.max / np.min, and over nothing TensorFlow's identity (np.max raises): -inf (+inf),
+    or the integer dtype's lowest (highest) value."""
+    def ref(x, axis=None, keepdims=False):
+        if x.dtype.kind in "iu":
+            start = np.iinfo(x.dtype).max if highest else np.iinfo(x.dtype).min
+        else:
+            start = np.inf if highest else -np.inf
+        return f(x, axis=_axis(axis), keepdims=keepdims, initial=start)
+    return ref
+
+
 def int_mean(x, axis=None, keepdims=False):
     s = np.sum(x.astype(np.int64), axis=_axis(axis), keepdims=keepdims)
     n = x.size // max(s.size, 1)
@@ -204,22 +216,22 @@ ROWS = [
     Row("reduce_mean/float16", tf.reduce_mean, mean_ref, uniform((4, 6)), kernels=("Mean",),
         dtypes=("float16",), grad=False, kwargs={"axis": 1}),
     # ---------------------------------------------------------------- reduce_max / min
-    Row("reduce_max/axis", tf.reduce_max, np_reduce(np.max), distinct((3, 4)),
+    Row("reduce_max/axis", tf.reduce_max, extreme_ref(np.max, False), distinct((3, 4)),
         kernels=("Max",), kwargs={"axis": 1}),
-    Row("reduce_max/keepdims", tf.reduce_max, np_reduce(np.max), distinct((2, 3, 4)),
+    Row("reduce_max/keepdims", tf.reduce_max, extreme_ref(np.max, False), distinct((2, 3, 4)),
         kernels=("Max",), kwargs={"axis": [-1, 0], "keepdims": True}),
-    Row("reduce_max/all", tf.reduce_max, np_reduce(np.max), distinct((2, 5)),
+    Row("reduce_max/all", tf.reduce_max, extreme_ref(np.max, False), distinct((2, 5)),
         kernels=("Max",), scalar=True),
-    Row("reduce_max/ints", tf.reduce_max, np_reduce(np.max), tied((3, 4)), kernels=("Max",),
-        dtypes=("int32", "int64"), grad=False, kwargs={"axis": 0}),
-    Row("reduce_min/axis", tf.reduce_min, np_reduce(np.min), distinct((3, 4)),
+    Row("reduce_max/ints", tf.reduce_max, extreme_ref(np.max, False), tied((3, 4)),
+        kernels=("Max",), dtypes=("int32", "int64"), grad=False, kwargs={"axis": 0}),
+    Row("reduce_min/axis", tf.reduce_min, extreme_ref(np.min, True), distinct((3, 4)),
         kernels=("Min",), kwargs={"axis": 0}),
-    Row("reduce_min/keepdims", tf.reduce_min, np_reduce(np.min), distinct((2, 3, 4)),
+    Row("reduce_min/keepdims", tf.reduce_min, extreme_ref(np.min, True), distinct((2, 3, 4)),
         kernels=("Min",), kwargs={"axis": -2, "keepdims": True}),
-    Row("reduce_min/all", tf.math.reduce_min, np_reduce(np.min), distinct((4,)),
+    Row("reduce_min/all", tf.math.reduce_min, extreme_ref(np.min, True), distinct((4,)),
         kernels=("Min",), scalar=True),
-    Row("reduce_min/ints", tf.reduce_min, np_reduce(np.min), tied((3, 4)), kernels=("Min",),
-        dtypes=("int32", "int64"), grad=False, kwargs={"axis": 1}),
+    Row("reduce_min/ints", tf.reduce_min, extreme_ref(np.min, True), tied((3, 4)),
+        kernels=("Min",), dtypes=("int32", "int64"), grad=False, kwargs={"axis": 1}),
     # ---------------------------------------------------------------- reduce_prod
     Row("reduce_prod/axis", tf.reduce_prod, np_reduce(np.prod), away_from_zero((3, 4)),
         kernels=("Prod", "Cumprod"), kwargs={"axis": 1}),

@@ -8,20 +8,27 @@ its reference still hold), named "<row>/<variant>":
 
     0d        every array input 0-d (`at_scalar`); "0d_arg<k>": input k alone 0-d
     size1     every dimension of every array input 1 (`at_size1`); "size1_arg<k>": input k
-              alone shrunk (it broadcasts against the others at the same rank)
-    empty<n>  every dimension of size n set to 0 (`at_empty`), one size at a time: the
-              samplers give independent dims distinct sizes, so dims that must agree
-              (matmul's inner dims, a square matrix) shrink together while the others stay
-    rank<R>   leading 1s on the array inputs of the largest rank, up to rank R (`at_rank`;
-              HIGH_RANK, past NumPy's 32-dim limit of sorting and broadcasting helpers); a
-              value check also runs at NumPy's maximum rank
+              alone shrunk, broadcasting against the others at the same rank
+    empty<n>  every dimension of size n set to 0 (`at_empty`), one size at a time: samplers
+              give independent dims distinct sizes, so dims that must agree (matmul's inner
+              dims, a square matrix) empty together while the others keep their sizes
+    rank40    leading 1s on the array inputs of the largest rank, up to rank 40 (`at_rank`;
+              past NumPy's 32-dim limit of sorting and broadcasting helpers, below its 64
+              for what gradients add); test_max_rank repeats it at NumPy's maximum rank
 
-The fields `scalar`, `size1`, `empty` and `rank` choose per row. None (the default) picks
-automatically: elementwise rows (every kernel's shape rule maps inputs of one shape to
-outputs of that shape) get every variant, with the per-input cases; other rows get
-`size1`, `empty<n>` and `rank<R>` when their NumPy reference accepts the variant's inputs
-(an op must then accept them too and agree), and no 0-d case. True forces a variant (for
-rows without a reference), False turns it off (say why in `note`).
+Which rows get which cases (the fields `scalar`, `size1`, `empty`, `rank`; None picks):
+- 0-d: elementwise rows (every kernel's shape rule maps inputs of one shape to outputs of
+  that shape), with the per-input cases; see `scalar` for the other values.
+- size-1, size-0, high rank: every row whose NumPy reference accepts the case's inputs
+  (run at collection on every draw the case makes: an op must then accept them too and
+  agree); rows without a reference: elementwise rows only. "size1_arg<k>" cases:
+  elementwise rows, for the inputs `scalar` lets broadcast alone. True forces a case,
+  `empty` may name the sizes to empty, False leaves a case out: say why in `note`
+  (typically the reference does what TensorFlow rejects, such as np.pad reflecting a
+  size-1 dimension, or reads fixed shapes).
+The rows and their 0-d cases run every test; the other cases run test_edge_case (values in
+every dtype, shape rules, and first-order VJP and JVP; inputs without elements get
+shape-only derivative checks).
 """
 from __future__ import annotations
 
@@ -60,12 +67,14 @@ class Row:
               broadcasting ops (reductions over all axes, casts, composites with empty
               `kernels`, inputs that must match in shape). A tuple of argument indices:
               True plus scalar-vs-tensor cases for those arguments only. False: never.
-    size1:    the size-1 cases (`at_size1`). None: elementwise rows, with one case per
-              shaped input shrunk alone; other rows when their reference accepts every
-              input shrunk. True: every input shrunk (no per-input cases). False: never.
-    empty:    the size-0 cases (`at_empty`), like `size1`: None automatic, True all (one
-              per dimension size), a tuple: those dimension sizes only, False: never.
-    rank:     the high-rank case (`at_rank`), like `size1`: None automatic, True, False.
+    size1:    the size-1 cases (`at_size1`). None: when the reference accepts every input
+              shrunk (no reference: elementwise rows), plus for elementwise rows one case
+              per input shrunk alone. True: every input shrunk (no per-input cases).
+              False: none.
+    empty:    the size-0 cases (`at_empty`), one per dimension size: None when the
+              reference accepts them (like `size1`), True all, a tuple: those sizes only
+              (forced), False: none.
+    rank:     the high-rank case (`at_rank`): None automatic (like `size1`), True, False.
     """
 
     name: str
