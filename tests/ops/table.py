@@ -14,7 +14,7 @@ its reference still hold), named "<row>/<variant>":
               dims, a square matrix) empty together while the others keep their sizes
     rank40    leading 1s on the array inputs of the largest rank, up to rank 40 (`at_rank`;
               past NumPy's 32-dim limit of sorting and broadcasting helpers, below its 64
-              for what gradients add); test_max_rank repeats it at NumPy's maximum rank
+              for what gradients add); it is also checked at NumPy's maximum rank
 
 Which rows get which cases (the fields `scalar`, `size1`, `empty`, `rank`; None picks):
 - 0-d: elementwise rows (every kernel's shape rule maps inputs of one shape to outputs of
@@ -26,9 +26,9 @@ Which rows get which cases (the fields `scalar`, `size1`, `empty`, `rank`; None 
   `empty` may name the sizes to empty, False leaves a case out: say why in `note`
   (typically the reference does what TensorFlow rejects, such as np.pad reflecting a
   size-1 dimension, or reads fixed shapes).
-The rows and their 0-d cases run every test; the other cases run test_edge_case (values in
-every dtype, shape rules, and first-order VJP and JVP; inputs without elements get
-shape-only derivative checks).
+The rows and their 0-d cases run every test; the other cases run in test_edge_cases, one
+test per row (values in every dtype, shape rules, and first-order VJP and JVP; inputs
+without elements get shape-only derivative checks; at maximum rank values and VJP).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ against real kernels (also with unknown dimensions), VJP, JVP, second order and 
 JVP against central differences, and a coverage check that every kernel has a row. Rows
 whose op takes 0-d inputs run all of these again at shape () (see `Row.scalar`); size-1,
 size-0 and high-rank cases of every row run values, shape rules, VJP and JVP
-(test_edge_case; see table.py), the high-rank ones also at NumPy's maximum rank. Every
+(test_edge_cases; see table.py), the high-rank ones also at NumPy's maximum rank. Every
 kernel the table runs must return ndarrays."""
 from __future__ import annotations
 
@@ -35,7 +35,9 @@ EXEMPT = {
 }
 
 # Generated cases known to fail because of an op's rule (src/tapeflow/ops), by (test, case
-# id): marked xfail(strict=True) so the fix shows up as an XPASS to clear from here.
+# id): marked xfail(strict=True) so the fix shows up as an XPASS to clear from here. The
+# size-1, size-0 and high-rank cases, checked inside test_edge_cases, are keyed ("edge",
+# case) and ("max_rank", case); there a known failure that passes fails the test.
 LINSPACE_64 = ("linspace to 65 dims raises NumPy's ValueError, not InvalidArgumentError (ops/"
                "creation.py reshapes its weights with NumPy before any kernel runs)")
 EINSUM_64 = ("einsum spells '...' out in letters, 52 at most (ops/linalg.py): NumPy's einsum "
@@ -124,7 +126,7 @@ MAX_RANK = _numpy_max_rank()  # value checks run there too
 
 
 def _reference_accepts(row: Row) -> bool:
-    """Whether the row's reference runs on every sample test_edge_case draws from the row
+    """Whether the row's reference runs on every sample _check_edge_case draws from the row
     (each dtype at seed 0, the derivative dtype at the VJP's and JVP's seeds)."""
     if row.ref is None:
         return False
@@ -178,17 +180,12 @@ def _edge_rows(row: Row) -> list[Row]:
 
 
 SCALAR_ROWS = [v for r in ROWS for v in _scalar_rows(r)]
-EDGE_ROWS = [v for r in ROWS for v in _edge_rows(r)]
-EDGE_NAMES = {r.name for r in EDGE_ROWS}
-# The high-rank cases again at NumPy's maximum rank (see test_max_rank).
-MAX_RANK_ROWS = [dataclasses.replace(r, name=f"{r.name}/rank{MAX_RANK}",
-                                     sample=at_rank(r.sample, MAX_RANK))
-                 for r in ROWS if f"{r.name}/rank{HIGH_RANK}" in EDGE_NAMES]
-# The rows and their 0-d cases run through every check as separate tests; the size-1,
-# size-0 and high-rank cases (four times as many) run as one test each (test_edge_case).
+# The rows and their 0-d cases run through every check as separate tests. The size-1,
+# size-0 and high-rank cases (about 2000) run in one test per row (test_edge_cases), made
+# when it runs: every collected test item and row stays in memory, and the error tests'
+# gc.collect() calls, much of the suite's time, take longer with every object alive.
 CASES = ROWS + SCALAR_ROWS
-assert len({r.name for r in CASES + EDGE_ROWS}) == len(CASES) + len(EDGE_ROWS), \
-    "generated case names collide with rows"
+assert len({r.name for r in CASES}) == len(CASES), "0-d case names collide with rows"
 
 
 def _params(test: str, cases, ids):
@@ -290,7 +287,7 @@ def _check_shape_rules(row):
     args = _to_tf(_sample(row, dtype))
     info = tf.profile(lambda: row.fn(*args, **row.kwargs))
     # (a generated case may run none: unstacking an empty axis gives no tensors)
-    assert info["kernels"] or row.name in EDGE_NAMES, f"{row.name}: ran no kernel"
+    assert info["kernels"] or row.name not in _names, f"{row.name}: ran no kernel"
     for k, d in zip(info["kernels"], info.details):
         rule = registry.SHAPES.get(k["name"])
         assert rule is not None, f"kernel {k['name']} has no shape rule"
@@ -428,12 +425,13 @@ def test_edge_cases_are_generated():
     silently, so a few of each kind are pinned here."""
     pinned = ["add/broadcast/size1", "add/same/size1_arg0", "add/broadcast/empty2",
               "add/broadcast/rank40", "tanh/empty3", "reduce_sum/axis/empty4",
-              "reduce_max/keepdims/empty3", "reduce_prod/all/rank40", "matmul/2d/empty4",
-              "matmul/2d/empty3", "concat/axis0/empty3", "gather/axis0/empty2",
+              "reduce_max/axis/empty4", "reduce_prod/all/rank40", "matmul/2d/empty4",
+              "matmul/2d/empty3", "concat/axis0/empty3", "gather/sampled_indices/empty4",
               "transpose/default/rank40", "expand_dims/first/rank40", "top_k/batched/rank40",
               "cumsum/reverse/empty4", "svd/tall/empty3", "nn.softmax/2d/empty3"]
-    assert [n for n in pinned if n not in EDGE_NAMES] == []
-    assert len(MAX_RANK_ROWS) > 300
+    rows = {r.name: r for r in ROWS}
+    names = {c.name for n in pinned for c in _edge_rows(rows[n.rsplit("/", 1)[0]])}
+    assert [n for n in pinned if n not in names] == []
 
 
 smooth = [r for r in grad_rows if r.order >= 2]
@@ -475,11 +473,38 @@ def test_hvp_forward_over_reverse_equals_reverse_over_reverse(row):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("row", _row_params("edge", EDGE_ROWS))
-def test_edge_case(row):
-    """A size-1, size-0 or high-rank case (see table.py): values in every dtype, shape
-    rules, VJP and JVP as the rows' own tests check them, to first order (second order
-    would double the time; the rows and their 0-d cases check it)."""
+@pytest.mark.parametrize("row", ROWS, ids=_names)
+def test_edge_cases(row):
+    """The row's size-1, size-0 and high-rank cases (see table.py), each checked as
+    _check_edge_case and _check_max_rank say; KNOWN_FAILURES ("edge" and "max_rank") must
+    fail (strictly, like xfail(strict=True)). Every failing case is reported."""
+    cases = _edge_rows(row)
+    if not cases:
+        pytest.skip("no size-1, size-0 or high-rank case applies")
+    checks = [("edge", c, _check_edge_case) for c in cases]
+    if any(c.name.endswith(f"/rank{HIGH_RANK}") for c in cases):
+        checks.append(("max_rank", dataclasses.replace(
+            row, name=f"{row.name}/rank{MAX_RANK}", sample=at_rank(row.sample, MAX_RANK)),
+            _check_max_rank))
+    failures = []
+    for kind, case, check in checks:
+        try:
+            check(case)
+            error = None
+        except Exception as e:  # noqa: BLE001 - reported below with the case's name
+            error = f"{type(e).__name__}: {e}"[:2000]
+        known = KNOWN_FAILURES.get((kind, case.name))
+        if error and not known:
+            failures.append(f"{case.name}: {error}")
+        elif known and not error:
+            failures.append(f"{case.name} passes: remove it from KNOWN_FAILURES ({known})")
+    assert not failures, "\n".join(failures)
+
+
+def _check_edge_case(row):
+    """Values in every dtype, shape rules, VJP and JVP as the rows' own tests check them,
+    to first order (second order would double the time; the rows and their 0-d cases
+    check it)."""
     if row.ref is not None:
         for dtype in row.dtypes:
             _check_value(row, dtype)
@@ -490,8 +515,7 @@ def test_edge_case(row):
         _check_derivatives(first, _sample(row, _grad_dtype(row), seed=2), "fwd")
 
 
-@pytest.mark.parametrize("row", _row_params("max_rank", MAX_RANK_ROWS))
-def test_max_rank(row):
+def _check_max_rank(row):
     """At NumPy's maximum rank an op gives the reference's values and a VJP. Where NumPy
     cannot compute the reference (its result would need more dimensions), the op raises
     InvalidArgumentError saying so, leaving memory as it was, or still works."""
@@ -503,14 +527,18 @@ def test_max_rank(row):
             row.ref(*args, **row.kwargs)
     except (ValueError, IndexError):  # NumPy's limits (the result's rank, einsum's letters)
         inputs = _to_tf(args)
-        before = tf.memory()
+        gc.disable()  # (freed by reference counting alone, as in test_no_leak)
         try:
-            row.fn(*inputs, **row.kwargs)  # (it may still work: nothing to compare with)
-            return
-        except tf.errors.InvalidArgumentError as e:
-            message = str(e)
-        # (measured once the exception and the frames of its traceback are gone)
-        after = tf.memory()
+            before = tf.memory()
+            try:
+                row.fn(*inputs, **row.kwargs)  # (it may still work: nothing to compare)
+                return
+            except tf.errors.InvalidArgumentError as e:
+                message = str(e)
+            # (measured once the exception and the frames of its traceback are gone)
+            after = tf.memory()
+        finally:
+            gc.enable()
         assert "dimensions" in message, f"{row.name}: {message}"
         assert (after["num_tensors"], after["num_data_buffers"]) == \
             (before["num_tensors"], before["num_data_buffers"]), f"{row.name} leaks"
@@ -648,7 +676,8 @@ def test_kernels_raise_no_runtime_warnings():
     and high-rank inputs: means of nothing, logs of 0 in the rows' samplers...)."""
     calls = _WARNING_CASES + [
         (row.name, lambda row=row: row.fn(*_to_tf(_sample(row, row.dtypes[-1])), **row.kwargs))
-        for row in SCALAR_ROWS + EDGE_ROWS if ("edge", row.name) not in KNOWN_FAILURES]
+        for row in SCALAR_ROWS + [c for r in ROWS for c in _edge_rows(r)]
+        if ("edge", row.name) not in KNOWN_FAILURES]
     emitted = []
     for name, run in calls:
         with warnings.catch_warnings(record=True) as caught:
