@@ -62,6 +62,19 @@ def _stable_desc(x, axis):
     return np.moveaxis(idx, -1, axis)
 
 
+def spread(rank, sizes):
+    """A shape of `rank` dims, 1 except {position: size} (real dims apart, past 32)."""
+    return tuple(sizes.get(k, 1) for k in range(rank))
+
+
+# High-rank rows: the generated rank-40 cases add leading 1s to each row's inputs; these
+# put real dimensions anywhere in 40, through ops whose arguments name every dimension.
+SPREAD40 = spread(40, {3: 2, 17: 3, 39: 2})
+PERM40 = tuple(int(p) for p in np.random.default_rng(40).permutation(40))
+TO_RANK40 = spread(40, {5: 2, 20: 3, 33: 2})
+TILE40 = spread(40, {0: 2, 3: 3, 39: 2})
+PAD40 = [[1, 0] if k == 0 else [1, 2] if k == 17 else [0, 0] for k in range(40)]
+
 ROWS = [
     # transpose
     Row("transpose/default", tf.transpose, np.transpose, uniform((2, 3, 4)),
@@ -76,6 +89,8 @@ ROWS = [
     Row("transpose/conjugate", lambda x: tf.transpose(x, conjugate=True),
         lambda x: np.conj(np.transpose(x)), complex_uniform((2, 3)), kernels=("Transpose",),
         dtypes=("complex64", "complex128")),
+    Row("transpose/rank40", lambda x: tf.transpose(x, PERM40),
+        lambda x: np.transpose(x, PERM40), uniform(SPREAD40), kernels=("Transpose",)),
     # expand_dims / squeeze
     Row("expand_dims/first", tf.expand_dims, np.expand_dims, uniform((2, 3)),
         kernels=("ExpandDims",), kwargs={"axis": 0}, dtypes=ALL),
@@ -106,14 +121,17 @@ ROWS = [
     Row("split/num", lambda x: tf.split(x, 3), lambda x: np.split(x, 3), uniform((6, 2)),
         kernels=("Split",), dtypes=ALL),
     Row("split/sizes", lambda x: tf.split(x, [1, -1, 2], axis=-1),
-        lambda x: np.split(x, [1, 3], axis=-1), uniform((2, 3, 5)), kernels=("Split",)),
+        lambda x: np.split(x, [1, 3], axis=-1), uniform((2, 3, 5)), kernels=("Split",),
+        size1=False, empty=(2, 3), note="the sizes fit the split axis only"),
     Row("split/one_used", lambda x: tf.split(x, [2, 4], axis=1)[1],
-        lambda x: x[:, 2:], uniform((3, 6)), kernels=("Split",)),
+        lambda x: x[:, 2:], uniform((3, 6)), kernels=("Split",), size1=False, empty=(3,),
+        rank=False, note="the sizes fit the split axis (axis 1) only"),
     # one piece: the backward rule gets the single cotangent of a multi-output op
     Row("split/one_part", lambda x: tf.split(x, 1, axis=1), lambda x: [x], uniform((2, 3)),
         kernels=("Split",)),
     Row("split/one_size", lambda x: tf.split(x, [3], axis=-1), lambda x: [x],
-        uniform((2, 3)), kernels=("Split",)),
+        uniform((2, 3)), kernels=("Split",), size1=False, empty=(2,),
+        note="the size fits the split axis only"),
     # stack / unstack
     Row("stack/axis0", lambda a, b: tf.stack([a, b]), lambda a, b: np.stack([a, b]),
         uniform((2, 3), (2, 3)), kernels=("Stack",), dtypes=ALL),
@@ -126,7 +144,8 @@ ROWS = [
     Row("unstack/axis0", tf.unstack, lambda x: list(x), uniform((3, 2)), kernels=("Unstack",),
         dtypes=ALL),
     Row("unstack/axis1", lambda x: tf.unstack(x, axis=-2), lambda x: list(np.moveaxis(x, 1, 0)),
-        uniform((2, 3, 4)), kernels=("Unstack",)),
+        uniform((2, 3, 4)), kernels=("Unstack",), rank=False,
+        note="the reference names the axis from the front, the op from the back"),
     Row("unstack/one_used", lambda x: tf.unstack(x)[1], lambda x: x[1], uniform((3, 2)),
         kernels=("Unstack",)),
     Row("iter", lambda x: [r for r in x], lambda x: list(x), uniform((3, 2)),
@@ -138,10 +157,15 @@ ROWS = [
     # tile
     Row("tile/multiples", lambda x, multiples: tf.tile(x, multiples),
         lambda x, multiples: np.tile(x, multiples), uniform((2, 1, 3)), kernels=("Tile",),
-        kwargs={"multiples": (2, 3, 1)}, dtypes=ALL),
+        kwargs={"multiples": (2, 3, 1)}, dtypes=ALL, rank=False,
+        note="multiples are per dimension (np.tile pads them, tf.tile does not)"),
     Row("tile/zero", lambda x, multiples: tf.tile(x, multiples),
         lambda x, multiples: np.tile(x, multiples), uniform((2, 3)), kernels=("Tile",),
-        kwargs={"multiples": (0, 2)}, grad=False),
+        kwargs={"multiples": (0, 2)}, grad=False, rank=False,
+        note="multiples are per dimension (np.tile pads them, tf.tile does not)"),
+    Row("tile/rank40", lambda x: tf.tile(x, TILE40), lambda x: np.tile(x, TILE40),
+        uniform(SPREAD40), kernels=("Tile",),
+        note="the VJP once split every axis in two: 80 dims"),
     # pad
     Row("pad/constant", lambda x, paddings: tf.pad(x, paddings),
         lambda x, paddings: np.pad(x, paddings), uniform((2, 3)), kernels=("Pad",),
@@ -150,12 +174,23 @@ ROWS = [
         lambda x: np.pad(x, [[1, 1]], constant_values=1.5), uniform((3,)), kernels=("Pad",)),
     Row("pad/reflect", lambda x, paddings: tf.pad(x, paddings, "REFLECT"),
         lambda x, paddings: np.pad(x, paddings, "reflect"), uniform((3, 4)), kernels=("Pad",),
-        kwargs={"paddings": [[2, 1], [3, 3]]}, dtypes=ALL),
+        kwargs={"paddings": [[2, 1], [3, 3]]}, dtypes=ALL, size1=False,
+        note="REFLECT pads less than the dimension (NumPy repeats a size-1 one, TF raises)"),
     Row("pad/symmetric", lambda x, paddings: tf.pad(x, paddings, "symmetric"),
         lambda x, paddings: np.pad(x, paddings, "symmetric"), uniform((3, 4)),
-        kernels=("Pad",), kwargs={"paddings": [[3, 1], [0, 4]]}),
+        kernels=("Pad",), kwargs={"paddings": [[3, 1], [0, 4]]}, size1=False,
+        note="SYMMETRIC pads at most the dimension (NumPy repeats, TF raises)"),
     Row("pad/tensor_paddings", lambda x: tf.pad(x, tf.constant([[0, 2]])),
         lambda x: np.pad(x, [[0, 2]]), uniform((2,)), kernels=("Pad",)),
+    Row("pad/rank40", lambda x: tf.pad(x, PAD40), lambda x: np.pad(x, PAD40),
+        uniform(SPREAD40), kernels=("Pad",)),
+    Row("reshape/to_rank40", lambda x: tf.reshape(x, TO_RANK40),
+        lambda x: x.reshape(TO_RANK40), uniform((2, 6)), kernels=("Reshape",)),
+    Row("reshape/from_rank40", lambda x: tf.reshape(x, (3, -1)),
+        lambda x: x.reshape(3, -1), uniform(SPREAD40), kernels=("Reshape",)),
+    Row("broadcast_to/rank40", lambda x: tf.broadcast_to(x, TO_RANK40[:-1] + (3, 4)),
+        lambda x: np.broadcast_to(x, TO_RANK40[:-1] + (3, 4)), uniform((3, 1)),
+        kernels=("BroadcastTo",), rank=False, note="the target shape is rank 40"),
     Row("pad_grad/constant", lambda g: _pad_grad(g, ((1, 0), (2, 3)), "CONSTANT"),
         lambda g: _pad_adjoint(g, ((1, 0), (2, 3)), "CONSTANT"), uniform((3, 8)),
         kernels=("PadGrad",)),

@@ -122,7 +122,9 @@ ROWS = [
         uniform((2, 3)), kernels=GATHER + ("Where",)),
     # ---- slice / strided_slice
     Row("slice", lambda x: tf.slice(x, [1, 0, 2], [2, -1, 1]),
-        lambda x: x[1:3, 0:, 2:3], ints((3, 2, 4)), kernels=SS, dtypes=ALL),
+        lambda x: x[1:3, 0:, 2:3], ints((3, 2, 4)), kernels=SS, dtypes=ALL, size1=False,
+        empty=False, rank=False, note="begin and size fit the sampled shape only (NumPy "
+        "clamps slices, tf.slice raises)"),
     Row("strided_slice/masks", lambda x: tf.strided_slice(
         x, [1, 0, 0, 3], [0, 0, 0, 0], [1, 1, 1, -2], begin_mask=0, end_mask=9,
         ellipsis_mask=2, new_axis_mask=4, shrink_axis_mask=0),
@@ -132,8 +134,18 @@ ROWS = [
         uniform((3, 4)), kernels=SS),
     Row("StridedSliceGrad", lambda dy: tf.engine.run_kernel(
         "StridedSliceGrad", {"dy": dy}, _SG_ATTRS),
-        lambda dy: _np_slice_grad(dy, (5, 3, 4), _SG_KEY), uniform((2, 1, 4)), kernels=SS),
+        lambda dy: _np_slice_grad(dy, (5, 3, 4), _SG_KEY), uniform((2, 1, 4)), kernels=SS,
+        size1=False, rank=False, note="dy has the shape of the attrs' slice"),
     # ---- gather
+    # sampled indices: the size-0 cases gather nothing (and gather from nothing)
+    Row("gather/sampled_indices", lambda x, i: tf.gather(x, i),
+        lambda x, i: np.take(x, i, axis=0),
+        lambda rng, d: [rng.uniform(-2, 2, (5, 3)).astype(d), rng.integers(0, 5, (4,))],
+        kernels=GATHER),
+    Row("gather/rank40", lambda x: tf.gather(x, [2, 0, 2, 1], axis=17),
+        lambda x: np.take(x, [2, 0, 2, 1], axis=17),
+        uniform(tuple(3 if k == 17 else 2 if k in (4, 39) else 1 for k in range(40))),
+        kernels=GATHER),
     Row("gather/axis0", lambda x: tf.gather(x, [2, 0, 2, 1]),
         lambda x: _np_gather(x, [2, 0, 2, 1], 0), ints((3, 2)), kernels=GATHER, dtypes=ALL),
     Row("gather/axis1_2d_indices", lambda x: tf.gather(x, IDX_A, axis=1),
@@ -160,17 +172,20 @@ ROWS = [
         kernels=("GatherNd", "ScatterNd")),
     Row("scatter_nd/duplicates", lambda u: tf.scatter_nd(SC_IDX, u, [5, 2]),
         lambda u: _np_scatter_nd(SC_IDX, u, (5, 2)), ints((3, 2)),
-        kernels=("ScatterNd", "GatherNd"), dtypes=ALL),
+        kernels=("ScatterNd", "GatherNd"), dtypes=ALL, rank=False,
+        note="the updates have the shape the indices and the output shape give"),
     Row("scatter_nd/elements", lambda u: tf.scatter_nd(ND_IDX, u, [3, 4]),
         lambda u: _np_scatter_nd(ND_IDX, u, (3, 4)), uniform((3,)),
-        kernels=("ScatterNd", "GatherNd")),
+        kernels=("ScatterNd", "GatherNd"), rank=False,
+        note="the updates have the shape the indices and the output shape give"),
     Row("tensor_scatter_nd_update", lambda t, u: tf.tensor_scatter_nd_update(
         t, [[0, 1], [2, 0]], u), lambda t, u: _np_update(t, np.array([[0, 1], [2, 0]]), u),
         ints((3, 2), (2,)), kernels=("TensorScatterNdUpdate", "GatherNd", "ScatterNd"),
         dtypes=ALL),
     Row("tensor_scatter_nd_update/rows", lambda t, u: tf.tensor_scatter_nd_update(
         t, [[2], [0]], u), lambda t, u: _np_update(t, np.array([[2], [0]]), u),
-        uniform((3, 2, 2), (2, 2, 2)), kernels=("TensorScatterNdUpdate",)),
+        uniform((3, 2, 2), (2, 2, 2)), kernels=("TensorScatterNdUpdate",), empty=False,
+        note="the indices are fixed: the tensor keeps 3 rows, the updates 2"),
     # ---- where / boolean_mask
     Row("where/select_broadcast", lambda x, y: tf.where(MASK_2D, x, y),
         lambda x, y: np.where(MASK_2D, x, y), ints((4,), (3, 1)), kernels=("SelectV2",),
@@ -195,5 +210,5 @@ ROWS = [
     Row("indexed_slices_to_dense", lambda v: indexed_slices_to_dense(
         tf.IndexedSlices(v, tf.constant([3, 0, 3], tf.int64), [4, 2])),
         lambda v: _np_segment_sum(v, np.array([3, 0, 3]), 4), uniform((3, 2)),
-        kernels=GATHER),
+        kernels=GATHER, empty=False, note="the indices and the dense shape are fixed"),
 ]

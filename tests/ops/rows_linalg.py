@@ -154,6 +154,11 @@ def np_eigh_squares(a):
     return e, v * v
 
 
+# TensorFlow's inf-, 1- and 2-norms over no elements are maxima over nothing, -inf (NumPy
+# gives 0): rows of those norms leave out the size-0 cases of the normed axes.
+NORM_OF_NOTHING = "no size-0 case of the normed axes: TF's max over nothing is -inf"
+
+
 def np_norm(x, ord="euclidean", axis=None, keepdims=False):
     if axis is None:
         flat = x.reshape(-1)
@@ -324,9 +329,11 @@ ROWS = [
     Row("diag", tf.linalg.diag, np_diag, uniform((3,)), kernels=("MatrixDiag",)),
     Row("diag/batched", tf.linalg.diag, np_diag, uniform((2, 4)), kernels=("MatrixDiag",)),
     Row("diag/k_positive", tf.linalg.diag, np_diag, uniform((2, 3)), kernels=("MatrixDiag",),
-        kwargs={"k": 1}),
+        kwargs={"k": 1}, empty=(2,), note="an empty diagonal at k=1 makes a 1x1 matrix, "
+        "whose diag_part at k=1 (the VJP) TF rejects"),
     Row("diag/k_negative_rect", tf.linalg.diag, np_diag, uniform((3,)),
-        kernels=("MatrixDiag",), kwargs={"k": -1, "num_rows": 4, "num_cols": 5}),
+        kernels=("MatrixDiag",), kwargs={"k": -1, "num_rows": 4, "num_cols": 5},
+        size1=False, empty=False, note="the diagonal's length fits the 4x5 matrix only"),
     Row("diag/padding", tf.linalg.diag, np_diag, uniform((3,)), kernels=("MatrixDiag",),
         kwargs={"padding_value": 7}),
     Row("diag_part", tf.linalg.diag_part,
@@ -337,7 +344,8 @@ ROWS = [
         kernels=("MatrixDiagPart",)),
     Row("diag_part/k", tf.linalg.diag_part,
         lambda x, k: np.diagonal(x, k, axis1=-2, axis2=-1), uniform((2, 4, 3)),
-        kernels=("MatrixDiagPart",), kwargs={"k": -1}),
+        kernels=("MatrixDiagPart",), kwargs={"k": -1}, size1=False, empty=(2, 3),
+        note="k=-1 needs two rows (TF raises; NumPy gives an empty diagonal)"),
     Row("band_part/lower", tf.linalg.band_part, np_band, uniform((2, 4, 4)),
         kernels=("MatrixBandPart",), kwargs={"num_lower": -1, "num_upper": 0}),
     Row("band_part/band", tf.linalg.band_part, np_band, uniform((3, 5)),
@@ -375,7 +383,8 @@ ROWS = [
         well_conditioned((3, 3)), kernels=("LogMatrixDeterminant",), dtypes=COMPLEX,
         rtol=1e-4),
     Row("logdet", lambda a: tf.linalg.logdet(sym(a)),
-        lambda a: np.linalg.slogdet(a)[1], spd((2, 3, 3)), kernels=("Cholesky",), rtol=1e-4),
+        lambda a: np.linalg.slogdet(a)[1], spd((2, 3, 3)), kernels=("Cholesky",), rtol=1e-4,
+        size1=False, note="one element of a positive definite matrix may be negative"),
 
     # ------------------------------------------------------------------- solves
     Row("solve", tf.linalg.solve, np.linalg.solve, well_conditioned((3, 3), (3, 2)),
@@ -434,7 +443,8 @@ ROWS = [
     Row("qr/wide_full_matrices", tf.linalg.qr,
         lambda a, full_matrices: tuple(np.linalg.qr(a, mode="complete")),
         wide_well_conditioned((3, 4)), kernels=("Qr",), kwargs={"full_matrices": True},
-        rtol=1e-4, atol=1e-5, grad_tol=1e-4),
+        rtol=1e-4, atol=1e-5, grad_tol=1e-4, empty=(3,),
+        note="no columns makes it tall, whose full_matrices derivatives are unimplemented"),
     Row("qr/wide_r_only", lambda a: tf.linalg.qr(a)[1], lambda a: np.linalg.qr(a)[1],
         wide_well_conditioned((3, 5)), kernels=("Qr",), rtol=1e-4, atol=1e-5,
         grad_tol=1e-4),
@@ -504,19 +514,22 @@ ROWS = [
     Row("norm/axis_l1", tf.norm, np_norm, uniform((3, 4)), kernels=("Sum",),
         kwargs={"ord": 1, "axis": -1}),
     Row("norm/axis_inf_keepdims", tf.norm, np_norm, uniform((3, 4)), kernels=("Sum",),
-        kwargs={"ord": np.inf, "axis": 0, "keepdims": True}),
+        kwargs={"ord": np.inf, "axis": 0, "keepdims": True}, empty=(4,), note=NORM_OF_NOTHING),
     Row("norm/p3", tf.norm, np_norm, uniform((2, 4)), kernels=("Sum",),
         kwargs={"ord": 3, "axis": 1}),
     Row("norm/fro", tf.norm, np_norm, uniform((2, 3, 4)), kernels=("Sum",),
         kwargs={"ord": "fro", "axis": (-2, -1)}),
     Row("norm/matrix_1", tf.norm, np_norm, uniform((2, 3, 4)), kernels=("Sum",),
-        kwargs={"ord": 1, "axis": (1, 2)}),
+        kwargs={"ord": 1, "axis": (1, 2)}, empty=(2, 3), note=NORM_OF_NOTHING),
     Row("norm/matrix_inf_swapped", tf.norm, np_norm, uniform((3, 2, 4)), kernels=("Sum",),
-        kwargs={"ord": np.inf, "axis": (2, 0), "keepdims": True}),
+        kwargs={"ord": np.inf, "axis": (2, 0), "keepdims": True}, empty=(2, 3),
+        note=NORM_OF_NOTHING),
     Row("norm/matrix_2", tf.norm, np_norm, distinct_singular((2, 4, 3)), kernels=("Svd",),
-        kwargs={"ord": 2, "axis": (-2, -1)}, rtol=1e-4, grad_tol=1e-4),
+        kwargs={"ord": 2, "axis": (-2, -1)}, rtol=1e-4, grad_tol=1e-4, empty=(2,),
+        note=NORM_OF_NOTHING),
     Row("norm/matrix_2_axes_0_2", tf.norm, np_norm, uniform((3, 2, 4)), kernels=("Svd",),
-        kwargs={"ord": 2, "axis": (0, 2)}, rtol=1e-4, grad_tol=1e-4),
+        kwargs={"ord": 2, "axis": (0, 2)}, rtol=1e-4, grad_tol=1e-4, empty=(2,),
+        note=NORM_OF_NOTHING),
     Row("norm/complex", tf.norm, lambda x: np.asarray(np.linalg.norm(x.reshape(-1))),
         gaussian((2, 3)), kernels=("Sum",), dtypes=("complex128",), out_dtype="float64"),
 ]

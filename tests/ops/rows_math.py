@@ -320,6 +320,7 @@ ROWS = [
     _row("round/half_to_even", tf.round,
          lambda x: np.asarray([-2.0, -2.0, -0.0, 0.0, 2.0, 2.0, 4.0], x.dtype),
          fixed([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5]), "Round", grad=False, scalar=False,
+         size1=False, empty=False, rank=False,
          note="the reference is the fixed expected vector; 'round/0d' covers 0-d"),
     _row("round/int", tf.round, lambda x: x, integers((5,)), "Round", dtypes=INTS,
          grad=False),

@@ -506,9 +506,18 @@ def _tile_vjp(g, x_shape, *, multiples):
         return g
     from .reduction import reduce_sum
     # g's axis i holds multiples[i] copies of x's axis i: split it into [copy, x dim] and
-    # sum over the copies
-    split_shape = tuple(d for pair in zip(multiples, x_shape) for d in pair)
-    return reduce_sum(_reshape(g, split_shape), axis=tuple(range(0, len(split_shape), 2)))
+    # sum over the copies. Sizes 1 are dropped and neighbours both summed or both kept
+    # merged, so the split stays within NumPy's 64 dims (2 per axis did not at rank 40).
+    parts = []  # [size, summed]
+    for size, summed in ((d, k % 2 == 0) for pair in zip(multiples, x_shape)
+                         for k, d in enumerate(pair)):
+        if size != 1 and parts and parts[-1][1] == summed:
+            parts[-1][0] *= size
+        elif size != 1:
+            parts.append([size, summed])
+    out = reduce_sum(_reshape(g, tuple(p for p, _ in parts)),
+                     axis=tuple(k for k, (_, summed) in enumerate(parts) if summed))
+    return _reshape(out, tuple(x_shape))
 
 
 defop("Tile", ["x"], shape=_tile_shape, vjp={"x": _tile_vjp},

@@ -1,9 +1,30 @@
-"""The `kernel` decorator used by every NumPy kernel module, and `ensure_array`."""
+"""The `kernel` decorator used by every NumPy kernel module, `ensure_array`, and helpers
+that keep kernels working up to NumPy's maximum rank."""
+import math
+
 import numpy as np
 
+from ..._core.errors import InvalidArgumentError
 from ..._core.registry import register_kernel
 
 _ndarray = np.ndarray
+
+
+def _numpy_max_rank() -> int:
+    for rank in (64, 32):  # NumPy 2 allows 64 dimensions, NumPy 1 32
+        try:
+            np.empty((0,) * rank)
+            return rank
+        except ValueError:
+            continue
+    return 32  # pragma: no cover
+
+
+# The most dimensions an array can have. Some NumPy functions stop at 32 (those built on
+# its legacy iterators: np.broadcast_shapes, np.broadcast_arrays, sorting and partitioning
+# along an axis): kernels use the helpers below instead.
+MAX_RANK = _numpy_max_rank()
+_LEGACY_RANK = 32
 
 
 def kernel(name: str):
@@ -23,3 +44,60 @@ def ensure_array(x) -> np.ndarray:
     returning them. It costs one type check when `x` is already an array.
     """
     return x if type(x) is _ndarray else np.asarray(x)
+
+
+def check_rank(op: str, rank: int) -> None:
+    """Raise InvalidArgumentError naming `op` (the public op) when a result of `rank`
+    dimensions is more than NumPy can hold (NumPy's own error would name no op, and
+    np.take crashes the process on results past about 70 dimensions)."""
+    if rank > MAX_RANK:
+        raise InvalidArgumentError(
+            f"{op}: the result would have {rank} dimensions; NumPy arrays (this backend) "
+            f"have at most {MAX_RANK}")
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """np.broadcast_shapes for any rank (NumPy's stops at 32 dimensions)."""
+    rank = max(map(len, shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for k, d in enumerate(s, rank - len(s)):
+            if d != 1:
+                if out[k] != 1 and out[k] != d:
+                    raise ValueError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+                out[k] = d
+    return tuple(out)
+
+
+def along_last(fn, x: np.ndarray, *args, **kwargs) -> np.ndarray:
+    """`fn(x, *args, axis=-1, **kwargs)` (an argsort, a sort, a partition) for any rank:
+    past 32 dimensions, where NumPy's sorting stops, on `x` viewed as a matrix."""
+    if x.ndim <= _LEGACY_RANK:
+        return fn(x, *args, axis=-1, **kwargs)
+    out = fn(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), *args, axis=-1, **kwargs)
+    return out.reshape(x.shape[:-1] + out.shape[-1:])
+
+
+def take_along_last(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """np.take_along_axis(x, idx, axis=-1) for any rank (NumPy's makes one index array per
+    dimension and takes at most 63); their leading dims broadcast."""
+    if x.ndim < MAX_RANK and idx.ndim < MAX_RANK:
+        return np.take_along_axis(x, idx, axis=-1)
+    lead = broadcast_shapes(x.shape[:-1], idx.shape[:-1])
+    x = np.broadcast_to(x, lead + x.shape[-1:])
+    idx = np.broadcast_to(idx, lead + idx.shape[-1:])
+    rows = math.prod(lead)
+    out = np.take_along_axis(x.reshape(rows, x.shape[-1]),
+                             idx.reshape(rows, idx.shape[-1]), axis=-1)
+    return out.reshape(idx.shape)
+
+
+def put_along_last(out: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
+    """np.put_along_axis(out, idx, values, axis=-1) for any rank (see take_along_last);
+    out, idx and values have the same leading dims, and `out` is C-contiguous."""
+    if out.ndim < MAX_RANK:
+        np.put_along_axis(out, idx, values, axis=-1)
+        return
+    rows = math.prod(out.shape[:-1])
+    np.put_along_axis(out.reshape(rows, out.shape[-1]), idx.reshape(rows, idx.shape[-1]),
+                      values.reshape(rows, values.shape[-1]), axis=-1)

@@ -4,13 +4,14 @@ import math
 import numpy as np
 
 from ..._core.dispatch import Alias
-from ._kernel import ensure_array, kernel
+from ._kernel import MAX_RANK, along_last, check_rank, ensure_array, kernel, take_along_last
 
 
 @kernel("Reshape")
 def reshape(i, a, b):
     x = i["x"]
     shape = a["shape"]
+    check_rank("reshape", len(shape))  # before the engine makes the aliasing tensor
     size = x.size
     if -1 in shape:  # math.prod: np.prod costs microseconds on small tuples
         known = math.prod(d for d in shape if d != -1)
@@ -29,6 +30,7 @@ def identity(i, a, b):
 
 @kernel("BroadcastTo")
 def broadcast_to(i, a, b):
+    check_rank("broadcast_to", len(a["shape"]))
     return np.broadcast_to(i["x"], a["shape"])
 
 
@@ -49,6 +51,7 @@ def expand_dims(i, a, b):
         if ax > len(out):
             raise ValueError(f"axis {ax} out of range")
         out.insert(ax, 1)
+    check_rank("expand_dims", len(out))  # before the engine makes the aliasing tensor
     return Alias("x", out)
 
 
@@ -80,6 +83,8 @@ def split(i, a, b):
 
 @kernel("Stack")
 def stack(i, a, b):
+    xs = i["values"]
+    check_rank("stack", (xs[0].ndim if xs else 0) + 1)
     return np.stack(i["values"], axis=a["axis"])
 
 
@@ -164,21 +169,27 @@ def size(i, a, b):
 @kernel("ArgSort")
 def argsort(i, a, b):
     x, ax = i["x"], a["axis"]
+    x = np.moveaxis(x, ax, -1)
     if not a["descending"]:
-        idx = np.argsort(x, axis=ax, kind="stable")
+        idx = along_last(np.argsort, x, kind="stable")
     else:  # stable descending: sort the reversed array ascending, then map back
-        idx = (x.shape[ax] - 1) - np.flip(np.argsort(np.flip(x, ax), axis=ax, kind="stable"),
-                                          ax)
-    return idx.astype(np.int32, copy=False)
+        idx = (x.shape[-1] - 1) - along_last(np.argsort, x[..., ::-1], kind="stable")[..., ::-1]
+    return np.moveaxis(idx, -1, ax).astype(np.int32)
 
 
 @kernel("PermuteAlongAxis")
 def permute_along_axis(i, a, b):
-    return np.take_along_axis(i["x"], i["indices"], axis=a["axis"])
+    x, idx, ax = i["x"], i["indices"], a["axis"]
+    if x.ndim < MAX_RANK:
+        return np.take_along_axis(x, idx, axis=ax)
+    # (NumPy's take_along_axis takes at most 63 dims)
+    out = take_along_last(np.moveaxis(x, ax, -1), np.moveaxis(idx, ax, -1))
+    return np.ascontiguousarray(np.moveaxis(out, -1, ax))
 
 
 @kernel("SequenceMask")
 def sequence_mask(i, a, b):
+    check_rank("sequence_mask", i["lengths"].ndim + 1)
     mask = np.arange(a["maxlen"]) < i["lengths"][..., None]
     return mask.astype(a["dtype"]._np, copy=False)
 

@@ -4,10 +4,12 @@ Every kernel works in NHWC internally (NCHW is a transposed view in and out) and
 extra leading dimensions on each tensor operand, broadcast against each other like
 matmul's batch dimensions; batched tangents go through the same kernels that way.
 """
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ._kernel import kernel
+from ._kernel import broadcast_shapes, kernel
 
 
 def _work_dtype(dtype):
@@ -118,7 +120,7 @@ def _ungroup_out(y, groups):
     if groups == 1:
         return y
     y = np.moveaxis(y, -3, -2)
-    return y.reshape(y.shape[:-2] + (-1,))
+    return y.reshape(y.shape[:-2] + (y.shape[-2] * y.shape[-1],))
 
 
 def _depthwise(groups, channels_per_group):
@@ -146,7 +148,9 @@ def conv2d(i, a, b):
     p = _windows(_pad(x, pads), out, (kh, kw), a["strides"], a["dilations"])
     if groups == 1 and w.ndim == 4:
         # No batch on the filters: one (rows, K) x (K, O) product over every leading dim.
-        y = p.reshape(-1, kh * kw * x.shape[-1]) @ w.reshape(-1, o)
+        # (Sizes spelled out, no -1: it is ambiguous when a dimension is 0.)
+        k = kh * kw * x.shape[-1]
+        y = p.reshape(math.prod(p.shape[:-3]), k) @ w.reshape(k, o)
         lead = x.shape[:-4]
     elif _depthwise(groups, w.shape[-2]):
         y = np.einsum("...nhwijg,...ijgm->...nhwgm", p, _depthwise_filters(w, groups))
@@ -178,7 +182,7 @@ def conv2d_backprop_input(i, a, b):
         # Per tap: dx window element (i, j) of channel g = sum_m dy[..., g, m] w[i, j, g, m].
         dyg = dy.reshape(lead_dy + (n, oh, ow, groups, m))
         wg = _depthwise_filters(w, groups)
-        lead = np.broadcast_shapes(lead_dy, w.shape[:-4]) + (n, groups)
+        lead = broadcast_shapes(lead_dy, w.shape[:-4]) + (n, groups)
 
         def tap(i, j):
             return np.einsum("...gm,...gm->...g", dyg, wg[..., i, j, None, None, None, :, :])
@@ -216,7 +220,8 @@ def conv2d_backprop_filter(i, a, b):
     p = _windows(_pad(x, pads), out, (kh, kw), a["strides"], a["dilations"])
     cg = c // groups
     if groups == 1 and x.ndim == 4 and dy.ndim == 4:
-        dw = p.reshape(-1, kh * kw * c).T @ dy.reshape(-1, o)
+        rows = math.prod(p.shape[:-3])
+        dw = p.reshape(rows, kh * kw * c).T @ dy.reshape(rows, o)
         return np.ascontiguousarray(dw.reshape(kh, kw, c, o), dtype=dtype)
     if _depthwise(groups, x.shape[-1] // groups):
         dw = np.einsum("...nhwijg,...nhwgm->...ijgm", p,
@@ -276,7 +281,7 @@ def max_pool_grad(i, a, b):
     pos, out, pads = _argmax_positions(x, a)
     h, w, c = x.shape[-3:]
     hp, wp = h + pads[0][0] + pads[0][1], w + pads[1][0] + pads[1][1]
-    lead = np.broadcast_shapes(pos.shape[:-3], dy.shape[:-3])  # includes N
+    lead = broadcast_shapes(pos.shape[:-3], dy.shape[:-3])  # includes N
     pos = np.broadcast_to(pos, lead + pos.shape[-3:])
     dy = np.broadcast_to(dy, lead + dy.shape[-3:])
     images = int(np.prod(lead, dtype=np.int64))
@@ -296,9 +301,10 @@ def max_pool_grad_grad(i, a, b):
     x, dx = _nhwc(i["x"], fmt), _nhwc(i["dx"], fmt)
     pos, out, pads = _argmax_positions(x, a)
     dxp = _pad(dx, pads)
-    flat = dxp.reshape(dxp.shape[:-3] + (-1, dxp.shape[-1]))
-    idx = pos.reshape(pos.shape[:-3] + (-1, pos.shape[-1]))
-    lead = np.broadcast_shapes(flat.shape[:-2], idx.shape[:-2])
+    hp, wp, c = dxp.shape[-3:]  # (sizes spelled out: -1 is ambiguous when one is 0)
+    flat = dxp.reshape(dxp.shape[:-3] + (hp * wp, c))
+    idx = pos.reshape(pos.shape[:-3] + (out[0] * out[1], pos.shape[-1]))
+    lead = broadcast_shapes(flat.shape[:-2], idx.shape[:-2])
     flat = np.broadcast_to(flat, lead + flat.shape[-2:])
     idx = np.broadcast_to(idx, lead + idx.shape[-2:])
     y = np.take_along_axis(flat, idx, axis=-2)

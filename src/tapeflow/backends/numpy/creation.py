@@ -1,11 +1,12 @@
 """NumPy kernels that create tensors."""
 import numpy as np
 
-from ._kernel import kernel
+from ._kernel import check_rank, kernel
 
 
 @kernel("Fill")
 def fill(i, a, b):
+    check_rank("fill", len(a["shape"]))
     return np.full(a["shape"], i["value"], dtype=i["value"].dtype)
 
 
@@ -21,11 +22,13 @@ def ones_like(i, a, b):
 
 @kernel("Zeros")
 def zeros(i, a, b):
+    check_rank("zeros", len(a["shape"]))
     return np.zeros(a["shape"], dtype=a["dtype"]._np)
 
 
 @kernel("Ones")
 def ones(i, a, b):
+    check_rank("ones", len(a["shape"]))
     return np.ones(a["shape"], dtype=a["dtype"]._np)
 
 
@@ -42,6 +45,7 @@ def range_(i, a, b):
 @kernel("Eye")
 def eye(i, a, b):
     rows, cols = a["num_rows"], a["num_columns"]
+    check_rank("eye", len(a["batch_shape"]) + 2)
     out = np.zeros(tuple(a["batch_shape"]) + (rows, cols), dtype=a["dtype"]._np)
     k = np.arange(min(rows, cols))
     out[..., k, k] = 1
@@ -51,6 +55,7 @@ def eye(i, a, b):
 @kernel("OneHot")
 def one_hot(i, a, b):
     idx, dtype = i["indices"], a["dtype"]._np
+    check_rank("one_hot", idx.ndim + 1)
     hot = idx[..., None] == np.arange(a["depth"])
     out = np.where(hot, np.array(a["on_value"], dtype), np.array(a["off_value"], dtype))
     if a["axis"] != idx.ndim:

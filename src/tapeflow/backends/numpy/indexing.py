@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..._core.errors import InvalidArgumentError
-from ._kernel import ensure_array, kernel
+from ._kernel import check_rank, ensure_array, kernel
 
 
 def _slice_key(a):
@@ -59,11 +59,13 @@ def gather(i, a, b):
     params, idx = i["params"], i["indices"]
     axis, nbatch = a["axis"], a["batch_dims"]
     _check_range("GatherV2", idx, params.shape[axis])
+    check_rank("gather", params.ndim - 1 + idx.ndim - nbatch)  # np.take would crash
     if nbatch == 0:
         return ensure_array(np.take(params, idx, axis=axis))  # 1-D params, 0-d index
     ps = params.shape
     bp, mp, rp = _prod(ps[:nbatch]), _prod(ps[nbatch:axis]), _prod(ps[axis + 1:])
-    flat_idx = idx.reshape(bp, 1, -1, 1)
+    # (sizes spelled out throughout: -1 is ambiguous when a dimension is 0)
+    flat_idx = idx.reshape(bp, 1, _prod(idx.shape[nbatch:]), 1)
     out = np.take_along_axis(params.reshape(bp, mp, ps[axis], rp), flat_idx, axis=2)
     return out.reshape(ps[:axis] + idx.shape[nbatch:] + ps[axis + 1:])
 
@@ -96,7 +98,7 @@ def unsorted_segment_sum(i, a, b):
     else:
         outer = np.arange(bp)[:, None, None] * mp + np.arange(mp)[None, :, None]
         row_ids = (outer * num + ids).reshape(-1)
-    out = _rows_sum(row_ids, data.reshape(-1, rp), bp * mp * num)
+    out = _rows_sum(row_ids, data.reshape(bp * mp * ip, rp), bp * mp * num)
     return out.reshape(ds[:axis] + (num,) + ds[rest:])
 
 
@@ -106,7 +108,7 @@ def _nd_rows(op, indices, shape, nbatch):
     k = indices.shape[-1]
     dims = shape[nbatch:nbatch + k]
     bp = _prod(shape[:nbatch])
-    idx = indices.reshape(bp, -1, k).astype(np.int64, copy=False)
+    idx = indices.reshape(bp, _prod(indices.shape[nbatch:-1]), k).astype(np.int64, copy=False)
     bounds = np.asarray(dims, dtype=np.int64)
     bad = (idx < 0) | (idx >= bounds)
     if bad.any():
@@ -128,6 +130,7 @@ def gather_nd(i, a, b):
     params, indices = i["params"], i["indices"]
     nbatch = a["batch_dims"]
     k = indices.shape[-1]
+    check_rank("gather_nd", indices.ndim - 1 + params.ndim - nbatch - k)
     rows, num_rows = _nd_rows("GatherNd", indices, params.shape, nbatch)
     tail = params.shape[nbatch + k:]
     out = params.reshape((num_rows,) + tail)[rows]

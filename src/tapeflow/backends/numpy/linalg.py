@@ -1,9 +1,46 @@
 """NumPy kernels of linear algebra: BLAS through np.matmul/np.einsum, LAPACK through
 numpy.linalg (batched over leading axes) and scipy.linalg (unbatched triangular solves)."""
+import math
+
 import numpy as np
 import scipy.linalg as sla
 
-from ._kernel import kernel
+from ._kernel import MAX_RANK, broadcast_shapes, check_rank, kernel
+
+# NumPy's linalg gufuncs need the loop dims and every operand's core dims to fit in its
+# maximum rank (a full SVD fails from rank 62): past this many batch dims, kernels flatten
+# the batch into one dimension first.
+_GUFUNC_BATCH = 30
+
+
+def _flat_batch(xs, cores):
+    """The broadcast batch shape of `xs` (all but their last `cores[k]` dims) and each x
+    broadcast to it and flattened into one leading dimension. Batch dims that are 1 for
+    every x are dropped first, so the broadcast stays within NumPy's maximum rank."""
+    batch = broadcast_shapes(*(x.shape[:x.ndim - c] for x, c in zip(xs, cores)))
+    keep = [k for k, d in enumerate(batch) if d != 1]
+    n = math.prod(batch)
+    flat = []
+    for x, c in zip(xs, cores):
+        lead, core = x.shape[:x.ndim - c], x.shape[x.ndim - c:]
+        off = len(batch) - len(lead)
+        x = x.reshape(tuple(lead[k - off] if k >= off else 1 for k in keep) + core)
+        flat.append(np.broadcast_to(x, tuple(batch[k] for k in keep) + core)
+                    .reshape((n,) + core))
+    return batch, flat
+
+
+def _batched(fn, *xs, core=2):
+    """`fn(*xs)` for a linalg gufunc whose operands have `core` core dims each, at any
+    rank: a batch of more than _GUFUNC_BATCH dims is flattened into one (_flat_batch) and
+    the results' batch restored."""
+    if max(x.ndim for x in xs) - core <= _GUFUNC_BATCH:
+        return fn(*xs)
+    batch, flat = _flat_batch(xs, [core] * len(xs))
+    out = fn(*flat)
+    if isinstance(out, tuple):  # (the named tuples of qr, svd, eigh, slogdet)
+        return [o.reshape(batch + o.shape[1:]) for o in out]
+    return out.reshape(batch + out.shape[1:])
 
 
 def _adjoint(x):
@@ -43,6 +80,7 @@ def _diag_dims(n, k, rows, cols):
 @kernel("MatrixDiag")
 def matrix_diag(i, a, b):
     d = i["diagonal"]
+    check_rank("matrix_diag", d.ndim + 1)
     k = a["k"]
     n = d.shape[-1]
     rows, cols = _diag_dims(n, k, a["num_rows"], a["num_cols"])
@@ -73,31 +111,31 @@ def matrix_band_part(i, a, b):
 
 @kernel("MatrixInverse")
 def matrix_inverse(i, a, b):
-    return np.linalg.inv(i["input"])
+    return _batched(np.linalg.inv, i["input"])
 
 
 @kernel("MatrixDeterminant")
 def matrix_determinant(i, a, b):
     x = i["input"]
-    return np.asarray(np.linalg.det(x), dtype=x.dtype)
+    return np.asarray(_batched(np.linalg.det, x), dtype=x.dtype)
 
 
 @kernel("LogMatrixDeterminant")
 def log_matrix_determinant(i, a, b):
     x = i["input"]
-    sign, logabs = np.linalg.slogdet(x)
+    sign, logabs = _batched(np.linalg.slogdet, x)
     return [np.asarray(sign, dtype=x.dtype), np.asarray(logabs, dtype=x.dtype)]
 
 
 @kernel("MatrixSolve")
 def matrix_solve(i, a, b):
     m = i["matrix"]
-    return np.linalg.solve(_adjoint(m) if a["adjoint"] else m, i["rhs"])
+    return _batched(np.linalg.solve, _adjoint(m) if a["adjoint"] else m, i["rhs"])
 
 
 @kernel("Cholesky")
 def cholesky(i, a, b):
-    return np.linalg.cholesky(i["input"])  # reads the lower triangle only
+    return _batched(np.linalg.cholesky, i["input"])  # reads the lower triangle only
 
 
 @kernel("MatrixTriangularSolve")
@@ -116,19 +154,20 @@ def matrix_triangular_solve(i, a, b):
         out = np.moveaxis(x.reshape((n,) + batch + (k,)), 0, -2)
         return np.ascontiguousarray(out, dtype=np.result_type(m, rhs))
     tri = np.tril(m) if lower else np.triu(m)
-    return np.linalg.solve(_adjoint(tri) if adjoint else tri, rhs)
+    return _batched(np.linalg.solve, _adjoint(tri) if adjoint else tri, rhs)
 
 
 @kernel("Qr")
 def qr(i, a, b):
-    q, r = np.linalg.qr(i["input"], mode="complete" if a["full_matrices"] else "reduced")
+    mode = "complete" if a["full_matrices"] else "reduced"
+    q, r = _batched(lambda x: np.linalg.qr(x, mode=mode), i["input"])
     return [q, r]
 
 
 @kernel("SelfAdjointEig")
 def self_adjoint_eig(i, a, b):
     x = i["input"]
-    e, v = np.linalg.eigh(x)  # reads the lower triangle only
+    e, v = _batched(np.linalg.eigh, x)  # reads the lower triangle only
     return [e.astype(x.dtype), v]
 
 
@@ -136,8 +175,9 @@ def self_adjoint_eig(i, a, b):
 def svd(i, a, b):
     x = i["input"]
     if not a["compute_uv"]:
-        return np.linalg.svd(x, compute_uv=False).astype(x.dtype)
-    u, s, vh = np.linalg.svd(x, full_matrices=a["full_matrices"])
+        return _batched(lambda y: np.linalg.svd(y, compute_uv=False), x).astype(x.dtype)
+    full = a["full_matrices"]
+    u, s, vh = _batched(lambda y: np.linalg.svd(y, full_matrices=full), x)
     return [s.astype(x.dtype), u, np.ascontiguousarray(_adjoint(vh))]
 
 
@@ -154,4 +194,9 @@ def matvec(i, a, b):
         if m.dtype.kind == "c":  # A^H v = conj(conj(v) A): conjugate vectors, not A
             return np.conj(np.conj(v) @ m)
         return m.T @ v if v.ndim == 1 else v @ m
-    return np.matmul(_adjoint(m) if adjoint else m, v[..., None])[..., 0]
+    m = _adjoint(m) if adjoint else m
+    if v.ndim < MAX_RANK:
+        return np.matmul(m, v[..., None])[..., 0]
+    # v[..., None] would have too many dims: a flat batch of matrices times columns
+    batch, (m, v) = _flat_batch([m, v], [2, 1])
+    return np.matmul(m, v[..., None])[..., 0].reshape(batch + m.shape[-2:-1])

@@ -3,7 +3,7 @@ import numpy as np
 from scipy import special as _special
 
 from ..._core.dispatch import Alias
-from ._kernel import ensure_array, kernel
+from ._kernel import broadcast_shapes, ensure_array, kernel
 
 _NATIVE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _ndarray = np.ndarray
@@ -153,7 +153,7 @@ _unary("Digamma", _special_fn(_special.psi))
 
 def _polygamma(a, x):
     # psi^(n)(x) = (-1)^(n+1) n! zeta(n+1, x) for integer n >= 1; NaN for other orders.
-    n = np.broadcast_to(a, np.broadcast_shapes(a.shape, x.shape))
+    n = np.broadcast_to(a, broadcast_shapes(a.shape, x.shape))
     valid = (n >= 0) & (n == np.floor(n))
     n = np.where(valid, n, 0)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -202,7 +202,7 @@ _unary("Angle", np.angle)
 @kernel("Complex")
 def complex_(i, a, b):
     re, im = i["real"], i["imag"]
-    out = np.empty(np.broadcast_shapes(re.shape, im.shape),
+    out = np.empty(broadcast_shapes(re.shape, im.shape),
                    np.complex64 if re.dtype == np.float32 else np.complex128)
     out.real = re
     out.imag = im

@@ -121,7 +121,7 @@ def sparse_softmax_cross_entropy(i, a, b):
         raise InvalidArgumentError(
             f"sparse_softmax_cross_entropy_with_logits: labels must be in [0, {classes}) "
             f"(the number of classes, logits' last dimension), got label {int(bad)}")
-    x = logits.reshape(-1, classes)
+    x = logits.reshape(flat.size, classes)  # (not -1: ambiguous when classes is 0)
     rows = np.arange(x.shape[0])
     shifted = x - np.max(x, axis=-1, keepdims=True)
     picked = shifted[rows, flat]

@@ -1,7 +1,8 @@
 """NumPy kernels of reductions, scans, top-k and add_n."""
 import numpy as np
 
-from ._kernel import ensure_array, kernel
+from ._kernel import (along_last, broadcast_shapes, ensure_array, kernel, put_along_last,
+                      take_along_last)
 
 try:
     import ml_dtypes as _ml
@@ -98,7 +99,7 @@ def argmin(i, a, b):
 def _descending_order(x):
     """Indices sorting the last axis by value, largest first; ties keep index order."""
     n = x.shape[-1]
-    return (n - 1) - np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+    return (n - 1) - along_last(np.argsort, x[..., ::-1], kind="stable")[..., ::-1]
 
 
 @kernel("TopK")
@@ -113,8 +114,8 @@ def top_k(i, a, b):
     else:
         # Partial selection: the k-th largest value per row, then everything above it and
         # the lowest-indexed ties at it (TensorFlow prefers lower indices among equals).
-        part = np.argpartition(x, n - k, axis=-1)[..., n - k:]
-        kth = np.min(np.take_along_axis(x, part, axis=-1), axis=-1, keepdims=True)
+        part = along_last(np.argpartition, x, n - k)[..., n - k:]
+        kth = np.min(take_along_last(x, part), axis=-1, keepdims=True)
         above = x > kth
         ties = x == kth
         room = k - np.sum(above, axis=-1, keepdims=True)
@@ -124,28 +125,28 @@ def top_k(i, a, b):
             idx = _descending_order(x)[..., :k]
         else:
             idx = cols.reshape(x.shape[:-1] + (k,))
-            vals = np.take_along_axis(x, idx, axis=-1)
-            idx = np.take_along_axis(idx, _descending_order(vals), axis=-1)
-    values = np.take_along_axis(x, idx, axis=-1) if k else np.zeros(idx.shape, x.dtype)
+            vals = take_along_last(x, idx)
+            idx = take_along_last(idx, _descending_order(vals))
+    values = take_along_last(x, idx) if k else np.zeros(idx.shape, x.dtype)
     return [values, idx.astype(a["index_type"]._np)]
 
 
 @kernel("GatherLastAxis")
 def gather_last_axis(i, a, b):
     x, idx = i["x"], i["indices"]
-    lead = np.broadcast_shapes(x.shape[:-1], idx.shape[:-1])
+    lead = broadcast_shapes(x.shape[:-1], idx.shape[:-1])
     x = np.broadcast_to(x, lead + x.shape[-1:])
     idx = np.broadcast_to(idx, lead + idx.shape[-1:])
-    return np.take_along_axis(x, idx, axis=-1)
+    return take_along_last(x, idx)
 
 
 @kernel("ScatterLastAxis")
 def scatter_last_axis(i, a, b):
     u, idx = i["updates"], i["indices"]
-    lead = np.broadcast_shapes(u.shape[:-1], idx.shape[:-1])
+    lead = broadcast_shapes(u.shape[:-1], idx.shape[:-1])
     out = np.zeros(lead + (a["n"],), u.dtype)
-    np.put_along_axis(out, np.broadcast_to(idx, lead + idx.shape[-1:]),
-                      np.broadcast_to(u, lead + u.shape[-1:]), axis=-1)
+    put_along_last(out, np.broadcast_to(idx, lead + idx.shape[-1:]),
+                   np.broadcast_to(u, lead + u.shape[-1:]))
     return out
 
 
