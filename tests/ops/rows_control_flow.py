@@ -3,6 +3,8 @@ functions; here each row traces a function once and runs its control-flow node a
 through `run_kernel` on eager tensors, so the generated tests see the kernels, their shape
 rules and their VJP/JVP rules directly (tests/function/test_control_flow.py covers them
 inside tf.function). References are the same computations unrolled in NumPy."""
+import warnings
+
 import numpy as np
 
 import tapeflow as tf
@@ -22,8 +24,11 @@ def _node_alone(fn, op, *args):
     return out if isinstance(out, list) else [out]
 
 
+# The generated edge cases call these with many shapes: they retrace on purpose.
+warnings.filterwarnings("ignore", message="function 'control_flow_row' was traced",
+                        category=UserWarning)
 _branches = tf.function(lambda p, x, y: tf.cond(p, lambda: tf.sin(x) * y,
-                                                 lambda: x * x - y))
+                                                 lambda: x * x - y), name="control_flow_row")
 
 
 def _cond(x, y):
@@ -42,7 +47,8 @@ def _body(i, a, b):
 
 # the counter is an argument: a constant made while tracing would stay captured by the
 # cached function, which the no-leak test would count when it traces first
-_loop_fn = tf.function(lambda i, x, y: tf.while_loop(lambda i, a, b: i < 4, _body, (i, x, y)))
+_loop_fn = tf.function(lambda i, x, y: tf.while_loop(lambda i, a, b: i < 4, _body, (i, x, y)),
+                       name="control_flow_row")
 
 
 def _loop(x, y):

@@ -319,8 +319,8 @@ class Function:
         self.autograph = autograph
         self.reduce_retracing = reduce_retracing
         self.jit_compile = jit_compile
-        self.__name__ = name or getattr(python_function, "__name__", "function")
         functools.update_wrapper(self, python_function)
+        self.__name__ = name or getattr(python_function, "__name__", "function")
         self._cache: dict = {}
         self._relaxed: list = []   # (structure key, specs, concrete) for reduce_retracing
         self._history: list = []   # (bound arguments summary) of every trace

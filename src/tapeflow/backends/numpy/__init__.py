@@ -6,7 +6,13 @@ import warnings
 # to the calling frame, a kernel here. TensorFlow returns inf/nan silently, and so do these
 # kernels; a filter by module costs nothing per call (np.errstate costs ~0.8 us a call).
 # Users' own NumPy code keeps its warnings.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tapeflow\.backends\.numpy")
+def silence_kernel_warnings() -> None:
+    """Install the filter (done at import; pytest and `catch_warnings` replace filters)."""
+    warnings.filterwarnings("ignore", category=RuntimeWarning,
+                            module=r"tapeflow\.backends\.numpy")
+
+
+silence_kernel_warnings()
 
 FAMILIES = ("math", "reduction", "array", "indexing", "creation", "linalg", "nn", "conv",
             "random", "state", "control_flow")

@@ -29,6 +29,11 @@ def mean(i, a, b):
                    else np.uint64)
         q = np.abs(s) // max(n, 1) * np.sign(s) if x.dtype.kind == "i" else s // max(n, 1)
         return ensure_array(q.astype(x.dtype))
+    if x.size == 0:  # the mean of nothing is NaN (TF), without NumPy's "empty slice" warning
+        s = np.sum(x, axis=axis, keepdims=keepdims,
+                   dtype=np.float32 if x.dtype in _HALF else None)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ensure_array((s / 0).astype(x.dtype))
     if x.dtype in _HALF:  # accumulate half precision in float32
         return ensure_array(
             np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float32).astype(x.dtype))
