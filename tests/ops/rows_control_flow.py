@@ -3,8 +3,6 @@ functions; here each row traces a function once and runs its control-flow node a
 through `run_kernel` on eager tensors, so the generated tests see the kernels, their shape
 rules and their VJP/JVP rules directly (tests/function/test_control_flow.py covers them
 inside tf.function). References are the same computations unrolled in NumPy."""
-import warnings
-
 import numpy as np
 
 import tapeflow as tf
@@ -24,9 +22,8 @@ def _node_alone(fn, op, *args):
     return out if isinstance(out, list) else [out]
 
 
-# The generated edge cases call these with many shapes: they retrace on purpose.
-warnings.filterwarnings("ignore", message="function 'control_flow_row' was traced",
-                        category=UserWarning)
+# The generated edge cases call these with many shapes: they retrace on purpose (the
+# retracing warning for "control_flow_row" is filtered in pyproject.toml).
 _branches = tf.function(lambda p, x, y: tf.cond(p, lambda: tf.sin(x) * y,
                                                  lambda: x * x - y), name="control_flow_row")
 
