@@ -388,7 +388,33 @@ def einsum(equation, *inputs, **kwargs) -> Tensor:
         raise InvalidArgumentError(f"Einsum: bool inputs are not supported, got "
                                    f"{describe(xs[0])}")
     eq = _einsum_equation(equation, tuple(len(x._shape) for x in xs))
+    _check_subscript_sizes(equation, eq, xs)
     return run_kernel("Einsum", {"inputs": xs}, {"equation": eq})
+
+
+def _check_subscript_sizes(equation: str, expanded: str, xs: list) -> None:
+    """Each letter of the user's equation has one size wherever it appears (TensorFlow's
+    rule); only the letters standing for '...' broadcast (size 1 against n). NumPy would
+    broadcast any letter of size 1, giving a result whose gradient has the wrong shape."""
+    named = set(equation)
+    seen = {}
+    for i, (term, x) in enumerate(zip(_split(expanded)[0], xs)):
+        for c, d in zip(term, x._shape):
+            if c not in named or d is None:
+                continue
+            j, size = seen.setdefault(c, (i, d))
+            if size != d:
+                raise InvalidArgumentError(
+                    f"Einsum: subscript {c!r} has size {size} in inputs[{j}] "
+                    f"({describe(xs[j])}) but {d} in inputs[{i}] ({describe(x)}) in "
+                    f"{equation!r}: a letter must have one size in every input (only '...' "
+                    f"dimensions broadcast)")
+
+
+def _einsum_expanded(equation: str, *xs: Tensor) -> Tensor:
+    """Einsum of an equation in the form the rules write ('...' already expanded into
+    letters, so a size-1 axis of them may broadcast), skipping the public checks."""
+    return run_kernel("Einsum", {"inputs": list(xs)}, {"equation": equation})
 
 
 def _einsum_shape(shapes, dtypes, attrs):
@@ -453,10 +479,10 @@ def _einsum_vjp(g, inputs, *, equation):
     for k, x in enumerate(inputs):
         grad_eq, diag, lonely = _einsum_grad_plan(equation, k)
         r = g if grad_eq is None else \
-            einsum(grad_eq, g, *[conj(y) for j, y in enumerate(inputs) if j != k])
+            _einsum_expanded(grad_eq, g, *[conj(y) for j, y in enumerate(inputs) if j != k])
         if diag is not None:
             eq, axes = diag
-            r = einsum(eq, r, *[eye(x._shape[i], dtype=g.dtype) for i in axes])
+            r = _einsum_expanded(eq, r, *[eye(x._shape[i], dtype=g.dtype) for i in axes])
         if lonely:  # letters summed away inside operand k alone: broadcast back
             for i in lonely:
                 r = expand_dims(r, i)
@@ -482,7 +508,8 @@ def _einsum_jvp(t, inputs, *, equation):
         if tk is not None:
             ops = list(inputs)
             ops[k] = tk
-            c = einsum(_batched_equation(equation, k, batch_dims(tk, inputs[k])), *ops)
+            c = _einsum_expanded(_batched_equation(equation, k, batch_dims(tk, inputs[k])),
+                                 *ops)
             total = c if total is None else total + c
     return total
 
