@@ -22,7 +22,8 @@ from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from ._op import batch_dims, broadcast_shapes, defop, dtype_arg, int_arg, shape_arg, show, to_tensor
+from ._op import (batch_dims, broadcast_shapes, defop, dtype_arg, int_arg, shape_arg, show,
+                  to_tensor)
 
 __all__ = ["normal", "uniform", "truncated_normal", "categorical", "shuffle", "set_seed",
            "Generator", "get_global_generator", "set_global_generator"]
@@ -107,7 +108,7 @@ def _params(op: str, shape: tuple, dtype, **params) -> dict:
             if t.dtype is not dtype:
                 raise InvalidArgumentError(f"{op}: {arg} must have dtype {dtype.name}, got "
                                            f"{describe(t)}")
-            broadcast_shapes(op, shape, t._shape)
+            broadcast_shapes(f"{op}: {arg} against shape", shape, t._shape)
             out[arg] = t
     return out
 
