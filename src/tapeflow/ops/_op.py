@@ -8,8 +8,10 @@ arrive as keyword arguments. Example (the whole definition of Sin, kernel aside)
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
+import operator
 from typing import Callable
 
 import numpy as np
@@ -104,36 +106,233 @@ def broadcast_shapes(op: str, a, b) -> tuple:
     return tuple(out)
 
 
-def normalize_axis(op: str, axis, rank: int, arg: str = "axis") -> int:
-    """A non-negative axis, or InvalidArgumentError naming the op and the valid range."""
-    if isinstance(axis, Tensor):
-        axis = int(axis)
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise InvalidArgumentError(f"{op}: {arg} must be an int, got {axis!r}")
-    if not -rank <= axis < max(rank, 1) and not (rank == 0 and axis in (0, -1)):
+# --------------------------------------------------------------------------- arguments
+#
+# The one place Python arguments of ops (axes, shapes, sizes, counts, dtypes, lists of
+# tensors) are checked. Every public op takes them through these helpers, so that every op
+# rejects the same malformed values with the same kind of error: a wrong *type* (a float,
+# bool, string or None where an int is required) raises ArgumentTypeError, a wrong *value*
+# (negative size, axis out of range, duplicate axis) InvalidArgumentError; messages start
+# with the op's name and name the argument. None of this is on the hot path of tensor
+# operands: only ops with such arguments call it, once per call.
+
+
+class ArgumentTypeError(InvalidArgumentError, TypeError):
+    """A Python argument of the wrong type: a float, bool, string or None where an int, a
+    shape or a dtype is required. Both an InvalidArgumentError, like all bad input to an op
+    (API.md §2), and a TypeError, which TensorFlow raises for these (NumPy's AxisError is
+    likewise both a ValueError and an IndexError)."""
+
+
+def show(value) -> str:
+    """A value as error messages quote it: tensors and arrays by dtype and shape."""
+    if isinstance(value, (Tensor, Variable, np.ndarray)):
+        return describe(value)
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def as_int(value):
+    """`value` as a Python int if it is an integer scalar (int, NumPy integer, 0-d integer
+    array, tensor or variable), else None. A bool is not an integer here: TensorFlow
+    rejects True as a size or an axis, and accepting it hides swapped arguments."""
+    if type(value) is int:
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(value)  # floats, strings, None and float tensors refuse
+    except TypeError:
+        return None
+
+
+def int_arg(op: str, value, arg: str, minimum: int | None = None) -> int:
+    """An integer argument (size, count, index, mask) as a Python int; `minimum` bounds it.
+
+    Example: `int_arg("one_hot", depth, "depth", minimum=0)`; 2.5, "3", True, None and
+    float tensors raise ArgumentTypeError, -1 InvalidArgumentError.
+    """
+    n = as_int(value)
+    if n is None:
+        raise ArgumentTypeError(f"{op}: {arg} must be an int, got {show(value)}")
+    if minimum is not None and n < minimum:
+        raise InvalidArgumentError(f"{op}: {arg} must be >= {minimum}, got {n}")
+    return n
+
+
+def int_list(op: str, value, arg: str, minimum: int | None = None,
+             scalar: bool = True) -> tuple:
+    """A list of ints (list/tuple of integer scalars, 1-D integer array or tensor, or, when
+    `scalar`, one integer scalar) as a tuple of Python ints, each >= `minimum` if given.
+
+    Example: `int_list("tile", multiples, "multiples", minimum=0)`.
+    """
+    if isinstance(value, (Tensor, Variable, np.ndarray)):
+        dtype = value.dtype
+        is_int = dtype.kind in "iu" if isinstance(value, np.ndarray) else dtype.is_integer
+        rank = value.ndim
+        if (not is_int and value.size) or rank > 1 or (rank == 0 and not scalar):
+            raise ArgumentTypeError(
+                f"{op}: {arg} must be a {'scalar or ' if scalar else ''}1-D list of ints, "
+                f"got {show(value)}")
+        items = np.asarray(value.numpy() if not isinstance(value, np.ndarray) else value)
+        out = tuple(int(v) for v in items.reshape(-1))
+    elif isinstance(value, (list, tuple)):
+        out = []
+        for i, v in enumerate(value):
+            n = as_int(v)
+            if n is None:
+                raise ArgumentTypeError(
+                    f"{op}: {arg} must be a list of ints, got {show(value)} (entry {i} is "
+                    f"{show(v)})")
+            out.append(n)
+        out = tuple(out)
+    else:
+        n = as_int(value) if scalar else None
+        if n is None:
+            raise ArgumentTypeError(
+                f"{op}: {arg} must be {'an int or ' if scalar else ''}a list of ints, got "
+                f"{show(value)}")
+        out = (n,)
+    if minimum is not None and any(n < minimum for n in out):
         raise InvalidArgumentError(
-            f"{op}: {arg}={axis} is out of range for a tensor of rank {rank} "
-            f"(valid: [{-rank}, {rank - 1}])")
-    return int(axis) % rank if rank else 0
+            f"{op}: {arg} {list(out)} has an entry < {minimum}")
+    return out
 
 
-def normalize_axes(op: str, axis, rank: int) -> tuple:
-    """A sorted tuple of distinct non-negative axes (None: all axes)."""
+def shape_arg(op: str, value, arg: str = "shape", unknown: bool = False) -> tuple:
+    """A shape (list of non-negative ints; a single int is a 1-D shape) as a tuple.
+
+    With `unknown` (reshape's shape), one entry may be -1: inferred from the size.
+    Example: `shape_arg("zeros", [2, 3])` -> (2, 3); [2.5], "3" and [-1] raise.
+    """
+    dims = int_list(op, value, arg)
+    if unknown:
+        if dims.count(-1) > 1 or any(d < -1 for d in dims):
+            raise InvalidArgumentError(
+                f"{op}: {arg} {list(dims)} must hold non-negative sizes and at most one -1")
+    elif any(d < 0 for d in dims):
+        raise InvalidArgumentError(
+            f"{op}: {arg} {list(dims)} has a negative dimension (sizes must be >= 0)")
+    return dims
+
+
+def float_arg(op: str, value, arg: str) -> float:
+    """A real scalar argument that is not a tensor operand (alpha, epsilon) as a float: a
+    Python or NumPy number or a 0-d real tensor. Strings, bools, None, lists and complex
+    numbers raise ArgumentTypeError instead of being parsed or truncated by float()."""
+    if isinstance(value, (Tensor, Variable, np.ndarray)):
+        real = value.dtype.kind in "iuf" if isinstance(value, np.ndarray) else (
+            value.dtype.is_floating or value.dtype.is_integer)
+        if value.ndim == 0 and real:
+            return float(value.numpy() if not isinstance(value, np.ndarray) else value)
+    elif isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return float(value)
+    raise ArgumentTypeError(f"{op}: {arg} must be a real number, got {show(value)}")
+
+
+def normalize_axis(op: str, axis, rank: int, arg: str = "axis") -> int:
+    """A non-negative axis, or InvalidArgumentError naming the op and the valid range
+    (ArgumentTypeError for a non-integer: 1.5, True, "0", a float tensor, a list)."""
+    a = as_int(axis)
+    if a is None:
+        raise ArgumentTypeError(f"{op}: {arg} must be an int, got {show(axis)}")
+    if not -rank <= a < rank:
+        raise InvalidArgumentError(
+            f"{op}: {arg}={a} is out of range for a tensor of rank {rank} "
+            + (f"(valid: [{-rank}, {rank - 1}])" if rank else "(a scalar has no axes)"))
+    return a + rank if a < 0 else a
+
+
+def normalize_axes(op: str, axis, rank: int, arg: str = "axis",
+                   duplicates: bool = False) -> tuple:
+    """A sorted tuple of non-negative axes from an int or a list of ints (None: all axes).
+
+    An axis named twice (also as 0 and -rank) raises InvalidArgumentError as TensorFlow's
+    reductions do, unless `duplicates` (TF's squeeze ignores repeats).
+    """
     if axis is None:
         return tuple(range(rank))
-    if isinstance(axis, Tensor):
-        axis = axis.numpy().tolist()
-    if isinstance(axis, (int, np.integer)):
-        axis = [axis]
-    out = sorted({normalize_axis(op, a, rank) for a in axis})
-    return tuple(out)
+    axes = [normalize_axis(op, a, rank, arg) for a in int_list(op, axis, arg)]
+    unique = sorted(set(axes))
+    if len(unique) != len(axes) and not duplicates:
+        twice = next(a for a in unique if axes.count(a) > 1)
+        raise InvalidArgumentError(
+            f"{op}: {arg} {show(axis)} names dimension {twice} more than once "
+            f"(for a tensor of rank {rank})")
+    return tuple(unique)
+
+
+def dtype_arg(op: str, dtype, arg: str = "dtype", optional: bool = False):
+    """A DType from a DType, NumPy dtype or name; None only when `optional` (then None).
+
+    Like TensorFlow's as_dtype, None and non-dtypes raise a TypeError (ArgumentTypeError):
+    `cast(x, None)` must not pick a default dtype.
+    """
+    if isinstance(dtype, _dt.DType):
+        return dtype
+    if dtype is None:
+        if optional:
+            return None
+        raise ArgumentTypeError(f"{op}: {arg} must be a dtype such as tf.float32, got None")
+    if isinstance(dtype, (bool, int, float, list, tuple, dict)):  # np.dtype(5) is not an error
+        raise ArgumentTypeError(f"{op}: {arg} must be a dtype such as tf.float32, got "
+                                f"{show(dtype)}")
+    try:
+        return _dt.as_dtype(dtype)
+    except TypeError:
+        raise ArgumentTypeError(f"{op}: {arg} must be a dtype such as tf.float32, got "
+                                f"{show(dtype)}") from None
+
+
+def choice_arg(op: str, value, arg: str, choices, upper: bool = False) -> str:
+    """A string argument that must be one of `choices` (compared in upper case if `upper`)."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{op}: {arg} must be one of {list(choices)}, got "
+                                f"{show(value)}")
+    v = value.upper() if upper else value
+    if v not in choices:
+        raise InvalidArgumentError(f"{op}: {arg} must be one of {list(choices)}, got "
+                                   f"{value!r}")
+    return v
+
+
+def sequence_arg(op: str, value, arg: str, nonempty: bool = False) -> list:
+    """A list argument (list or tuple; a tensor is not a list of tensors) as a list."""
+    if not isinstance(value, (list, tuple)):
+        raise ArgumentTypeError(f"{op}: {arg} must be a list of tensors, got {show(value)}")
+    if nonempty and not value:
+        raise InvalidArgumentError(f"{op}: {arg} must be a non-empty list of tensors, got []")
+    return list(value)
+
+
+def composite(name: str) -> Callable:
+    """Decorator of a public op built from other public ops (l2_normalize from reduce_sum,
+    trace from diag_part...): an InvalidArgumentError from an inner op names that op, so it
+    is raised again, of the same class, with `name: ` in front ("trace: MatrixDiagPart:
+    input must have rank >= 2 ..."): the message starts with the op the user called.
+    Check arguments up front where possible; this catches what the inner ops find. Not for
+    hot ops: the wrapper costs a call."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except InvalidArgumentError as e:
+                message = str(e)
+                if message.startswith(name + ":"):
+                    raise
+                raise type(e)(f"{name}: {message}") from None
+        return op
+    return decorate
 
 
 # --------------------------------------------------------------------------- operands
 
 
-def to_tensor(x, dtype_hint=None, op: str = "op", arg: str = "x") -> Tensor:
-    """Convert an op argument; Python scalars take `dtype_hint` (the other operand's)."""
+def to_tensor(x, dtype_hint, op: str, arg: str) -> Tensor:
+    """Convert argument `arg` of op `op`; Python scalars take `dtype_hint` (the other
+    operand's). No defaults: every caller names the op and the argument its errors quote."""
     if type(x) is Tensor:
         return x
     if isinstance(x, Variable):

@@ -1,8 +1,6 @@
 """Array manipulation ops: public functions with their shape, VJP and JVP rules."""
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .._core import dtypes as _dt
@@ -10,8 +8,9 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from ._op import (align_tangent, batch_dims, defop, normalize_axis, passthrough, same_shape,
-                  to_tensor)
+from ._op import (ArgumentTypeError, align_tangent, batch_dims, choice_arg, defop, dtype_arg,
+                  int_arg, int_list, normalize_axes, normalize_axis, passthrough, same_shape,
+                  sequence_arg, shape_arg, show, to_tensor)
 
 __all__ = ["reshape", "identity", "broadcast_to", "transpose", "expand_dims", "squeeze",
            "concat", "stack", "unstack", "split", "tile", "pad", "reverse", "identity_n",
@@ -19,18 +18,13 @@ __all__ = ["reshape", "identity", "broadcast_to", "transpose", "expand_dims", "s
            "sequence_mask"]
 
 
-def _shape_arg(shape):
-    if hasattr(shape, "numpy"):
-        shape = shape.numpy().tolist()
-    return tuple(int(d) if d is not None else -1 for d in shape)
-
-
 def reshape(tensor, shape, name=None) -> Tensor:
     """Same data, new shape (one dimension may be -1). Shares the input's buffer.
 
     Example: `tf.reshape(tf.range(6), [2, 3])`.
     """
-    return _reshape(to_tensor(tensor), _shape_arg(shape))
+    x = tensor if type(tensor) is Tensor else to_tensor(tensor, None, "Reshape", "tensor")
+    return _reshape(x, shape_arg("Reshape", shape, unknown=True))
 
 
 # Thin wrappers of the Reshape, BroadcastTo and Transpose kernels (each that kernel's one
@@ -77,7 +71,8 @@ defop("Reshape", ["x"], shape=_reshape_shape_rule,
 
 def identity(input, name=None) -> Tensor:
     """The same value as a new tensor sharing the buffer. Example: `tf.identity(x)`."""
-    return run_kernel("Identity", {"x": to_tensor(input)})
+    x = input if type(input) is Tensor else to_tensor(input, None, "identity", "input")
+    return run_kernel("Identity", {"x": x})
 
 
 defop("Identity", ["x"], shape=same_shape,
@@ -86,7 +81,8 @@ defop("Identity", ["x"], shape=same_shape,
 
 def broadcast_to(input, shape, name=None) -> Tensor:
     """Broadcast to `shape` following NumPy rules. Example: `tf.broadcast_to(1.0, [2])`."""
-    return _broadcast_to(to_tensor(input), _shape_arg(shape))
+    x = input if type(input) is Tensor else to_tensor(input, None, "BroadcastTo", "input")
+    return _broadcast_to(x, shape_arg("BroadcastTo", shape))
 
 
 def _broadcast_to_shape(shapes, dtypes, attrs):
@@ -111,26 +107,9 @@ defop("BroadcastTo", ["x"], shape=_broadcast_to_shape,
 # --------------------------------------------------------------------------- helpers
 
 
-def _int_tuple(op: str, value, arg: str) -> tuple:
-    """Python ints from an int, a list/tuple, a NumPy array or a tensor."""
-    if isinstance(value, (Tensor, Variable)):
-        value = value.numpy().tolist()
-    elif isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (int, np.integer)):
-        return (int(value),)
-    try:
-        return tuple(operator.index(v) for v in value)
-    except TypeError:
-        raise InvalidArgumentError(f"{op}: {arg} must be a list of ints, got {value!r}") \
-            from None
-
-
 def _tensor_list(op: str, values) -> list:
     """A non-empty list of tensors of one dtype; Python values take the tensors' dtype."""
-    vals = list(values)
-    if not vals:
-        raise InvalidArgumentError(f"{op}: values must be a non-empty list of tensors")
+    vals = sequence_arg(op, values, "values", nonempty=True)
     hint = None
     for v in vals:
         if isinstance(v, (Tensor, Variable)):
@@ -174,12 +153,12 @@ def transpose(a, perm=None, conjugate=False, name=None) -> Tensor:
 
     Example: `tf.transpose(tf.zeros([2, 3])).shape` -> TensorShape([3, 2]).
     """
-    x = a if type(a) is Tensor else to_tensor(a, op="Transpose", arg="a")
+    x = a if type(a) is Tensor else to_tensor(a, None, "Transpose", "a")
     n = len(x._shape)
     if perm is None:
         perm = tuple(range(n - 1, -1, -1))
     else:
-        p = _int_tuple("Transpose", perm, "perm")
+        p = int_list("Transpose", perm, "perm", scalar=False)
         if len(p) == n and all(-n <= q < n for q in p):
             p = tuple(q % n for q in p)
         if len(p) != n or sorted(p) != list(range(n)):
@@ -224,7 +203,7 @@ def expand_dims(input, axis, name=None) -> Tensor:
 
     Example: `tf.expand_dims(tf.zeros([2]), -1).shape` -> TensorShape([2, 1]).
     """
-    x = input if type(input) is Tensor else to_tensor(input, op="ExpandDims", arg="input")
+    x = input if type(input) is Tensor else to_tensor(input, None, "ExpandDims", "input")
     return _expand_dims(x, (normalize_axis("ExpandDims", axis, len(x._shape) + 1),))
 
 
@@ -249,13 +228,13 @@ def squeeze(input, axis=None, name=None) -> Tensor:
 
     Example: `tf.squeeze(tf.zeros([1, 2, 1]), axis=0).shape` -> TensorShape([2, 1]).
     """
-    x = input if type(input) is Tensor else to_tensor(input, op="Squeeze", arg="input")
+    x = input if type(input) is Tensor else to_tensor(input, None, "Squeeze", "input")
     s = x._shape
     if axis is None:
         axes = tuple(i for i, d in enumerate(s) if d == 1)
     else:
-        from ._op import normalize_axes
-        axes = normalize_axes("Squeeze", axis, len(s))
+        # TF's squeeze takes an axis named twice as once
+        axes = normalize_axes("Squeeze", axis, len(s), duplicates=True)
         for a in axes:
             if s[a] != 1 and s[a] is not None:
                 raise InvalidArgumentError(
@@ -358,23 +337,23 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None) -> list:
 
     Example: `[p.shape for p in tf.split(tf.zeros([5, 2]), [2, -1])]` -> [[2, 2], [3, 2]].
     """
-    x = value if type(value) is Tensor else to_tensor(value, op="Split", arg="value")
+    x = value if type(value) is Tensor else to_tensor(value, None, "Split", "value")
     s = x._shape
     if not s:
         raise InvalidArgumentError(f"Split: cannot split a scalar: {describe(x)}")
     ax = normalize_axis("Split", axis, len(s))
     d = s[ax]
     spec = num_or_size_splits
-    if isinstance(spec, (Tensor, Variable, np.ndarray)):
-        spec = np.asarray(spec).tolist()
-    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+    if getattr(spec, "ndim", 1) == 0:  # a 0-d tensor or array counts parts, as an int does
+        spec = int_arg("Split", spec, "num_or_size_splits")
+    if type(spec) is int or isinstance(spec, np.integer):
         n = int(spec)
         if n <= 0 or d is None or d % n:
             raise InvalidArgumentError(
                 f"Split: cannot split dimension {ax} of {describe(x)} into {n} equal parts")
         sizes = (d // n,) * n
     else:
-        sizes = list(_int_tuple("Split", spec, "num_or_size_splits"))
+        sizes = list(int_list("Split", spec, "num_or_size_splits", scalar=False))
         if sizes.count(-1) > 1 or any(z < -1 for z in sizes) or not sizes:
             raise InvalidArgumentError(
                 f"Split: size_splits {sizes} must be non-negative with at most one -1")
@@ -382,7 +361,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None) -> list:
             sizes[sizes.index(-1)] = d - sum(z for z in sizes if z != -1)
         if d is not None and (sum(sizes) != d or min(sizes) < 0):
             raise InvalidArgumentError(
-                f"Split: size_splits {list(_int_tuple('Split', spec, 'size_splits'))} do "
+                f"Split: size_splits {list(int_list('Split', spec, 'size_splits'))} do "
                 f"not add up to dimension {ax} (size {d}) of value: {describe(x)}")
         sizes = tuple(sizes)
     return run_kernel("Split", {"x": x}, {"axis": ax, "sizes": sizes})
@@ -446,7 +425,7 @@ def unstack(value, num=None, axis=0, name=None) -> list:
 
     Example: `len(tf.unstack(tf.zeros([3, 2])))` -> 3.
     """
-    x = value if type(value) is Tensor else to_tensor(value, op="Unstack", arg="value")
+    x = value if type(value) is Tensor else to_tensor(value, None, "Unstack", "value")
     s = x._shape
     if not s:
         raise InvalidArgumentError(f"Unstack: cannot unstack a scalar: {describe(x)}")
@@ -456,7 +435,7 @@ def unstack(value, num=None, axis=0, name=None) -> list:
         if d is None:
             raise InvalidArgumentError(f"Unstack: cannot infer num from shape {list(s)}")
         num = d
-    elif d is not None and int(num) != d:
+    elif d is not None and int_arg("Unstack", num, "num", minimum=0) != d:
         raise InvalidArgumentError(
             f"Unstack: num={num} does not match dimension {ax} of value: {describe(x)}")
     if not num:  # no pieces: no op to run (nor to record on a tape)
@@ -485,8 +464,8 @@ def tile(input, multiples, name=None) -> Tensor:
 
     Example: `tf.tile(tf.constant([[1, 2]]), [2, 2]).shape` -> TensorShape([2, 4]).
     """
-    x = input if type(input) is Tensor else to_tensor(input, op="Tile", arg="input")
-    m = _int_tuple("Tile", multiples, "multiples")
+    x = input if type(input) is Tensor else to_tensor(input, None, "Tile", "input")
+    m = int_list("Tile", multiples, "multiples", scalar=False)
     if len(m) != len(x._shape) or any(v < 0 for v in m):
         raise InvalidArgumentError(
             f"Tile: multiples {list(m)} must be non-negative, one per dimension of input: "
@@ -549,15 +528,16 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tens
 
     Example: `tf.pad(tf.ones([2]), [[1, 2]]).numpy()` -> [0., 1., 1., 0., 0.].
     """
-    x = tensor if type(tensor) is Tensor else to_tensor(tensor, op="Pad", arg="tensor")
-    mode = str(mode).upper()
-    if mode not in _PAD_MODES:
-        raise InvalidArgumentError(f"Pad: mode must be one of {_PAD_MODES}, got {mode!r}")
+    x = tensor if type(tensor) is Tensor else to_tensor(tensor, None, "Pad", "tensor")
+    mode = choice_arg("Pad", mode, "mode", _PAD_MODES, upper=True)
     n = len(x._shape)
     arr = np.asarray(paddings.numpy() if isinstance(paddings, (Tensor, Variable)) else paddings)
     if arr.size == 0 and n == 0:
         p = ()
-    elif arr.dtype.kind not in "iu" or arr.shape != (n, 2) or (arr < 0).any():
+    elif arr.dtype.kind not in "iu" and arr.size:
+        raise ArgumentTypeError(f"Pad: paddings must be ints of shape [{n}, 2] for tensor: "
+                                f"{describe(x)}, got {show(paddings)}")
+    elif arr.shape != (n, 2) or (arr < 0).any():
         raise InvalidArgumentError(
             f"Pad: paddings must be non-negative ints of shape [{n}, 2] for tensor: "
             f"{describe(x)}, got {arr.tolist()}")
@@ -627,9 +607,10 @@ def reverse(tensor, axis, name=None) -> Tensor:
 
     Example: `tf.reverse(tf.constant([1, 2, 3]), [0]).numpy()` -> [3, 2, 1].
     """
-    x = tensor if type(tensor) is Tensor else to_tensor(tensor, op="Reverse", arg="tensor")
+    x = tensor if type(tensor) is Tensor else to_tensor(tensor, None, "Reverse", "tensor")
     n = len(x._shape)
-    axes = [normalize_axis("Reverse", a, n) for a in _int_tuple("Reverse", axis, "axis")]
+    axes = [normalize_axis("Reverse", a, n) for a in int_list("Reverse", axis, "axis",
+                                                                 scalar=False)]
     if n == 0 and axes:
         raise InvalidArgumentError(f"Reverse: axis {axes} is out of range for a scalar")
     if len(set(axes)) != len(axes):
@@ -655,7 +636,8 @@ defop("Reverse", ["x"], shape=_reverse_shape,
 
 def identity_n(input, name=None) -> list:
     """A list of identities of the tensors in `input`. Example: `tf.identity_n([a, b])`."""
-    return [identity(v) for v in input]
+    return [run_kernel("Identity", {"x": to_tensor(v, None, "identity_n", "input")})
+            for v in sequence_arg("identity_n", input, "input")]
 
 
 def stop_gradient(input, name=None) -> Tensor:
@@ -663,7 +645,7 @@ def stop_gradient(input, name=None) -> Tensor:
 
     Example: `tf.stop_gradient(x) * x` differentiates to `x`, not `2 * x`.
     """
-    x = input if type(input) is Tensor else to_tensor(input, op="StopGradient", arg="input")
+    x = input if type(input) is Tensor else to_tensor(input, None, "StopGradient", "input")
     return run_kernel("StopGradient", {"x": x})
 
 
@@ -675,7 +657,7 @@ defop("StopGradient", ["x"], shape=same_shape, vjp={}, jvp={})
 
 
 def _index_dtype(op, out_type):
-    d = _dt.as_dtype(out_type)
+    d = dtype_arg(op, out_type, "out_type")
     if d is not _dt.int32 and d is not _dt.int64:
         raise InvalidArgumentError(f"{op}: out_type must be int32 or int64, got {d.name}")
     return d
@@ -684,7 +666,7 @@ def _index_dtype(op, out_type):
 def shape(input, out_type=_dt.int32, name=None) -> Tensor:
     """The shape of `input` as a 1-D integer tensor. Example: `tf.shape(tf.zeros([2, 3]))`
     -> [2, 3]."""
-    x = input if type(input) is Tensor else to_tensor(input, op="Shape", arg="input")
+    x = input if type(input) is Tensor else to_tensor(input, None, "Shape", "input")
     return run_kernel("Shape", {"x": x}, {"out_type": _index_dtype("Shape", out_type)})
 
 
@@ -693,14 +675,14 @@ def size(input, out_type=_dt.int32, name=None) -> Tensor:
 
     Example: `tf.size(tf.zeros([2, 3]))` -> 6.
     """
-    x = input if type(input) is Tensor else to_tensor(input, op="Size", arg="input")
+    x = input if type(input) is Tensor else to_tensor(input, None, "Size", "input")
     return run_kernel("Size", {"x": x}, {"out_type": _index_dtype("Size", out_type)})
 
 
 def rank(input, name=None) -> Tensor:
     """The rank of `input` as a scalar int32 tensor. Example: `tf.rank(tf.zeros([2, 3]))`
     -> 2."""
-    x = input if type(input) is Tensor else to_tensor(input, op="Rank", arg="input")
+    x = input if type(input) is Tensor else to_tensor(input, None, "Rank", "input")
     from .._core.convert import convert_to_tensor
     return convert_to_tensor(np.int32(len(x._shape)))
 
@@ -714,14 +696,12 @@ defop("Size", ["x"], shape=lambda s, d, a: [((), a["out_type"])], differentiable
 
 
 def _sort_args(op, values, axis, direction):
-    x = values if type(values) is Tensor else to_tensor(values, op=op, arg="values")
+    x = values if type(values) is Tensor else to_tensor(values, None, op, "values")
     if not x._shape:
         raise InvalidArgumentError(f"{op}: values must have rank >= 1, got {describe(x)}")
     if x.dtype.is_complex or x.dtype.is_bool:
         raise InvalidArgumentError(f"{op}: values must be real numbers, got {describe(x)}")
-    if direction not in ("ASCENDING", "DESCENDING"):
-        raise InvalidArgumentError(
-            f"{op}: direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
+    direction = choice_arg(op, direction, "direction", ("ASCENDING", "DESCENDING"))
     return x, normalize_axis(op, axis, len(x._shape)), direction == "DESCENDING"
 
 
@@ -799,9 +779,11 @@ def meshgrid(*args, **kwargs) -> list:
     kwargs.pop("name", None)
     if kwargs:
         raise TypeError(f"meshgrid: unexpected keyword arguments {sorted(kwargs)}")
-    if indexing not in ("xy", "ij"):
-        raise InvalidArgumentError(f"Meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    xs = [_reshape(to_tensor(a, op="Meshgrid", arg="args"), (-1,)) for a in args]
+    choice_arg("Meshgrid", indexing, "indexing", ("xy", "ij"))
+    xs = [_reshape(to_tensor(a, None, "Meshgrid", "args"), (-1,)) for a in args]
+    if any(x.dtype is not xs[0].dtype for x in xs):
+        raise InvalidArgumentError(f"Meshgrid: args must have one dtype, got "
+                                   f"[{', '.join(describe(x) for x in xs)}]")
     n = len(xs)
     sizes = [x._shape[0] for x in xs]
     swap = indexing == "xy" and n > 1
@@ -821,29 +803,19 @@ def sequence_mask(lengths, maxlen=None, dtype=_dt.bool, name=None) -> Tensor:
 
     Example: `tf.sequence_mask([1, 3], 4).numpy()` -> [[T, F, F, F], [T, T, T, F]].
     """
-    ln = lengths if type(lengths) is Tensor else to_tensor(lengths, op="SequenceMask",
-                                                          arg="lengths")
+    ln = lengths if type(lengths) is Tensor else to_tensor(lengths, None, "SequenceMask",
+                                                          "lengths")
     if not ln.dtype.is_integer:
         raise InvalidArgumentError(f"SequenceMask: lengths must be integers, got {describe(ln)}")
+    dtype = dtype_arg("SequenceMask", dtype)
     if maxlen is None:
         # The output's width depends on the data: resolve it now so shapes stay static.
         from .reduction import reduce_max
         maxlen = max(int(reduce_max(ln)), 0) if ln.size else 0
     else:
-        if isinstance(maxlen, (Tensor, Variable)):
-            if maxlen.shape != () or not maxlen.dtype.is_integer:
-                raise InvalidArgumentError(
-                    f"SequenceMask: maxlen must be a scalar integer, got {describe(maxlen)}")
-            maxlen = maxlen.numpy().item()
-        try:
-            maxlen = operator.index(maxlen)
-        except TypeError:
-            raise InvalidArgumentError(
-                f"SequenceMask: maxlen must be an int, got {maxlen!r}") from None
-        if maxlen < 0:
-            raise InvalidArgumentError(f"SequenceMask: maxlen must be >= 0, got {maxlen}")
+        maxlen = int_arg("SequenceMask", maxlen, "maxlen", minimum=0)
     return run_kernel("SequenceMask", {"lengths": ln},
-                      {"maxlen": maxlen, "dtype": _dt.as_dtype(dtype)})
+                      {"maxlen": maxlen, "dtype": dtype})
 
 
 defop("SequenceMask", ["lengths"],

@@ -11,12 +11,10 @@ matmul's batch dimensions; that is how batched tangents go through them.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from ._op import broadcast_shapes, defop, to_tensor
+from ._op import broadcast_shapes, choice_arg, defop, int_arg, int_list, shape_arg, to_tensor
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool2d",
            "avg_pool2d"]
@@ -29,38 +27,19 @@ _POOL_ATTRS = ("ksize", "strides", "padding", "data_format")
 
 
 def _data_format(op: str, data_format, allowed=("NHWC", "NCHW")) -> str:
-    if data_format not in allowed:
-        raise InvalidArgumentError(
-            f"{op}: data_format must be one of {list(allowed)}, got {data_format!r}")
-    return data_format
+    return choice_arg(op, data_format, "data_format", allowed)
 
 
 def _channels_last(fmt: str) -> bool:
     return fmt[-1] == "C"
 
 
-def _int_list(op: str, arg: str, value) -> list:
-    if isinstance(value, Tensor):
-        value = value.numpy().tolist()
-    elif isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return [int(value)]
-    try:
-        out = list(value)
-    except TypeError:
-        raise InvalidArgumentError(f"{op}: {arg} must be an int or a list of ints, "
-                                   f"got {value!r}") from None
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in out):
-        raise InvalidArgumentError(f"{op}: {arg} must hold ints, got {value!r}")
-    return [int(v) for v in out]
-
-
 def _spatial_arg(op: str, arg: str, value, fmt: str, nsp: int = 2) -> tuple:
-    """Strides/dilations/ksize: an int, or 1, `nsp` or `nsp + 2` ints -> `nsp` ints."""
-    if value is None:
+    """Strides/dilations/ksize: an int, or 1, `nsp` or `nsp + 2` ints -> `nsp` ints
+    (None only for dilations, whose default is 1: strides and ksize must be given)."""
+    if value is None and arg == "dilations":
         return (1,) * nsp
-    v = _int_list(op, arg, value)
+    v = list(int_list(op, value, arg))
     if len(v) == 1:
         v = v * nsp
     elif len(v) == nsp + 2:
@@ -88,7 +67,8 @@ def _padding_arg(op: str, padding, fmt: str, nsp: int = 2, explicit: bool = True
     elif explicit and padding is not None:
         pairs = padding.numpy().tolist() if isinstance(padding, Tensor) else padding
         try:
-            pairs = [tuple(int(v) for v in pair) for pair in pairs]
+            # int_arg raises a TypeError for 1.5 (not truncated): caught, then reported below
+            pairs = [tuple(int_arg(op, v, "padding") for v in pair) for pair in pairs]
         except (TypeError, ValueError):
             pairs = None
         if pairs is not None and len(pairs) == nsp + 2 and all(len(p) == 2 for p in pairs):
@@ -466,8 +446,8 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
     x, w = _operands(op, input, filters)
     _rank(op, "input", x, 4, fmt)
     _rank(op, "filters", w, 4, "[height, width, out_channels, in_channels]")
-    out = _int_list(op, "output_shape", output_shape)
-    if len(out) != 4 or any(d < 0 for d in out):
+    out = list(shape_arg(op, output_shape, "output_shape"))
+    if len(out) != 4:
         raise InvalidArgumentError(f"{op}: output_shape must be 4 non-negative ints "
                                    f"({fmt}), got {output_shape!r}")
     n, h, wd, c = _split(out, fmt)

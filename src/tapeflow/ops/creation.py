@@ -12,24 +12,11 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from ._op import defop, normalize_axis, passthrough, to_tensor
+from ._op import (ArgumentTypeError, as_int, defop, dtype_arg, int_arg, normalize_axis,
+                  passthrough, shape_arg, show, to_tensor)
 
 __all__ = ["constant", "convert_to_tensor", "zeros", "ones", "zeros_like", "ones_like", "fill",
            "range", "linspace", "eye", "one_hot"]
-
-
-def _shape_list(op, shape):
-    if isinstance(shape, Tensor):
-        shape = shape.numpy().tolist()
-    if isinstance(shape, (int, np.integer)):
-        shape = [shape]
-    try:
-        out = tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{op}: shape must be a list of ints, got {shape!r}") from None
-    if any(d < 0 for d in out):
-        raise InvalidArgumentError(f"{op}: shape {list(out)} has a negative dimension")
-    return out
 
 
 def constant(value, dtype=None, shape=None, name=None) -> Tensor:
@@ -40,16 +27,21 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         >>> tf.constant([[1, 2], [3, 4]], dtype=tf.float64).shape
         TensorShape([2, 2])
     """
-    if isinstance(value, Tensor) and dtype is not None and value.dtype is not _dt.as_dtype(dtype):
+    dtype = dtype_arg("constant", dtype, optional=True)
+    if isinstance(value, Tensor) and dtype is not None and value.dtype is not dtype:
         from .math import cast
         t = cast(value, dtype)
-    elif dtype is None and isinstance(value, (list, tuple)):
-        # Python numbers next to tensors take the tensors' dtype (TensorFlow's auto-packing)
-        t = convert_to_tensor(value, dtype_hint=_tensor_dtype_in(value))
     else:
-        t = convert_to_tensor(value, dtype=dtype)
+        try:
+            if dtype is None and isinstance(value, (list, tuple)):
+                # Python numbers next to tensors take the tensors' dtype (TF's auto-packing)
+                t = convert_to_tensor(value, dtype_hint=_tensor_dtype_in(value))
+            else:
+                t = convert_to_tensor(value, dtype=dtype)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(f"constant: argument 'value': {e}") from None
     if shape is not None:
-        shape = _shape_list("constant", shape)
+        shape = shape_arg("constant", shape)
         if t.size == 1 and int(np.prod(shape)) != 1:
             return run_kernel("BroadcastTo", {"x": t}, {"shape": shape}) if t.ndim == 0 else \
                 run_kernel("BroadcastTo", {"x": run_kernel("Reshape", {"x": t}, {"shape": ()})},
@@ -79,14 +71,14 @@ def _creation_shape(shapes, dtypes, attrs):
 
 def zeros(shape, dtype=_dt.float32, name=None) -> Tensor:
     """A tensor of zeros. Example: `tf.zeros([2, 3])`."""
-    return run_kernel("Zeros", {}, {"shape": _shape_list("zeros", shape),
-                                    "dtype": _dt.as_dtype(dtype)})
+    return run_kernel("Zeros", {}, {"shape": shape_arg("zeros", shape),
+                                    "dtype": dtype_arg("zeros", dtype)})
 
 
 def ones(shape, dtype=_dt.float32, name=None) -> Tensor:
     """A tensor of ones. Example: `tf.ones([2], tf.int32)`."""
-    return run_kernel("Ones", {}, {"shape": _shape_list("ones", shape),
-                                   "dtype": _dt.as_dtype(dtype)})
+    return run_kernel("Ones", {}, {"shape": shape_arg("ones", shape),
+                                   "dtype": dtype_arg("ones", dtype)})
 
 
 defop("Zeros", [], shape=_creation_shape, differentiable=False)
@@ -95,16 +87,18 @@ defop("Ones", [], shape=_creation_shape, differentiable=False)
 
 def zeros_like(input, dtype=None, name=None) -> Tensor:
     """Zeros with the shape (and dtype, unless given) of `input`."""
-    x = to_tensor(input)
-    if dtype is not None and _dt.as_dtype(dtype) is not x.dtype:
+    x = to_tensor(input, None, "zeros_like", "input")
+    dtype = dtype_arg("zeros_like", dtype, optional=True)
+    if dtype is not None and dtype is not x.dtype:
         return zeros(x._shape, dtype)
     return run_kernel("ZerosLike", {"x": x})
 
 
 def ones_like(input, dtype=None, name=None) -> Tensor:
     """Ones with the shape (and dtype, unless given) of `input`."""
-    x = to_tensor(input)
-    if dtype is not None and _dt.as_dtype(dtype) is not x.dtype:
+    x = to_tensor(input, None, "ones_like", "input")
+    dtype = dtype_arg("ones_like", dtype, optional=True)
+    if dtype is not None and dtype is not x.dtype:
         return ones(x._shape, dtype)
     return run_kernel("OnesLike", {"x": x})
 
@@ -120,10 +114,11 @@ defop("OnesLike", ["x"], shape=_like_shape, vjp={}, jvp={})
 
 def fill(dims, value, name=None) -> Tensor:
     """A tensor of shape `dims` filled with `value`. Example: `tf.fill([2], 7)`."""
-    v = to_tensor(value)
+    shape = shape_arg("fill", dims, "dims")
+    v = to_tensor(value, None, "fill", "value")
     if v.ndim != 0:
         raise InvalidArgumentError(f"Fill: value must be a scalar, got shape {list(v._shape)}")
-    return run_kernel("Fill", {"value": v}, {"shape": _shape_list("fill", dims)})
+    return run_kernel("Fill", {"value": v}, {"shape": shape})
 
 
 # Fill broadcasts a scalar, and the engine does the rest as for broadcast_to: it sums a
@@ -162,7 +157,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # no
     """
     if limit is None:
         start, limit = 0, start
-    want = _dt.as_dtype(dtype) if dtype is not None else None
+    want = dtype_arg("Range", dtype, optional=True)
     args = [_scalar_arg("Range", v, n, want)
             for v, n in ((start, "start"), (limit, "limit"), (delta, "delta"))]
     if want is None:
@@ -211,12 +206,7 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
         raise InvalidArgumentError(
             f"LinSpace: start and stop must be floating tensors of one dtype, got start: "
             f"{s.dtype.name}{list(s._shape)} and stop: {e.dtype.name}{list(e._shape)}")
-    try:
-        n = int(num)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"LinSpace: num must be an int, got {num!r}") from None
-    if n < 0:
-        raise InvalidArgumentError(f"LinSpace: num must be >= 0, got {n}")
+    n = int_arg("LinSpace", num, "num", minimum=0)
     from ._op import broadcast_shapes
     r = len(broadcast_shapes("LinSpace", s._shape, e._shape))
     ax = normalize_axis("LinSpace", axis, r + 1)
@@ -241,11 +231,11 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=No
 
     Example: `tf.eye(2, 3).numpy()` -> [[1., 0., 0.], [0., 1., 0.]].
     """
-    rows = _shape_list("eye", [num_rows])[0]
-    cols = rows if num_columns is None else _shape_list("eye", [num_columns])[0]
-    batch = () if batch_shape is None else _shape_list("eye", batch_shape)
+    rows = int_arg("eye", num_rows, "num_rows", minimum=0)
+    cols = rows if num_columns is None else int_arg("eye", num_columns, "num_columns", 0)
+    batch = () if batch_shape is None else shape_arg("eye", batch_shape, "batch_shape")
     return run_kernel("Eye", {}, {"num_rows": rows, "num_columns": cols, "batch_shape": batch,
-                                  "dtype": _dt.as_dtype(dtype)})
+                                  "dtype": dtype_arg("eye", dtype)})
 
 
 defop("Eye", [], differentiable=False, shape=lambda s, d, a: [
@@ -286,8 +276,9 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         raise InvalidArgumentError(f"OneHot: indices must be integers, got {idx.dtype.name}"
                                    f"{list(idx._shape)}")
     d_on, d_off = _value_dtype(on_value), _value_dtype(off_value)
+    depth = int_arg("OneHot", depth, "depth", minimum=0)
     if dtype is not None:
-        out = _dt.as_dtype(dtype)
+        out = dtype_arg("OneHot", dtype)
     else:
         out = d_on or d_off or _dt.float32
         if d_on is not None and d_off is not None and d_on is not d_off \
@@ -297,15 +288,13 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
                                        f"({d_off.name}) must have the same dtype")
     on = _scalar_of("OneHot", 1 if on_value is None else on_value, out, "on_value")
     off = _scalar_of("OneHot", 0 if off_value is None else off_value, out, "off_value")
-    depth = _shape_list("OneHot", [depth])[0]
     n = len(idx._shape)
-    if axis is None or axis == -1:
-        ax = n
-    elif isinstance(axis, (int, np.integer)) and 0 <= axis <= n:
-        ax = int(axis)
-    else:
-        raise InvalidArgumentError(
-            f"OneHot: axis must be -1 or in [0, {n}] for indices of rank {n}, got {axis!r}")
+    ax = -1 if axis is None else as_int(axis)
+    if ax is None or not -1 <= ax <= n:
+        error = InvalidArgumentError if ax is not None else ArgumentTypeError
+        raise error(f"OneHot: axis must be -1 or an int in [0, {n}] for indices of rank {n}, "
+                    f"got {show(axis)}")
+    ax = n if ax == -1 else ax
     return run_kernel("OneHot", {"indices": idx}, {"depth": depth, "axis": ax, "on_value": on,
                                                    "off_value": off, "dtype": out})
 

@@ -19,8 +19,8 @@ from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import IndexedSlices, Tensor
 from .._core.variable import Variable
 from . import _op
-from ._op import (align_tangent, binary_operands, broadcast_shapes, defop, normalize_axis,
-                  num_elements, to_tensor)
+from ._op import (align_tangent, binary_operands, broadcast_shapes, defop, int_arg, int_list,
+                  normalize_axis, num_elements, shape_arg, to_tensor)
 from .array import _broadcast_to, _reshape
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "scatter_nd",
@@ -33,25 +33,8 @@ def _known(a, b) -> bool:
     return a is None or b is None or a == b
 
 
-def _int_list(op: str, value, arg: str) -> tuple:
-    """A tuple of Python ints from a list, tuple, NumPy array or integer tensor."""
-    if isinstance(value, (Tensor, Variable)):
-        if not value.dtype.is_integer:
-            raise InvalidArgumentError(f"{op}: {arg} must be integers, got {describe(value)}")
-        value = value.numpy().tolist()
-    elif isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (int, np.integer)):
-        value = [value]
-    try:
-        return tuple(operator.index(v) for v in value)
-    except TypeError:
-        raise InvalidArgumentError(f"{op}: {arg} must be a list of ints, got {value!r}") \
-            from None
-
-
 def _index_tensor(op: str, indices, arg: str = "indices") -> Tensor:
-    t = indices if type(indices) is Tensor else to_tensor(indices, op=op, arg=arg)
+    t = indices if type(indices) is Tensor else to_tensor(indices, None, op, arg)
     if not t.dtype.is_integer:
         raise InvalidArgumentError(f"{op}: {arg} must be an integer tensor, got {describe(t)}")
     return t
@@ -177,8 +160,8 @@ def slice(input_, begin, size, name=None) -> Tensor:  # noqa: A001 - TensorFlow'
 
     Example: `tf.slice([[1, 2, 3], [4, 5, 6]], [0, 1], [2, -1])` -> [[2, 3], [5, 6]].
     """
-    x = to_tensor(input_, op="Slice", arg="input_")
-    begin, size = _int_list("Slice", begin, "begin"), _int_list("Slice", size, "size")
+    x = to_tensor(input_, None, "Slice", "input_")
+    begin, size = int_list("Slice", begin, "begin"), int_list("Slice", size, "size")
     shape = x._shape
     if len(begin) != len(shape) or len(size) != len(shape):
         raise InvalidArgumentError(
@@ -203,11 +186,15 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0,
     Ellipsis, new_axis_mask a new size-1 axis, shrink_axis_mask an integer index.
     Example: `tf.strided_slice(x, [0, 1], [2, 3], [1, 1])` is `x[0:2, 1:3]`.
     """
-    x = to_tensor(input_, op="StridedSlice", arg="input_")
-    begin = _int_list("StridedSlice", begin, "begin")
-    end = _int_list("StridedSlice", end, "end")
+    x = to_tensor(input_, None, "StridedSlice", "input_")
+    begin = int_list("StridedSlice", begin, "begin")
+    end = int_list("StridedSlice", end, "end")
     strides = (1,) * len(begin) if strides is None else \
-        _int_list("StridedSlice", strides, "strides")
+        int_list("StridedSlice", strides, "strides")
+    begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask = (
+        int_arg("StridedSlice", m, a) for m, a in (
+            (begin_mask, "begin_mask"), (end_mask, "end_mask"), (ellipsis_mask, "ellipsis_mask"),
+            (new_axis_mask, "new_axis_mask"), (shrink_axis_mask, "shrink_axis_mask")))
     if not len(begin) == len(end) == len(strides):
         raise InvalidArgumentError(
             f"StridedSlice: begin {list(begin)}, end {list(end)} and strides {list(strides)} "
@@ -254,7 +241,7 @@ def _key_tensor(k) -> Tensor:
     if isinstance(k, (list, tuple)) and len(k) == 0:
         return convert_to_tensor(np.zeros(0, np.int64))
     if isinstance(k, (np.ndarray, list, tuple)):
-        return to_tensor(k, op="getitem", arg="index")
+        return to_tensor(k, None, "getitem", "index")
     raise TypeError(
         f"getitem: only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`), "
         f"integer and boolean tensors/arrays are valid indices, got {k!r}")
@@ -314,7 +301,7 @@ def getitem(tensor, key) -> Tensor:
 
     Example: `tf.constant([[1, 2], [3, 4]])[:, ::-1]` -> [[2, 1], [4, 3]].
     """
-    x = tensor if type(tensor) is Tensor else to_tensor(tensor, op="getitem", arg="tensor")
+    x = tensor if type(tensor) is Tensor else to_tensor(tensor, None, "getitem", "tensor")
     kt = type(key)
     if kt is int:  # the hot path: x[i]
         return _strided_slice(x, {"begin": (key,), "end": (None,), "strides": (1,),
@@ -432,9 +419,9 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0,
     The gradient with respect to `params` is an `IndexedSlices` when axis is 0.
     Example: `tf.gather([10., 20., 30.], [2, 0])` -> [30., 10.].
     """
-    p = params if type(params) is Tensor else to_tensor(params, op="GatherV2", arg="params")
+    p = params if type(params) is Tensor else to_tensor(params, None, "GatherV2", "params")
     idx = _index_tensor("GatherV2", indices)
-    b = operator.index(batch_dims)
+    b = int_arg("GatherV2", batch_dims, "batch_dims")
     if b < 0:
         b += idx.ndim
     if not 0 <= b <= idx.ndim:
@@ -510,12 +497,9 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None) -> Tensor:
 
     Example: `tf.math.unsorted_segment_sum([1., 2., 3.], [1, 0, 1], 2)` -> [2., 4.].
     """
-    d = to_tensor(data, op="UnsortedSegmentSum", arg="data")
+    d = to_tensor(data, None, "UnsortedSegmentSum", "data")
     ids = _index_tensor("UnsortedSegmentSum", segment_ids, "segment_ids")
-    num = operator.index(num_segments) if not isinstance(num_segments, Tensor) \
-        else int(num_segments)
-    if num < 0:
-        raise InvalidArgumentError(f"UnsortedSegmentSum: num_segments={num} is negative")
+    num = int_arg("UnsortedSegmentSum", num_segments, "num_segments", minimum=0)
     _segment_sum_shape({"data": d._shape, "segment_ids": ids._shape},
                        {"data": d.dtype, "segment_ids": ids.dtype},
                        {"num_segments": num, "axis": 0, "batch_dims": 0})
@@ -563,7 +547,7 @@ def indexed_slices_to_dense(slices: IndexedSlices, shape=None) -> Tensor:
             raise InvalidArgumentError(
                 "indexed_slices_to_dense: the IndexedSlices has no dense_shape; pass shape=")
         shape = slices.dense_shape
-    shape = _int_list("indexed_slices_to_dense", shape, "dense_shape")
+    shape = shape_arg("indexed_slices_to_dense", shape, "dense_shape")
     if not indices.dtype.is_integer or not shape or \
             tuple(values._shape) != tuple(indices._shape) + shape[1:]:
         raise InvalidArgumentError(
@@ -602,9 +586,9 @@ def gather_nd(params, indices, batch_dims=0, name=None) -> Tensor:
 
     Example: `tf.gather_nd([[1, 2], [3, 4]], [[1, 0], [0, 1]])` -> [3, 2].
     """
-    p = to_tensor(params, op="GatherNd", arg="params")
+    p = to_tensor(params, None, "GatherNd", "params")
     idx = _index_tensor("GatherNd", indices)
-    b = operator.index(batch_dims)
+    b = int_arg("GatherNd", batch_dims, "batch_dims")
     _nd_shape_check("GatherNd", idx._shape, p._shape, b)
     return run_kernel("GatherNd", {"params": p, "indices": idx}, {"batch_dims": b})
 
@@ -647,10 +631,8 @@ def scatter_nd(indices, updates, shape, name=None) -> Tensor:
     Example: `tf.scatter_nd([[1], [3]], [5., 7.], [4])` -> [0., 5., 0., 7.].
     """
     idx = _index_tensor("ScatterNd", indices)
-    u = to_tensor(updates, op="ScatterNd", arg="updates")
-    shape = _int_list("ScatterNd", shape, "shape")
-    if any(d < 0 for d in shape):
-        raise InvalidArgumentError(f"ScatterNd: shape {list(shape)} has a negative dimension")
+    u = to_tensor(updates, None, "ScatterNd", "updates")
+    shape = shape_arg("ScatterNd", shape)
     _updates_check("ScatterNd", idx._shape, u._shape, shape, 0)
     return _scatter_nd(idx, u, shape)
 
@@ -679,10 +661,10 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None) -> Tensor:
 
     Example: `tf.tensor_scatter_nd_update([1., 2., 3.], [[0]], [9.])` -> [9., 2., 3.].
     """
-    t = to_tensor(tensor, op="TensorScatterNdUpdate", arg="tensor")
+    t = to_tensor(tensor, None, "TensorScatterNdUpdate", "tensor")
     idx = _index_tensor("TensorScatterNdUpdate", indices)
     u = updates if type(updates) is Tensor else to_tensor(
-        updates, t.dtype, op="TensorScatterNdUpdate", arg="updates")
+        updates, t.dtype, "TensorScatterNdUpdate", "updates")
     if u.dtype is not t.dtype:
         raise InvalidArgumentError(
             f"TensorScatterNdUpdate: updates {describe(u)} must have the dtype of tensor "
@@ -746,12 +728,12 @@ def where(condition, x=None, y=None, name=None) -> Tensor:
     Example: `tf.where([True, False], 1., 2.)` -> [1., 2.]; `tf.where([0, 3])` -> [[1]].
     """
     if x is None and y is None:
-        c = to_tensor(condition, op="Where", arg="condition")
+        c = to_tensor(condition, None, "Where", "condition")
         return run_kernel("Where", {"condition": c})
     if x is None or y is None:
         raise InvalidArgumentError("SelectV2: x and y must both be given or both be None")
-    c = condition if type(condition) is Tensor else to_tensor(
-        condition, _dt.bool, op="SelectV2", arg="condition")
+    c = condition if type(condition) is Tensor else to_tensor(condition, _dt.bool, "SelectV2",
+                                                                "condition")
     if not c.dtype.is_bool:
         raise InvalidArgumentError(f"SelectV2: condition must be bool, got {describe(c)}")
     x, y = binary_operands("SelectV2", x, y)
@@ -803,12 +785,12 @@ def boolean_mask(tensor, mask, axis=None, name=None) -> Tensor:
 
     Example: `tf.boolean_mask([1, 2, 3], [True, False, True])` -> [1, 3].
     """
-    x = to_tensor(tensor, op="boolean_mask", arg="tensor")
-    m = to_tensor(mask, _dt.bool, op="boolean_mask", arg="mask")
+    x = to_tensor(tensor, None, "boolean_mask", "tensor")
+    m = to_tensor(mask, _dt.bool, "boolean_mask", "mask")
     if not m.dtype.is_bool:
         raise InvalidArgumentError(f"boolean_mask: mask must be bool, got {describe(m)}")
     k = m.ndim
-    axis = 0 if axis is None else operator.index(axis)
+    axis = 0 if axis is None else int_arg("boolean_mask", axis, "axis")
     if axis < 0:
         axis += x.ndim
     if k == 0 or not 0 <= axis <= x.ndim - k or x._shape[axis:axis + k] != m._shape:

@@ -19,7 +19,9 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, UnimplementedError, describe
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from ._op import align_tangent, batch_dims, broadcast_shapes, defop, normalize_axis, to_tensor
+from ._op import (ArgumentTypeError, align_tangent, as_int, batch_dims, broadcast_shapes,
+                  choice_arg, composite, defop, int_arg, int_list, normalize_axis, show,
+                  to_tensor)
 from .array import concat, expand_dims, reshape, split, squeeze, transpose
 from .creation import eye, ones_like, zeros_like
 from .math import abs as _abs, complex as _complex, conj, imag, log, pow as _pow, real, sqrt
@@ -386,7 +388,33 @@ def einsum(equation, *inputs, **kwargs) -> Tensor:
         raise InvalidArgumentError(f"Einsum: bool inputs are not supported, got "
                                    f"{describe(xs[0])}")
     eq = _einsum_equation(equation, tuple(len(x._shape) for x in xs))
+    _check_subscript_sizes(equation, eq, xs)
     return run_kernel("Einsum", {"inputs": xs}, {"equation": eq})
+
+
+def _check_subscript_sizes(equation: str, expanded: str, xs: list) -> None:
+    """Each letter of the user's equation has one size wherever it appears (TensorFlow's
+    rule); only the letters standing for '...' broadcast (size 1 against n). NumPy would
+    broadcast any letter of size 1, giving a result whose gradient has the wrong shape."""
+    named = set(equation)
+    seen = {}
+    for i, (term, x) in enumerate(zip(_split(expanded)[0], xs)):
+        for c, d in zip(term, x._shape):
+            if c not in named or d is None:
+                continue
+            j, size = seen.setdefault(c, (i, d))
+            if size != d:
+                raise InvalidArgumentError(
+                    f"Einsum: subscript {c!r} has size {size} in inputs[{j}] "
+                    f"({describe(xs[j])}) but {d} in inputs[{i}] ({describe(x)}) in "
+                    f"{equation!r}: a letter must have one size in every input (only '...' "
+                    f"dimensions broadcast)")
+
+
+def _einsum_expanded(equation: str, *xs: Tensor) -> Tensor:
+    """Einsum of an equation in the form the rules write ('...' already expanded into
+    letters, so a size-1 axis of them may broadcast), skipping the public checks."""
+    return run_kernel("Einsum", {"inputs": list(xs)}, {"equation": equation})
 
 
 def _einsum_shape(shapes, dtypes, attrs):
@@ -451,10 +479,10 @@ def _einsum_vjp(g, inputs, *, equation):
     for k, x in enumerate(inputs):
         grad_eq, diag, lonely = _einsum_grad_plan(equation, k)
         r = g if grad_eq is None else \
-            einsum(grad_eq, g, *[conj(y) for j, y in enumerate(inputs) if j != k])
+            _einsum_expanded(grad_eq, g, *[conj(y) for j, y in enumerate(inputs) if j != k])
         if diag is not None:
             eq, axes = diag
-            r = einsum(eq, r, *[eye(x._shape[i], dtype=g.dtype) for i in axes])
+            r = _einsum_expanded(eq, r, *[eye(x._shape[i], dtype=g.dtype) for i in axes])
         if lonely:  # letters summed away inside operand k alone: broadcast back
             for i in lonely:
                 r = expand_dims(r, i)
@@ -480,7 +508,8 @@ def _einsum_jvp(t, inputs, *, equation):
         if tk is not None:
             ops = list(inputs)
             ops[k] = tk
-            c = einsum(_batched_equation(equation, k, batch_dims(tk, inputs[k])), *ops)
+            c = _einsum_expanded(_batched_equation(equation, k, batch_dims(tk, inputs[k])),
+                                 *ops)
             total = c if total is None else total + c
     return total
 
@@ -499,23 +528,25 @@ def tensordot(a, b, axes, name=None) -> Tensor:
         raise InvalidArgumentError(f"tensordot: bool operands are not supported, got a: "
                                    f"{describe(a)}, b: {describe(b)}")
     ra, rb = len(a._shape), len(b._shape)
-    if isinstance(axes, Tensor):
-        axes = axes.numpy().tolist()
-    if isinstance(axes, (numbers.Integral, np.integer)) and not isinstance(axes, bool):
-        n = int(axes)
+    n = as_int(axes)
+    if isinstance(axes, (Tensor, Variable, np.ndarray)) and n is None:
+        if axes.dtype.kind not in "iu" if isinstance(axes, np.ndarray) else \
+                not axes.dtype.is_integer:
+            raise ArgumentTypeError(f"tensordot: axes must be an int or a pair of axis lists, "
+                                    f"got {show(axes)}")
+        axes = np.asarray(axes if isinstance(axes, np.ndarray) else axes.numpy()).tolist()
+    if n is not None:
         if not 0 <= n <= min(ra, rb):
             raise InvalidArgumentError(
                 f"tensordot: axes={n} must be in [0, min(rank(a), rank(b))] for a: "
                 f"{describe(a)} and b: {describe(b)}")
         ax_a, ax_b = list(range(ra - n, ra)), list(range(n))
     else:
-        try:
-            ax_a, ax_b = axes
-        except (TypeError, ValueError):
-            raise InvalidArgumentError(f"tensordot: axes must be an int or a pair of axis "
-                                       f"lists, got {axes!r}") from None
-        ax_a = [ax_a] if isinstance(ax_a, (numbers.Integral, np.integer)) else list(ax_a)
-        ax_b = [ax_b] if isinstance(ax_b, (numbers.Integral, np.integer)) else list(ax_b)
+        if not isinstance(axes, (list, tuple)) or len(axes) != 2:
+            raise ArgumentTypeError(f"tensordot: axes must be an int or a pair of axis lists, "
+                                    f"got {show(axes)}")
+        ax_a = int_list("tensordot", axes[0], "axes[0]")
+        ax_b = int_list("tensordot", axes[1], "axes[1]")
         if len(ax_a) != len(ax_b):
             raise InvalidArgumentError(f"tensordot: axes {axes!r} pair {len(ax_a)} axes of a "
                                        f"with {len(ax_b)} axes of b")
@@ -592,7 +623,9 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False) -> Tensor:
 
 def adjoint(matrix, name=None) -> Tensor:
     """Conjugate transpose of the last two axes. Example: `tf.linalg.adjoint(x)`."""
-    return matrix_transpose(matrix, conjugate=True)
+    x = matrix if type(matrix) is Tensor else to_tensor(matrix, None, "adjoint", "matrix")
+    _check_matrix("adjoint", x._shape, "matrix")
+    return transpose(x, _swap_perm(len(x._shape)), conjugate=True)
 
 
 # --------------------------------------------------------------------------- diagonals
@@ -600,12 +633,11 @@ def adjoint(matrix, name=None) -> Tensor:
 _DIAG0 = {"k": 0, "num_rows": -1, "num_cols": -1, "padding_value": 0}
 
 
+_ALIGNS = ("LEFT_RIGHT", "RIGHT_LEFT", "LEFT_LEFT", "RIGHT_RIGHT")
+
+
 def _int_attr(op, v, arg):
-    if isinstance(v, Tensor):
-        v = v.numpy().tolist()
-    if not isinstance(v, (numbers.Integral, np.integer)) or isinstance(v, bool):
-        raise InvalidArgumentError(f"{op}: {arg} must be an int, got {v!r}")
-    return int(v)
+    return int_arg(op, v, arg)
 
 
 def _diag_dims(op, n, k, rows, cols):
@@ -630,6 +662,8 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
     Example: `tf.linalg.diag([1.0, 2.0])` -> [[1, 0], [0, 2]].
     """
     d = to_tensor(diagonal, None, "MatrixDiag", "diagonal")
+    # only one diagonal is supported, so align changes nothing; it must still be valid
+    choice_arg("MatrixDiag", align, "align", _ALIGNS)
     if len(d._shape) < 1:
         raise InvalidArgumentError(f"MatrixDiag: diagonal must have rank >= 1, got "
                                    f"{describe(d)}")
@@ -669,6 +703,7 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
     Example: `tf.linalg.diag_part([[1.0, 2.0], [3.0, 4.0]])` -> [1.0, 4.0].
     """
     x = to_tensor(input, None, "MatrixDiagPart", "input")
+    choice_arg("MatrixDiagPart", align, "align", _ALIGNS)  # one diagonal: no effect
     _check_matrix("MatrixDiagPart", x._shape, "input")
     k = _int_attr("MatrixDiagPart", k, "k (a single diagonal)")
     m, n = x._shape[-2:]
@@ -726,6 +761,7 @@ defop("MatrixBandPart", ["input"], shape=_band_shape,
       jvp={"input": lambda t, *, num_lower, num_upper: band_part(t, num_lower, num_upper)})
 
 
+@composite("trace")  # diag_part's and reduce_sum's checks, with trace named first
 def trace(x, name=None) -> Tensor:
     """Sum of the main diagonal of (a batch of) matrices. Example: `tf.linalg.trace(eye)`."""
     return reduce_sum(diag_part(x), axis=-1)
@@ -830,6 +866,7 @@ defop("LogMatrixDeterminant", ["input"], num_outputs=2, shape=_slogdet_shape,
       vjp={"input": _slogdet_vjp}, jvp={"input": _slogdet_jvp})
 
 
+@composite("logdet")  # cholesky's checks, with logdet named first
 def logdet(matrix, name=None) -> Tensor:
     """log(det(matrix)) of Hermitian positive definite matrices, via cholesky.
 
@@ -924,9 +961,13 @@ defop("MatrixTriangularSolve", ["matrix", "rhs"], shape=_solve_shape("MatrixTria
       vjp=_trisolve_vjp, jvp={"matrix": _trisolve_jvp_matrix, "rhs": _trisolve_jvp_rhs})
 
 
+@composite("cholesky_solve")  # the solves report a row mismatch of chol and rhs
 def cholesky_solve(chol, rhs, name=None) -> Tensor:
     """X with A @ X = rhs given chol = cholesky(A). Example:
     `tf.linalg.cholesky_solve(tf.linalg.cholesky(a), b)`."""
+    chol, rhs = _operands("cholesky_solve", chol, rhs, "chol", "rhs")
+    _matrix("cholesky_solve", chol, "chol")
+    _check_matrix("cholesky_solve", rhs._shape, "rhs")
     y = triangular_solve(chol, rhs, lower=True, adjoint=False)
     return triangular_solve(chol, y, lower=True, adjoint=True)
 
@@ -1216,10 +1257,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None) -> Tensor
         axes = tuple(range(rank))
         matrix = False
     else:
-        if isinstance(axis, Tensor):
-            axis = axis.numpy().tolist()
-        single = isinstance(axis, (numbers.Integral, np.integer))
-        raw = [axis] if single else list(axis)
+        raw = int_list("norm", axis, "axis")  # in order: a pair is (rows, columns)
         if len(raw) not in (1, 2):
             raise InvalidArgumentError(f"norm: axis must be None, an int or a pair of ints, "
                                        f"got {axis!r}")
@@ -1227,7 +1265,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None) -> Tensor
         if len(set(axes)) != len(axes):
             raise InvalidArgumentError(f"norm: axis {axis!r} repeats an axis")
         matrix = len(axes) == 2
-    is_num = isinstance(ord, numbers.Number) and not isinstance(ord, bool)
+    is_num = isinstance(ord, numbers.Real) and not isinstance(ord, bool)
     if matrix:
         if not (ord in ("euclidean", "fro") or (is_num and ord in (1, 2, np.inf))):
             raise InvalidArgumentError(f"norm: ord={ord!r} is not a supported matrix norm "

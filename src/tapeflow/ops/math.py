@@ -10,8 +10,8 @@ from .._core.dispatch import run_kernel
 from .._core.memory import scalar_constant, wrap_native
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from ._op import (align_tangent, binary_operands, broadcast_shapes, defop, elementwise, linear,
-                  nondifferentiable, passthrough, to_tensor)
+from ._op import (align_tangent, binary_operands, broadcast_shapes, defop, dtype_arg,
+                  elementwise, linear, nondifferentiable, passthrough, to_tensor)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod", "mod",
@@ -806,6 +806,8 @@ def conj(x, name=None) -> Tensor:
     if type(x) is not Tensor:
         x = to_tensor(x, None, "conj", "x")
     if not x.dtype.is_complex:
+        if x.dtype is _BOOL_DT:  # TF: conj takes numbers only
+            raise _dtype_error("conj", x, _NUMBER)
         return x
     return run_kernel("Conj", {"x": x})
 
@@ -865,7 +867,7 @@ def cast(x, dtype, name=None) -> Tensor:
 
     Example: `tf.cast([1.7, -1.7], tf.int32)` -> [1, -1].
     """
-    dtype = _dt.as_dtype(dtype)
+    dtype = dtype_arg("cast", dtype)  # None raises, as in TF: there is no default dtype
     if type(x) is not Tensor:
         x = to_tensor(x, None, "cast", "x")
     if x.dtype is dtype:

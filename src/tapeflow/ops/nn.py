@@ -10,8 +10,8 @@ from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from ._op import align_tangent, batch_dims, broadcast_shapes, defop, derived, elementwise, \
-    normalize_axes, normalize_axis, passthrough, same_shape, to_tensor
+from ._op import align_tangent, batch_dims, broadcast_shapes, composite, defop, derived, \
+    elementwise, float_arg, normalize_axes, normalize_axis, passthrough, same_shape, to_tensor
 from .array import concat, expand_dims, identity, squeeze
 from .indexing import gather, where
 from .math import cast, erfc, exp, minimum, rsqrt, squared_difference, tanh
@@ -147,11 +147,10 @@ def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
     Example: `tf.nn.leaky_relu([-1.0, 2.0], alpha=0.1)` -> [-0.1, 2.].
     """
     x = _operand("leaky_relu", features, "features", _REALS, "a real tensor")
+    float_arg("leaky_relu", alpha, "alpha")  # before the cast: a bad alpha changes nothing
     if x.dtype.is_integer:
         x = cast(x, _dt.float32)
-    if isinstance(alpha, Tensor):
-        alpha = float(alpha)
-    return run_kernel("LeakyRelu", {"x": x}, {"alpha": float(alpha)})
+    return run_kernel("LeakyRelu", {"x": x}, {"alpha": float_arg("leaky_relu", alpha, "alpha")})
 
 
 defop("LeakyRelu", ["x"], shape=same_shape,
@@ -183,7 +182,8 @@ def selu(features, name=None) -> Tensor:
     x = _operand("selu", features, "features")
     # elu times a piecewise-constant factor (no gradient path through it), not a sum of
     # relu and elu terms, which is inf - inf at x = inf. Factor `scale` at 0: TF's slope there.
-    lo, hi = to_tensor(_SELU_SCALE * _SELU_ALPHA, x.dtype), to_tensor(_SELU_SCALE, x.dtype)
+    lo = to_tensor(_SELU_SCALE * _SELU_ALPHA, x.dtype, "selu", "features")
+    hi = to_tensor(_SELU_SCALE, x.dtype, "selu", "features")
     return elu(x) * where(x >= 0.0, hi, lo)
 
 
@@ -200,12 +200,17 @@ def gelu(features, approximate=False, name=None) -> Tensor:
     return x * 0.5 * erfc(x * -0.7071067811865476)
 
 
+@composite("silu")
 def silu(features, beta=1.0, name=None) -> Tensor:
     """x * sigmoid(beta * x) (also called swish). Example: `tf.nn.silu([0.0])` -> [0.]."""
     x = _operand("silu", features, "features")
-    if isinstance(beta, (int, float)) and beta == 1.0:
-        return x * sigmoid(x)
-    return x * sigmoid(x * beta)
+    if type(beta) is float or type(beta) is int:
+        return x * sigmoid(x) if beta == 1 else x * sigmoid(x * beta)
+    b = _operand("silu", beta, "beta", dtype_hint=x.dtype)
+    if b.dtype is not x.dtype:
+        raise InvalidArgumentError(f"silu: beta must have the dtype of features, got beta: "
+                                   f"{describe(b)} and features: {describe(x)}")
+    return x * sigmoid(x * b)
 
 
 swish = silu
@@ -218,7 +223,7 @@ def _class_axis(op: str, x: Tensor, axis) -> int:
     nd = len(x._shape)
     if nd == 0:
         raise InvalidArgumentError(f"{op}: needs a tensor of rank >= 1, got {describe(x)}")
-    if axis is None or axis == -1:
+    if axis is None:
         return nd - 1
     return normalize_axis(op, axis, nd)
 
@@ -608,6 +613,7 @@ def moments(x, axes, shift=None, keepdims=False, name=None) -> tuple[Tensor, Ten
     return (mean if keepdims else squeeze(mean, axes)), variance
 
 
+@composite("batch_normalization")
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon,
                         name=None) -> Tensor:
     """scale * (x - mean) / sqrt(variance + variance_epsilon) + offset (offset and scale
@@ -630,6 +636,11 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon,
             raise InvalidArgumentError(f"{op}: {arg} must be given, got None")
     for arg, v in args.items():
         broadcast_shapes(f"{op}: {arg} against x", x._shape, v._shape)
+    if not (type(variance_epsilon) is float or type(variance_epsilon) is int):
+        variance_epsilon = _operand(op, variance_epsilon, "variance_epsilon", dtype_hint=x.dtype)
+        if variance_epsilon.dtype is not x.dtype or variance_epsilon.ndim:
+            raise InvalidArgumentError(f"{op}: variance_epsilon must be a scalar of x's dtype, "
+                                       f"got {describe(variance_epsilon)} for x: {describe(x)}")
     inv = rsqrt(args["variance"] + variance_epsilon)
     if "scale" in args:
         inv = inv * args["scale"]
@@ -642,6 +653,7 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon,
 # --------------------------------------------------------------------------- embeddings
 
 
+@composite("embedding_lookup")
 def embedding_lookup(params, ids, max_norm=None, name=None) -> Tensor:
     """Rows `ids` of `params` (a tensor, or a list of shards split with the 'div'
     strategy); the gradient with respect to params is an IndexedSlices.
@@ -659,6 +671,7 @@ def embedding_lookup(params, ids, max_norm=None, name=None) -> Tensor:
             # 'div' partitioning assigns contiguous id ranges to the shards in order, so
             # the shards stacked along axis 0 are the full table.
             params = concat(list(params), axis=0)
+    params = to_tensor(params, None, op, "params")
     ids_t = ids if type(ids) is Tensor else to_tensor(ids, None, op, "ids")
     if ids_t.dtype not in _INDICES:
         raise InvalidArgumentError(

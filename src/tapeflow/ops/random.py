@@ -24,8 +24,8 @@ from .._core.registry import LateAttr
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from .creation import _shape_list
-from ._op import batch_dims, defop, to_tensor
+from ._op import (batch_dims, broadcast_shapes, defop, dtype_arg, int_arg, shape_arg, show,
+                  to_tensor)
 
 __all__ = ["normal", "uniform", "truncated_normal", "categorical", "shuffle", "set_seed",
            "Generator", "get_global_generator", "set_global_generator"]
@@ -85,13 +85,7 @@ _state = _SeedState()
 
 
 def _seed_arg(op: str, seed):
-    if seed is None:
-        return None
-    if isinstance(seed, Tensor):
-        seed = int(seed)
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        raise InvalidArgumentError(f"{op}: seed must be an int or None, got {seed!r}")
-    return int(seed)
+    return None if seed is None else int_arg(op, seed, "seed")
 
 
 def set_seed(seed) -> None:
@@ -112,22 +106,41 @@ def set_seed(seed) -> None:
 
 
 def _shape(op: str, shape) -> tuple:
-    return _shape_list(op, shape)
+    return shape_arg(op, shape)
 
 
 def _float_dtype(op: str, dtype) -> _dt.DType:
-    d = _dt.as_dtype(dtype)
+    d = dtype_arg(op, dtype)
     if not d.is_floating:
         raise InvalidArgumentError(f"{op}: dtype must be floating, got {d.name}")
     return d
 
 
-def _scale_shift(z: Tensor, loc, scale, dtype) -> Tensor:
-    """loc + scale * z, skipping the arithmetic for the default Python values."""
-    if not (isinstance(scale, (int, float)) and scale == 1):
-        z = to_tensor(scale, dtype, "random", "stddev") * z
-    if not (isinstance(loc, (int, float)) and loc == 0):
-        z = to_tensor(loc, dtype, "random", "mean") + z
+def _params(op: str, shape: tuple, dtype, **params) -> dict:
+    """Distribution parameters as tensors of `dtype` that broadcast with `shape` (None for
+    the defaults, which skip the arithmetic), checked before any seed is drawn so that a
+    bad one changes no state and its error names the op, not the arithmetic."""
+    out = {}
+    for arg, (value, default) in params.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and value == default:
+            out[arg] = None
+        else:
+            t = to_tensor(value, dtype, op, arg)
+            if t.dtype is not dtype:
+                raise InvalidArgumentError(f"{op}: {arg} must have dtype {dtype.name}, got "
+                                           f"{describe(t)}")
+            broadcast_shapes(f"{op}: {arg} against shape", shape, t._shape)
+            out[arg] = t
+    return out
+
+
+def _scale_shift(z: Tensor, loc, scale) -> Tensor:
+    """loc + scale * z (tensors from `_params`; None: the default, nothing to do)."""
+    if scale is not None:
+        z = scale * z
+    if loc is not None:
+        z = loc + z
     return z
 
 
@@ -135,22 +148,24 @@ def _sample_attrs(shape, dtype, seed) -> dict:
     return {"shape": shape, "dtype": dtype, "seed": seed}
 
 
-def _normal(shape, mean, stddev, dtype, seed) -> Tensor:
-    z = run_kernel("RandomStandardNormal", {}, _sample_attrs(shape, dtype, seed))
-    return _scale_shift(z, mean, stddev, dtype)
+def _normal(op, shape, mean, stddev, dtype, next_seed) -> Tensor:
+    p = _params(op, shape, dtype, mean=(mean, 0), stddev=(stddev, 1))
+    z = run_kernel("RandomStandardNormal", {}, _sample_attrs(shape, dtype, next_seed()))
+    return _scale_shift(z, p["mean"], p["stddev"])
 
 
-def _truncated(shape, mean, stddev, dtype, seed) -> Tensor:
-    z = run_kernel("TruncatedNormal", {}, _sample_attrs(shape, dtype, seed))
-    return _scale_shift(z, mean, stddev, dtype)
+def _truncated(op, shape, mean, stddev, dtype, next_seed) -> Tensor:
+    p = _params(op, shape, dtype, mean=(mean, 0), stddev=(stddev, 1))
+    z = run_kernel("TruncatedNormal", {}, _sample_attrs(shape, dtype, next_seed()))
+    return _scale_shift(z, p["mean"], p["stddev"])
 
 
-def _uniform(op, shape, minval, maxval, dtype, seed) -> Tensor:
+def _uniform(op, shape, minval, maxval, dtype, next_seed) -> Tensor:
     if dtype.is_integer:
         if maxval is None:
             raise InvalidArgumentError(f"{op}: must specify maxval for integer dtype "
                                        f"{dtype.name}")
-        lo, hi = int(minval), int(maxval)
+        lo, hi = int_arg(op, minval, "minval"), int_arg(op, maxval, "maxval")
         if lo >= hi:
             raise InvalidArgumentError(f"{op}: need minval < maxval, got minval={lo}, "
                                        f"maxval={hi}")
@@ -158,16 +173,18 @@ def _uniform(op, shape, minval, maxval, dtype, seed) -> Tensor:
             raise InvalidArgumentError(f"{op}: [minval, maxval) = [{lo}, {hi}) does not fit "
                                        f"{dtype.name}")
         return run_kernel("RandomUniformInt", {}, {"shape": shape, "dtype": dtype,
-                                                   "seed": seed, "minval": lo, "maxval": hi})
+                                                   "seed": next_seed(), "minval": lo,
+                                                   "maxval": hi})
     if not dtype.is_floating:
         raise InvalidArgumentError(f"{op}: dtype must be floating or integer, got {dtype.name}")
-    u = run_kernel("RandomUniform", {}, _sample_attrs(shape, dtype, seed))
     if maxval is None:
         maxval = 1
-    if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)):
-        if (minval, maxval) == (0, 1):
-            return u
-        return _scale_shift(u, minval, maxval - minval, dtype)
+    p = _params(op, shape, dtype, minval=(minval, 0), maxval=(maxval, 1))
+    u = run_kernel("RandomUniform", {}, _sample_attrs(shape, dtype, next_seed()))
+    if p["minval"] is None and p["maxval"] is None:
+        return u
+    if type(minval) in (int, float) and type(maxval) in (int, float):
+        return _scale_shift(u, p["minval"], to_tensor(maxval - minval, dtype, op, "maxval"))
     lo = to_tensor(minval, dtype, op, "minval")
     hi = to_tensor(maxval, dtype, op, "maxval")
     return lo + (hi - lo) * u
@@ -181,9 +198,9 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None)
 
     Example: `tf.random.normal([2, 3], seed=1)`.
     """
-    shape = _shape("random.normal", shape)
-    dtype = _float_dtype("random.normal", dtype)
-    return _normal(shape, mean, stddev, dtype, _state.next(_seed_arg("random.normal", seed)))
+    op = "random.normal"
+    shape, dtype, seed = _shape(op, shape), _float_dtype(op, dtype), _seed_arg(op, seed)
+    return _normal(op, shape, mean, stddev, dtype, lambda: _state.next(seed))
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=None) -> Tensor:
@@ -192,9 +209,9 @@ def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=Non
 
     Example: `tf.random.uniform([4], 0, 10, dtype=tf.int32, seed=3)`.
     """
-    shape = _shape("random.uniform", shape)
-    seed = _state.next(_seed_arg("random.uniform", seed))
-    return _uniform("random.uniform", shape, minval, maxval, _dt.as_dtype(dtype), seed)
+    op = "random.uniform"
+    shape, dtype, seed = _shape(op, shape), dtype_arg(op, dtype), _seed_arg(op, seed)
+    return _uniform(op, shape, minval, maxval, dtype, lambda: _state.next(seed))
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None,
@@ -203,10 +220,9 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None,
 
     Example: `tf.random.truncated_normal([100], stddev=0.1)` lies in [-0.2, 0.2].
     """
-    shape = _shape("random.truncated_normal", shape)
-    dtype = _float_dtype("random.truncated_normal", dtype)
-    seed = _state.next(_seed_arg("random.truncated_normal", seed))
-    return _truncated(shape, mean, stddev, dtype, seed)
+    op = "random.truncated_normal"
+    shape, dtype, seed = _shape(op, shape), _float_dtype(op, dtype), _seed_arg(op, seed)
+    return _truncated(op, shape, mean, stddev, dtype, lambda: _state.next(seed))
 
 
 def categorical(logits, num_samples, dtype=None, seed=None, name=None) -> Tensor:
@@ -222,16 +238,13 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None) -> Tensor
                                    f"matrix, got {describe(x)}")
     if x._shape[1] == 0 and x._shape[0] > 0:
         raise InvalidArgumentError(f"{op}: logits need at least one class, got {describe(x)}")
-    if isinstance(num_samples, Tensor):
-        num_samples = int(num_samples)
-    if not isinstance(num_samples, (int, np.integer)) or num_samples < 0:
-        raise InvalidArgumentError(f"{op}: num_samples must be a non-negative int, got "
-                                   f"{num_samples!r}")
-    out = _dt.int64 if dtype is None else _dt.as_dtype(dtype)
+    num_samples = int_arg(op, num_samples, "num_samples", minimum=0)
+    out = _dt.int64 if dtype is None else dtype_arg(op, dtype)
     if out not in (_dt.int32, _dt.int64):
         raise InvalidArgumentError(f"{op}: dtype must be int32 or int64, got {out.name}")
+    seed = _seed_arg(op, seed)
     return run_kernel("Multinomial", {"logits": x}, {
-        "num_samples": int(num_samples), "dtype": out, "seed": _state.next(_seed_arg(op, seed))})
+        "num_samples": num_samples, "dtype": out, "seed": _state.next(seed)})
 
 
 def shuffle(value, seed=None, name=None) -> Tensor:
@@ -240,9 +253,10 @@ def shuffle(value, seed=None, name=None) -> Tensor:
     Example: `tf.random.shuffle(tf.range(5), seed=2)`.
     """
     x = to_tensor(value, None, "random.shuffle", "value")
+    seed = _seed_arg("random.shuffle", seed)
     if x.ndim == 0:
         return x
-    return _shuffle(x, 0, False, _state.next(_seed_arg("random.shuffle", seed)))
+    return _shuffle(x, 0, False, _state.next(seed))
 
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None) -> Tensor:
@@ -262,7 +276,8 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None) -> Tensor:
         rate = float(rate)
     if not isinstance(rate, (int, float, np.floating, np.integer)) or isinstance(rate, bool) \
             or not 0 <= rate < 1:
-        raise InvalidArgumentError(f"{op}: rate must be a number in [0, 1), got {rate!r}")
+        raise InvalidArgumentError(f"{op}: rate must be a number in [0, 1), got {show(rate)}")
+    seed = _seed_arg(op, seed)
     if rate == 0:  # TensorFlow's fast path: nothing is dropped
         return x
     shape = x._shape
@@ -271,13 +286,14 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None) -> Tensor:
     else:
         if isinstance(noise_shape, Tensor):
             noise_shape = noise_shape.numpy().tolist()
-        ns = tuple(shape[i] if d is None and i < len(shape) else d
-                   for i, d in enumerate(noise_shape))
-        ns = _shape(op, ns)
+        if isinstance(noise_shape, (list, tuple)):  # None entries take x's dims
+            noise_shape = tuple(shape[i] if d is None and i < len(shape) else d
+                                for i, d in enumerate(noise_shape))
+        ns = shape_arg(op, noise_shape, "noise_shape")
         if len(ns) != len(shape) or any(n not in (1, s) for n, s in zip(ns, shape)):
             raise InvalidArgumentError(f"{op}: noise_shape {list(ns)} does not broadcast to "
                                        f"x's shape {list(shape)}")
-    return _dropout(x, rate=float(rate), noise_shape=ns, seed=_state.next(_seed_arg(op, seed)))
+    return _dropout(x, rate=float(rate), noise_shape=ns, seed=_state.next(seed))
 
 
 # --------------------------------------------------------------------------- Generator
@@ -325,20 +341,21 @@ class Generator:
         """Samples of N(mean, stddev**2). Example: `g.normal([3])`."""
         shape = _shape("Generator.normal", shape)
         dtype = _float_dtype("Generator.normal", dtype)
-        return _normal(shape, mean, stddev, dtype, self._next())
+        return _normal("Generator.normal", shape, mean, stddev, dtype, self._next)
 
     def uniform(self, shape, minval=0, maxval=None, dtype=_dt.float32, name=None) -> Tensor:
         """Samples uniform in [minval, maxval). Example: `g.uniform([3], 0, 10, tf.int64)`."""
         shape = _shape("Generator.uniform", shape)
-        return _uniform("Generator.uniform", shape, minval, maxval, _dt.as_dtype(dtype),
-                        self._next())
+        return _uniform("Generator.uniform", shape, minval, maxval,
+                        dtype_arg("Generator.uniform", dtype), self._next)
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_dt.float32,
                          name=None) -> Tensor:
         """Normal samples within 2 standard deviations. Example: `g.truncated_normal([3])`."""
         shape = _shape("Generator.truncated_normal", shape)
         dtype = _float_dtype("Generator.truncated_normal", dtype)
-        return _truncated(shape, mean, stddev, dtype, self._next())
+        return _truncated("Generator.truncated_normal", shape, mean, stddev, dtype,
+                          self._next)
 
 
 _global_generator: list = []

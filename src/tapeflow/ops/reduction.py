@@ -8,8 +8,8 @@ from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import IndexedSlices, Tensor
 from .._core.variable import Variable
-from ._op import (align_tangent, batch_dims, defop, normalize_axes, normalize_axis,
-                  num_elements, to_tensor)
+from ._op import (align_tangent, batch_dims, broadcast_shapes, defop, dtype_arg, int_arg,
+                  normalize_axes, normalize_axis, num_elements, to_tensor)
 from .math import (cast, conj, equal, exp, greater, is_finite, maximum, minimum, real, rsqrt,
                    sqrt, square)
 
@@ -58,15 +58,7 @@ def _axes(op: str, x: Tensor, axis) -> tuple:
         return _ALL_AXES[rank] if rank < 33 else tuple(range(rank))
     if type(axis) is int and -rank <= axis < rank:
         return (axis + rank if axis < 0 else axis,)
-    try:
-        axes = normalize_axes(op, axis, rank)
-    except TypeError:
-        raise InvalidArgumentError(f"{op}: axis must be None, an int or a list of ints, got "
-                                   f"{axis!r}") from None
-    if axes and rank == 0:
-        raise InvalidArgumentError(
-            f"{op}: cannot reduce a scalar (shape []) over axis {axis!r}")
-    return axes
+    return normalize_axes(op, axis, rank)  # rejects duplicates, as TF's reductions do
 
 
 def _numeric(d):
@@ -293,7 +285,7 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     Example: `tf.math.reduce_std([1.0, 3.0])` -> 1.0.
     """
     x = _input("reduce_std", input_tensor, _inexact, "floating or complex")
-    return sqrt(reduce_variance(x, axis, keepdims))
+    return sqrt(reduce_variance(x, _axes("reduce_std", x, axis), keepdims))
 
 
 # --------------------------------------------------------------------------- any, all
@@ -327,7 +319,7 @@ def _arg_extreme(op, kernel, input, axis, output_type):
     ax = normalize_axis(op, 0 if axis is None else axis, x.ndim)
     if x._shape[ax] == 0:
         raise InvalidArgumentError(f"{op}: reduction axis {ax} is empty in {describe(x)}")
-    out = _dt.as_dtype(output_type)
+    out = dtype_arg(op, output_type, "output_type")
     if not out.is_integer:
         raise InvalidArgumentError(f"{op}: output_type must be an integer dtype, got {out}")
     return run_kernel(kernel, {"x": x}, {"axis": ax, "output_type": out})
@@ -373,15 +365,12 @@ def top_k(input, k=1, sorted=True, index_type=_dt.int32, name=None) -> TopKV2:
         >>> tf.math.top_k([1.0, 5.0, 3.0], k=2)   # values [5, 3], indices [1, 2]
     """
     x = _input("top_k", input, _real, "real numeric", "input")
-    if isinstance(k, Tensor):
-        k = int(k)
-    if not isinstance(k, int) or isinstance(k, bool) or k < 0:
-        raise InvalidArgumentError(f"top_k: k must be a non-negative int, got {k!r}")
+    k = int_arg("top_k", k, "k", minimum=0)
     if x.ndim == 0 or k > x._shape[-1]:
         raise InvalidArgumentError(
             f"top_k: input must have rank >= 1 and at least k={k} entries in its last axis, "
             f"got {describe(x)}")
-    index_type = _dt.as_dtype(index_type)
+    index_type = dtype_arg("top_k", index_type, "index_type")
     if not index_type.is_integer:
         raise InvalidArgumentError(f"top_k: index_type must be an integer dtype, got "
                                    f"{index_type}")
@@ -416,17 +405,18 @@ defop("TopK", ["x"], num_outputs=2, shape=_top_k_rule, vjp={"x": _top_k_vjp},
 
 def _gather_last(x, indices) -> Tensor:
     """out[..., j] = x[..., indices[..., j]] (take_along_axis on the last axis)."""
-    return run_kernel("GatherLastAxis", {"x": to_tensor(x), "indices": to_tensor(indices)})
+    return run_kernel("GatherLastAxis", {"x": to_tensor(x, None, "top_k", "x"),
+                                         "indices": to_tensor(indices, None, "top_k", "indices")})
 
 
 def _scatter_last(updates, indices, n: int) -> Tensor:
     """Zeros of last dim `n` with out[..., indices[..., j]] = updates[..., j]."""
-    return run_kernel("ScatterLastAxis", {"updates": to_tensor(updates),
-                                          "indices": to_tensor(indices)}, {"n": int(n)})
+    return run_kernel("ScatterLastAxis", {"updates": to_tensor(updates, None, "top_k", "updates"),
+                                          "indices": to_tensor(indices, None, "top_k", "indices")},
+                      {"n": int(n)})
 
 
 def _lead_broadcast(op, a, b):
-    from ._op import broadcast_shapes
     return broadcast_shapes(op, a[:-1], b[:-1])
 
 
@@ -582,6 +572,11 @@ def _clip_dense(t: Tensor, clip_norm, axes) -> Tensor:
     from .creation import ones_like
     from .indexing import where
     clip_norm = to_tensor(clip_norm, t.dtype, "clip_by_norm", "clip_norm")
+    if clip_norm.dtype is not t.dtype or \
+            broadcast_shapes("clip_by_norm", t._shape, clip_norm._shape) != t._shape:
+        raise InvalidArgumentError(
+            f"clip_by_norm: clip_norm must be a scalar of t's dtype, got clip_norm: "
+            f"{describe(clip_norm)} for t: {describe(t)}")
     l2sum = reduce_sum(t * t, axes, keepdims=True)
     positive = greater(l2sum, 0.0)
     # sqrt only where positive, so the gradient at an all-zero t stays finite
@@ -633,6 +628,10 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None) -> tuple:
     else:
         norm = to_tensor(use_norm, dense[0].dtype, "clip_by_global_norm", "use_norm")
     clip = to_tensor(clip_norm, norm.dtype, "clip_by_global_norm", "clip_norm")
+    if clip.size != 1 or clip.dtype is not norm.dtype:
+        raise InvalidArgumentError(
+            f"clip_by_global_norm: clip_norm must be a scalar of dtype {norm.dtype.name}, got "
+            f"{describe(clip)}")
     # clip * min(1/norm, 1/clip) is 1 when norm <= clip; adding norm - norm makes the
     # scale NaN for an infinite norm, as in TensorFlow.
     scale = clip * minimum(1.0 / norm, 1.0 / clip) + (norm - norm)
@@ -641,7 +640,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None) -> tuple:
         if v is None:
             out.append(None)
             continue
-        vals = v.values if isinstance(v, IndexedSlices) else to_tensor(v)
+        vals = v.values if isinstance(v, IndexedSlices) else to_tensor(
+            v, None, "clip_by_global_norm", "t_list")
         s = scale if vals.dtype is scale.dtype else cast(scale, vals.dtype)
         if isinstance(v, IndexedSlices):
             out.append(IndexedSlices(vals * s, v.indices, v.dense_shape))
