@@ -275,8 +275,10 @@ ROWS = [
     Row("einsum/ellipsis_middle", lambda a, b: tf.einsum("i...j,j->...i", a, b),
         lambda a, b: np.einsum("i...j,j->...i", a, b), uniform((3, 2, 2, 4), (4,)),
         kernels=ES),
-    Row("einsum/size_one_broadcast", lambda a, b: tf.einsum("ij,ij->ij", a, b),
-        lambda a, b: np.einsum("ij,ij->ij", a, b), uniform((1, 3), (2, 3)), kernels=ES),
+    # only `...` dimensions broadcast (TF): a letter must have one size in every input
+    Row("einsum/size_one_broadcast", lambda a, b: tf.einsum("...j,...j->...j", a, b),
+        lambda a, b: np.einsum("...j,...j->...j", a, b), uniform((1, 3), (2, 3)),
+        kernels=ES),
     Row("einsum/implicit", lambda a, b: tf.einsum("ba,bc", a, b),
         lambda a, b: np.einsum("ba,bc", a, b), uniform((3, 2), (3, 4)), kernels=ES),
     Row("einsum/trace", lambda a: tf.einsum("ii", a), lambda a: np.einsum("ii", a),
