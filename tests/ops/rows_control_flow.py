@@ -23,9 +23,9 @@ def _node_alone(fn, op, *args):
 
 
 # The generated edge cases call these with many shapes: they retrace on purpose (the
-# retracing warning for "control_flow_row" is filtered in pyproject.toml).
+# retracing warning for "op_table_row" is filtered in pyproject.toml).
 _branches = tf.function(lambda p, x, y: tf.cond(p, lambda: tf.sin(x) * y,
-                                                 lambda: x * x - y), name="control_flow_row")
+                                                 lambda: x * x - y), name="op_table_row")
 
 
 def _cond(x, y):
@@ -45,7 +45,7 @@ def _body(i, a, b):
 # the counter is an argument: a constant made while tracing would stay captured by the
 # cached function, which the no-leak test would count when it traces first
 _loop_fn = tf.function(lambda i, x, y: tf.while_loop(lambda i, a, b: i < 4, _body, (i, x, y)),
-                       name="control_flow_row")
+                       name="op_table_row")
 
 
 def _loop(x, y):
