@@ -32,6 +32,7 @@ def _if(i, a, b):
         outs[n_out:n_out] = [_placeholder(s) for s in a["then_pad"]]
     if not n_out:  # branches without outputs: the node returns the predicate
         return np.asarray(take)
+    outs = [ensure_array(o) for o in outs]  # a ufunc kernel's 0-d result is a scalar
     return outs[0] if len(outs) == 1 else outs
 
 
@@ -50,7 +51,7 @@ def _while(i, a, b):
     while (limit is None or n < limit) and (cond is None or cond(xs + args)[0]):
         xs = list(body(xs + args))
         n += 1
-    return xs + [np.asarray(n, np.int32)]
+    return [ensure_array(x) for x in xs] + [np.asarray(n, np.int32)]
 
 
 def checkpoint_stride(n: int, given=None) -> int:
