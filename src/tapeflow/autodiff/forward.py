@@ -108,6 +108,7 @@ class ForwardAccumulator:
         # tensor or variable id -> tangent (one id sequence: they never collide)
         self._tangents: dict[int, Tensor] = {}
         self._use_batch = bool(use_batch)
+        self._add = _sum_contributions(self._use_batch)  # holds no reference to self
         self._batch_size: int | None = None
         self._active = False
         listener = _tangent_store_listener(self._tangents)
@@ -323,7 +324,7 @@ def _accumulate(acc, i: int, accs: list, name: str, inputs: dict, attrs: dict,
             op = OPS.get(name)
             ans = list(outs) if not single or op is not None and op.list_output else outs[0]
             result = rule.call(inputs, _tangents_of(acc, inputs), ans, attrs,
-                               _adder(acc, outs))
+                               acc._add)
         if result is not None:
             if single and type(result) is Tensor:
                 o = outs[0]
@@ -350,27 +351,27 @@ def _tangents_of(acc, inputs: dict) -> dict:
                 else tangents.get(v.id)) for k, v in inputs.items()}
 
 
-def _adder(acc, outs: list):
-    """Sums two contributions to the output tangents (per-input JVP rules)."""
-    if len(outs) == 1:
-        return lambda a, b: _add(acc, a, b, outs[0])
-    return lambda a, b: [x if y is None else y if x is None else _add(acc, x, y, o)
-                         for x, y, o in zip(a, b, outs)]
+def _sum_contributions(use_batch: bool):
+    """`add(a, b)` summing two contributions to the output tangents (per-input JVP rules),
+    made once per accumulator: batched contributions of different ranks (each [B] + a
+    suffix of the output's shape) are aligned on their trailing dims first."""
+    def add(a, b):
+        if type(a) is list:
+            return [x if y is None else y if x is None else add(x, y) for x, y in zip(a, b)]
+        if a is None:
+            return b
+        if b is None:
+            return a
+        if use_batch and len(a._shape) != len(b._shape):
+            rank = max(len(a._shape), len(b._shape)) - 1
+            a, b = (align_tangent(c, len(c._shape) - 1, rank) for c in (a, b))
+        return run_kernel("Add", {"x": a, "y": b})
+    return add
 
 
 def _zeros_tangent(acc, t: Tensor) -> Tensor:
     shape = t._shape if acc._batch_size is None else (acc._batch_size,) + tuple(t._shape)
     return _tensor_mod._ops.zeros(shape, t.dtype)
-
-
-def _add(acc, a, b, out: Tensor):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    if acc._use_batch:
-        a, b = _align(a, out), _align(b, out)
-    return run_kernel("Add", {"x": a, "y": b})
 
 
 def _align(c: Tensor, out: Tensor) -> Tensor:
