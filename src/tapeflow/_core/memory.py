@@ -17,7 +17,6 @@ from . import dtypes as _dt
 from . import nest
 from .backends import REGISTRY as _backends, Backend
 from .context import ctx
-from .errors import DisposedError
 from .tensor import Buffer, IndexedSlices, Tensor, _ids, counters, pinned_ids
 from .variable import Variable
 

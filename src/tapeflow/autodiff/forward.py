@@ -14,9 +14,7 @@ from __future__ import annotations
 import os
 import warnings
 import weakref
-from typing import Any, Callable
-
-import numpy as np
+from typing import Callable
 
 from .._core import nest
 from .._core import tensor as _tensor_mod

@@ -14,7 +14,7 @@ import logging
 import threading
 import warnings
 import weakref
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -24,12 +24,11 @@ from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.dtypes import DType
-from .._core.errors import InvalidArgumentError, describe
+from .._core.errors import describe
 from .._core.memory import wrap_native
 from .._core.registry import define_op
-from .._core.tensor import SYMBOLIC, Dim, Tensor, TensorShape, TensorSpec
+from .._core.tensor import Dim, Tensor, TensorSpec
 from .._core.variable import Variable
-from . import graph as _graph
 from .backprop import backward_function, jvp_function
 from .executor import Program, natives_of
 from .graph import DIM_SOURCES, FuncGraph, tracing as _tracing
@@ -635,5 +634,3 @@ def function(func: Callable | None = None, input_signature=None, autograph: bool
         return Function(f, input_signature, autograph, reduce_retracing, jit_compile, name)
     return decorate if func is None else decorate(func)
 
-
-del Any, SYMBOLIC, _graph, TensorShape, InvalidArgumentError

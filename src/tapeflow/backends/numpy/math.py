@@ -2,7 +2,6 @@
 import numpy as np
 from scipy import special as _special
 
-from ..._core.dispatch import Alias
 from ._kernel import broadcast_shapes, ensure_array, kernel
 
 _NATIVE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
