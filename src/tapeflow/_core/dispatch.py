@@ -208,16 +208,22 @@ def _run_composite(name: str, impl, inputs: dict, attrs: dict):
     finally:
         c.tapes, c.accs = tapes, accs
         c.refresh()
-    if seen and "resources" in _reg.OPS[name].inputs:
-        given = list(inputs.get("resources", ()))
-        inputs = dict(inputs, resources=given + [v for v in seen.values()
-                                                 if all(v is not r for r in given)])
+    inputs = with_resources(_reg.OPS[name], inputs, seen)
     packed, outs = _fresh(result, inputs)
     if c.tapes or c.watchers:
         hooks.record(name, inputs, attrs, outs)
     if c.accs:
         hooks.jvp(name, inputs, attrs, outs)
     return packed
+
+
+def with_resources(op, inputs: dict, seen: dict) -> dict:
+    """`inputs` with the variables a composite read (`seen`) added to its "resources"."""
+    if not seen or "resources" not in op.inputs:
+        return inputs
+    given = list(inputs.get("resources", ()))
+    return dict(inputs, resources=given + [v for v in seen.values()
+                                           if all(v is not r for r in given)])
 
 
 class watch_variables:

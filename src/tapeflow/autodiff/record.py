@@ -171,13 +171,8 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
 def _dims_of(op, inputs: dict, in_shapes: list, outs: list) -> tuple[list, list]:
     """Shapes of a traced op's inputs and outputs with unknown dims as `Dim`s, so that the
     rules and `_fit` build shapes that are resolved when the graph runs."""
-    flat = []
-    for k in (op.inputs if op.inputs else inputs):
-        v = inputs.get(k)
-        if v is not None:
-            flat.extend(v if type(v) is list or type(v) is tuple else (v,))
     shapes = [with_dims(m) if None in s and isinstance(m, Tensor) else s
-              for m, s in zip(flat, in_shapes)]
+              for m, s in zip(_members(op, inputs), in_shapes)]
     meta = [(with_dims(o) if None in o._shape else o._shape, o.dtype) for o in outs]
     return shapes, meta
 

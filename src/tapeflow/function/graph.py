@@ -14,7 +14,7 @@ from typing import Any
 from .._core import registry as _reg
 from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor
-from .._core.dispatch import run_kernel, shape_args, watch_variables
+from .._core.dispatch import run_kernel, shape_args, watch_variables, with_resources
 from .._core.errors import InvalidArgumentError, describe
 from .._core.registry import LateAttr
 from .._core.tensor import SYMBOLIC, Dim, Tensor, TensorShape, _ids, known_dims
@@ -375,10 +375,7 @@ def _trace_composite(graph: FuncGraph, op, impl, inputs: dict, attrs: dict):
         result = impl(inputs, attrs)
     if op is None or op.name not in _reg.SHAPES:
         return result
-    if seen and "resources" in op.inputs:
-        given = list(inputs.get("resources", ()))
-        inputs = dict(inputs, resources=given + [v for v in seen.values()
-                                                 if all(v is not r for r in given)])
+    inputs = with_resources(op, inputs, seen)
     values = result if isinstance(result, list) else [result]
     outs = graph.add_op(op.name, dict(inputs, values=values), attrs)
     _notify(op.name, inputs, graph.nodes[-1], attrs, outs)
