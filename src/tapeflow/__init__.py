@@ -9,29 +9,30 @@ Example:
     >>> tape.gradient(y, x).numpy()
     6.0
 """
-from ._core.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128,  # noqa: F401
-                           float16, float32, float64, int8, int16, int32, int64, uint8,
-                           uint16, uint32, uint64)
-from ._core.tensor import IndexedSlices, Tensor, TensorShape, TensorSpec  # noqa: F401
-from ._core.variable import Variable  # noqa: F401
+from . import backends as _backends  # noqa: F401
+from . import ops as _ops  # noqa: F401
+from . import config, engine, errors, linalg, math, nn, random  # noqa: F401
+from ._core import nest  # noqa: F401
 from ._core.backends import (backend_names, find_backend, get_backend,  # noqa: F401
                              register_backend, remove_backend, set_backend)
 from ._core.convert import convert_to_tensor, from_dlpack  # noqa: F401
+from ._core.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128,  # noqa: F401
+                           float16, float32, float64, int8, int16, int32, int64, uint8,
+                           uint16, uint32, uint64)
+from ._core.indexed_slices import IndexedSlices
 from ._core.memory import dispose, keep, memory, tidy  # noqa: F401
 from ._core.profiler import profile, time  # noqa: F401
 from ._core.registry import (get_kernel, register_gradient, register_jvp,  # noqa: F401
                              register_kernel, unregister_kernel)
-from . import backends as _backends  # noqa: F401
+from ._core.tensor import Tensor, TensorShape, TensorSpec
+from ._core.variable import Variable  # noqa: F401
 from .backends import numpy as _numpy_kernels  # noqa: F401
-from . import ops as _ops  # noqa: F401
-from .ops.creation import *  # noqa: F401,F403
-from .ops.math import *  # noqa: F401,F403
-from .ops.reduction import *  # noqa: F401,F403
 from .ops.array import *  # noqa: F401,F403
+from .ops.creation import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
-from . import config, engine, errors, linalg, math, nn, random  # noqa: F401
-from ._core import nest  # noqa: F401
+from .ops.math import *  # noqa: F401,F403
+from .ops.reduction import *  # noqa: F401,F403
 
 newaxis = None
 from . import autodiff, test  # noqa: F401,E402
@@ -45,7 +46,7 @@ from . import initializers, layers  # noqa: F401,E402
 from .ops.io import print  # noqa: F401,E402,A004
 from .function.tensor_array import TensorArray  # noqa: F401,E402
 from .function.map_fn import map_fn, vectorized_map  # noqa: F401,E402
-from .ops.py_function import py_function  # noqa: F401,E402
+from .function.py_function import py_function  # noqa: F401,E402
 from . import losses, optimizers  # noqa: F401,E402
 from ._core.device import device  # noqa: F401,E402
 from . import dtypes, image  # noqa: F401,E402

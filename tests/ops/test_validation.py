@@ -1,4 +1,4 @@
-"""The shared argument validation of ops/_op.py (issue #8): duplicate axes, non-integers
+"""The shared argument validation of ops/_args.py (issue #8): duplicate axes, non-integers
 where integers are required, dtype arguments, messages that start with the op's name,
 einsum's one size per subscript letter. The property test (tests/test_property_errors.py)
 sweeps every op; these are the cases the issue names, with their exact contract."""
@@ -7,7 +7,7 @@ import pytest
 
 import tapeflow as tf
 from tapeflow.errors import InvalidArgumentError
-from tapeflow.ops._op import ArgumentTypeError
+from tapeflow.ops._args import ArgumentTypeError
 from tests.engine_state import assert_engine_state_intact, frozen_heap
 
 

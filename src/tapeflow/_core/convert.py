@@ -1,17 +1,49 @@
-"""convert_to_tensor and from_dlpack: Python values, NumPy arrays and foreign arrays in."""
+"""convert_to_tensor and from_dlpack: Python values, NumPy arrays and foreign arrays in.
+
+Types whose conversion needs ops (IndexedSlices densify, lists holding tensors stack)
+register a conversion function here from the layer that defines those ops, as with
+TensorFlow's `tf.register_tensor_conversion_function`; the engine below needs no op.
+"""
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 
 from . import dtypes as _dt
-from . import nest
-from . import tensor as _tensor_mod
 from .errors import InvalidArgumentError
 from .memory import wrap_native
-from .tensor import IndexedSlices, Tensor
-from .variable import Variable
+from .tensor import Resource, Tensor
 
 _NP2DT = _dt._BY_NP
+# (priority, order, base type, conversion function), lowest priority first (TF's order)
+_CONVERSIONS: list = []
+
+
+def register_tensor_conversion_function(base_type, conversion_func: Callable,
+                                        priority: int = 100) -> None:
+    """Make `convert_to_tensor` accept instances of `base_type` (a type or tuple of types).
+
+    `conversion_func(value, dtype=None, name=None, as_ref=False)` returns a Tensor (or
+    anything convertible), or NotImplemented to let a later function or the default try;
+    functions with a lower `priority` are tried first, as in TensorFlow.
+    Example:
+        >>> class Meters:
+        ...     def __init__(self, v): self.v = v
+        >>> tf.register_tensor_conversion_function(
+        ...     Meters, lambda value, dtype=None, name=None, as_ref=False: value.v)
+        >>> tf.convert_to_tensor(Meters(2.0)).numpy()
+        2.0
+    """
+    types = base_type if isinstance(base_type, tuple) else (base_type,)
+    if not types or not all(isinstance(t, type) for t in types):
+        raise TypeError(f"register_tensor_conversion_function: base_type must be a type or "
+                        f"a tuple of types, got {base_type!r}")
+    if not callable(conversion_func):
+        raise TypeError("register_tensor_conversion_function: conversion_func must be "
+                        f"callable, got {conversion_func!r}")
+    _CONVERSIONS.append((int(priority), len(_CONVERSIONS), types, conversion_func))
+    _CONVERSIONS.sort(key=lambda entry: entry[:2])
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
@@ -30,16 +62,13 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
                 f"convert_to_tensor: requested dtype {dtype.name} for a tensor of dtype "
                 f"{value.dtype.name}; use tf.cast")
         return value
-    if isinstance(value, Variable):
+    if isinstance(value, Resource):
         return convert_to_tensor(value.read_value(), dtype)
-    if isinstance(value, IndexedSlices):
-        return convert_to_tensor(_tensor_mod._ops.indexed_slices_to_dense(value), dtype)
-    if isinstance(value, (list, tuple)) and value and any(
-            isinstance(v, (Tensor, Variable)) for v in nest.flatten(list(value))):
-        if dtype is None and dtype_hint is None:  # Python numbers take the tensors' dtype
-            dtype_hint = next(v.dtype for v in nest.flatten(list(value))
-                              if isinstance(v, (Tensor, Variable)))
-        return _tensor_mod._ops.stack([convert_to_tensor(v, dtype, dtype_hint) for v in value])
+    for _, _, types, func in _CONVERSIONS:
+        if isinstance(value, types):
+            out = func(value, dtype=dtype, name=name)
+            if out is not NotImplemented:
+                return convert_to_tensor(out, dtype, dtype_hint)
     target = dtype or (None if isinstance(value, np.ndarray) else
                        (_dt.as_dtype(dtype_hint) if dtype_hint is not None else None))
     try:

@@ -19,13 +19,12 @@ from typing import Any
 import numpy as np
 
 from . import registry as _reg
-from .backends import REGISTRY as _backends, Backend
+from .backends import Backend, REGISTRY as _backends
 from .context import ctx, debug_on, hooks, set_debug_everywhere
 from .convert import convert_to_tensor
-from .errors import DisposedError, InvalidArgumentError, NotFoundError, describe, user_site
+from .errors import describe, DisposedError, InvalidArgumentError, NotFoundError, user_site
 from .memory import counters, native_of, share, wrap_native
-from .tensor import SYMBOLIC, Tensor
-from .variable import Variable
+from .tensor import Resource, SYMBOLIC, Tensor
 
 _EMPTY: dict = {}
 
@@ -142,7 +141,7 @@ def _natives(inputs: dict, backend: Backend) -> tuple[dict, dict]:
         elif type(v) is list and all(type(m) is Tensor for m in v):
             natives[key] = [m._native if m._nb is backend else native_of(m, backend)
                             for m in v]
-        elif isinstance(v, Variable):  # a resource input: the variable's current value
+        elif isinstance(v, Resource):  # a resource input: the variable's current value
             natives[key] = native_of(v._value, backend)
         else:
             if converted is None:
@@ -160,7 +159,7 @@ def _natives(inputs: dict, backend: Backend) -> tuple[dict, dict]:
 def _wrap(o, inputs, backend):
     if type(o) is Alias:
         src = inputs[o.name]
-        return share(src._value if isinstance(src, Variable) else src, o.shape)
+        return share(src._value if isinstance(src, Resource) else src, o.shape)
     return wrap_native(o, backend)
 
 

@@ -13,12 +13,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import dtypes as _dt
-from . import nest
-from .backends import REGISTRY as _backends, Backend
+from . import dtypes as _dt, nest
+from .backends import Backend, REGISTRY as _backends
 from .context import ctx
-from .tensor import Buffer, IndexedSlices, Tensor, _ids, counters, pinned_ids
-from .variable import Variable
+from .tensor import _ids, Buffer, counters, pinned_ids, Resource, Tensor
 
 _NP2DT = _dt._BY_NP
 _new_tensor = Tensor.__new__
@@ -173,10 +171,10 @@ def dispose(x) -> None:
     for t in nest.flatten(x):
         if isinstance(t, Tensor):
             t._release()
-        elif isinstance(t, Variable):
+        elif isinstance(t, Resource):
             t._value._release()
-        elif isinstance(t, IndexedSlices):
-            dispose([t.values, t.indices, t.dense_shape])
+        elif callable(getattr(type(t), "dispose", None)):  # IndexedSlices: its parts
+            t.dispose()
 
 
 class _Tidy:

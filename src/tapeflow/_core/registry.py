@@ -16,7 +16,7 @@ from .errors import AlreadyExistsError, NotFoundError
 def _caller_site(skip: int = 2) -> str:
     """'file:line' of the first frame outside tapeflow's registration helpers."""
     f = sys._getframe(skip)
-    while f is not None and f.f_code.co_filename.endswith(("registry.py", "_op.py")):
+    while f is not None and f.f_code.co_filename.endswith(("registry.py", "_define.py")):
         f = f.f_back
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
 

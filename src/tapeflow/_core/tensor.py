@@ -1,15 +1,16 @@
-"""Tensor, TensorShape, TensorSpec, IndexedSlices and the Buffer under tensors."""
+"""Tensor, TensorShape, TensorSpec, the Buffer under tensors, Resource (variables' base)."""
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterable
+from typing import Iterable
 
 import numpy as np
 
 from . import dtypes as _dt
+from .backends import REGISTRY as _backends
 from .context import ctx, hooks
-from .errors import (DisposedError, InvalidArgumentError, OperatorNotAllowedInGraphError,
-                     user_site)
+from .device import devices
+from .errors import DisposedError, InvalidArgumentError, OperatorNotAllowedInGraphError, user_site
 
 _ids = itertools.count(1)  # tensor and variable ids: one sequence, never reused
 # Engine accounting (all backends together): live tensors, live data buffers, bytes in
@@ -21,9 +22,6 @@ death_listeners: list = []
 pinned_ids: set = set()
 # The `_buf` of a symbolic tensor (traced, no value); falsy like None, but not disposed.
 SYMBOLIC = ()
-# Filled by tapeflow.ops once the op modules are imported: operators and Variable's methods
-# reach the op namespace through it (the one hook from _core into ops).
-_ops: Any = None
 
 
 class SymbolicValueError(OperatorNotAllowedInGraphError, AttributeError):
@@ -32,10 +30,8 @@ class SymbolicValueError(OperatorNotAllowedInGraphError, AttributeError):
 
 def device_name(backend) -> str:
     """TF's full device name of the device a backend object serves ("" if none)."""
-    from .backends import REGISTRY
-    from .device import devices
     for kind, index, name in devices():
-        entry = REGISTRY.entries.get(name)
+        entry = _backends.entries.get(name)
         if entry is not None and entry.instance is backend:
             return f"/job:localhost/replica:0/task:0/device:{kind}:{index}"
     return ""
@@ -48,8 +44,17 @@ def is_tensor(x) -> bool:
         >>> tf.is_tensor(tf.constant(1.0)), tf.is_tensor(1.0)
         (True, False)
     """
-    from .variable import Variable
-    return isinstance(x, (Tensor, Variable, IndexedSlices))
+    # IndexedSlices (defined above, with conversion) says so itself, as TF's
+    # `is_tensor_like` types do
+    return isinstance(x, (Tensor, Resource)) or getattr(type(x), "_is_tensor_like", False)
+
+
+class Resource:
+    """Base of the stateful objects ops take as "resource" inputs (Variable): dispatch,
+    memory and conversion recognise a variable by this type, and read its current value
+    tensor as `_value`, without importing the class that gives it its methods."""
+
+    __slots__ = ()
 
 
 class Buffer:
@@ -66,37 +71,6 @@ class Buffer:
         self.native, self.data_id, self.backend = native, data_id, backend
         self.nbytes, self.refs = nbytes, refs
 
-
-
-class Dim:
-    """An unknown dimension of a symbolic tensor, standing in a shape for its run-time
-    value: `Dim(x, 0)` is x's first dimension. Gradient rules of traced functions receive
-    `<input>_shape` tuples holding them and pass them on to reshape/broadcast attributes;
-    a graph resolves them when it runs, so a backward graph bakes in no batch size."""
-
-    __slots__ = ("tensor", "axis")
-
-    def __init__(self, tensor: "Tensor", axis: int):
-        self.tensor, self.axis = tensor, axis
-
-    def __eq__(self, other):
-        return isinstance(other, Dim) and other.tensor is self.tensor and other.axis == self.axis
-
-    def __hash__(self):
-        return hash((self.tensor.id, self.axis))
-
-    def __repr__(self) -> str:
-        return f"Dim({self.tensor.name}, {self.axis})"
-
-
-def known_dims(shape) -> tuple:
-    """`shape` with every `Dim` as None: what shape rules see."""
-    return tuple(None if type(d) is Dim else d for d in shape)
-
-
-def with_dims(t: "Tensor") -> tuple:
-    """The shape of `t` with its unknown (None) dimensions as `Dim`s of `t`."""
-    return tuple(Dim(t, a) if d is None else d for a, d in enumerate(t._shape))
 
 
 class TensorShape(tuple):
@@ -394,47 +368,9 @@ class Tensor:
             raise TypeError("len() of a scalar tensor")
         return self._shape[0]
 
-    def __iter__(self):
-        if not self._shape:
-            raise TypeError("iteration over a scalar tensor")
-        return iter(_ops.unstack(self, axis=0))
-
-    def __getitem__(self, key):
-        return _ops.getitem(self, key)
-
-    # --- operators (TensorFlow 2 semantics: == and != are elementwise)
-    def __add__(self, o): return _ops.add(self, o)
-    def __radd__(self, o): return _ops.add(o, self)
-    def __sub__(self, o): return _ops.subtract(self, o)
-    def __rsub__(self, o): return _ops.subtract(o, self)
-    def __mul__(self, o): return _ops.multiply(self, o)
-    def __rmul__(self, o): return _ops.multiply(o, self)
-    def __truediv__(self, o): return _ops.truediv(self, o)
-    def __rtruediv__(self, o): return _ops.truediv(o, self)
-    def __floordiv__(self, o): return _ops.floordiv(self, o)
-    def __rfloordiv__(self, o): return _ops.floordiv(o, self)
-    def __mod__(self, o): return _ops.floormod(self, o)
-    def __rmod__(self, o): return _ops.floormod(o, self)
-    def __pow__(self, o): return _ops.pow(self, o)
-    def __rpow__(self, o): return _ops.pow(o, self)
-    def __matmul__(self, o): return _ops.matmul(self, o)
-    def __rmatmul__(self, o): return _ops.matmul(o, self)
-    def __neg__(self): return _ops.negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return _ops.abs(self)
-    def __lt__(self, o): return _ops.less(self, o)
-    def __le__(self, o): return _ops.less_equal(self, o)
-    def __gt__(self, o): return _ops.greater(self, o)
-    def __ge__(self, o): return _ops.greater_equal(self, o)
-    def __eq__(self, o): return _ops.equal(self, o)
-    def __ne__(self, o): return _ops.not_equal(self, o)
-    def __and__(self, o): return _ops.logical_and(self, o)
-    def __rand__(self, o): return _ops.logical_and(o, self)
-    def __or__(self, o): return _ops.logical_or(self, o)
-    def __ror__(self, o): return _ops.logical_or(o, self)
-    def __xor__(self, o): return _ops.logical_xor(self, o)
-    def __rxor__(self, o): return _ops.logical_xor(o, self)
-    def __invert__(self): return _ops.logical_not(self)
+    # Indexing, iteration and the arithmetic and comparison operators are the validating
+    # public ops, installed on the class by tapeflow/ops/operators.py (as TensorFlow's
+    # math_ops overrides Tensor's operators): the engine below the ops needs none of them.
 
 
 class TensorSpec:
@@ -470,50 +406,3 @@ class TensorSpec:
     def __repr__(self):
         return (f"TensorSpec(shape={tuple(self.shape)}, dtype=tf.{self.dtype.name}, "
                 f"name={self.name!r})")
-
-
-class IndexedSlices:
-    """A sparse slice gradient: rows `indices` of a `dense_shape` tensor hold `values`.
-
-    Example:
-        >>> s = IndexedSlices(tf.ones([1, 2]), tf.constant([1]), tf.constant([3, 2]))
-        >>> tf.convert_to_tensor(s).numpy()[1]
-        array([1., 1.], dtype=float32)
-    """
-
-    def __init__(self, values, indices, dense_shape=None):
-        self.values = _ops.convert_to_tensor(values)
-        self.indices = _ops.convert_to_tensor(indices)
-        if dense_shape is not None and not isinstance(dense_shape, Tensor):
-            dense_shape = _ops.convert_to_tensor(list(dense_shape), dtype=_dt.int64)
-        self.dense_shape = dense_shape
-
-    @property
-    def dtype(self):
-        return self.values.dtype
-
-    @property
-    def shape(self):
-        if self.dense_shape is None:
-            return TensorShape([None] + list(self.values._shape[1:]))
-        return TensorShape(int(d) for d in self.dense_shape.numpy())
-
-    @property
-    def _shape(self):
-        return tuple(self.shape)
-
-    def __neg__(self):
-        return IndexedSlices(-self.values, self.indices, self.dense_shape)
-
-    def __mul__(self, scalar):
-        return IndexedSlices(self.values * scalar, self.indices, self.dense_shape)
-
-    __rmul__ = __mul__
-
-    def numpy(self):
-        return _ops.convert_to_tensor(self).numpy()
-
-    def __repr__(self):
-        dense = None if self.dense_shape is None else self.dense_shape.numpy().tolist()
-        return (f"IndexedSlices(indices={self.indices.numpy()!r}, values=shape "
-                f"{self.values._shape}, dense_shape={dense})")

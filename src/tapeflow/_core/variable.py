@@ -1,19 +1,30 @@
-"""Variable: a mutable holder of a tensor value. Reads and assignments are ops
-(ops/state.py), reached through the op namespace hook, so tapes and tracers see them."""
+"""Variable: a mutable holder of a tensor value. Reads and assignments are ops (defined
+in ops/state.py, run through their primitive bindings), so tapes and tracers see them."""
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
 
-from . import dtypes as _dt
-from . import tensor as _tensor_mod
+from . import dtypes as _dt, prims, registry as _reg
 from .context import ctx, hooks
+from .convert import convert_to_tensor
+from .dispatch import run_kernel
 from .errors import InvalidArgumentError
-from .tensor import IndexedSlices, Tensor, TensorShape, _ids, _Ref
+from .indexed_slices import IndexedSlices
+from .memory import share
+from .tensor import _ids, _Ref, numpy_text, Resource, Tensor, TensorShape
 
 
-class Variable:
+def own_copy(value, dtype=None) -> Tensor:
+    """A variable's own copy of `value`: shares the buffer, owned by no tidy scope."""
+    t = convert_to_tensor(value, dtype=dtype)
+    own = share(t, track=False)
+    own._kept = True
+    return own
+
+
+class Variable(Resource):
     """A mutable holder of a tensor value; reads are watched by tapes automatically.
 
     Example:
@@ -33,7 +44,7 @@ class Variable:
             initial_value = hooks.lift(initial_value, self)
         elif callable(initial_value):
             initial_value = initial_value()
-        self._value: Tensor = _tensor_mod._ops.initial_value(initial_value, dtype)
+        self._value: Tensor = own_copy(initial_value, dtype)
         self.id = next(_ids)
         self.trainable = bool(trainable)
         # as in eager TF, the enclosing name scope prefixes the name ("dense/kernel")
@@ -74,10 +85,10 @@ class Variable:
     # --- reading
     def read_value(self) -> Tensor:
         """The current value as a Tensor (watched by active tapes if trainable)."""
-        return _tensor_mod._ops.read_variable(self)
+        return prims.read_variable_op(self)
 
     def value(self) -> Tensor:
-        return _tensor_mod._ops.read_variable(self)
+        return prims.read_variable_op(self)
 
     def numpy(self) -> np.ndarray:
         return self._value.numpy()
@@ -88,7 +99,7 @@ class Variable:
 
     # --- writing
     def _check(self, value, what):
-        t = _tensor_mod._ops.convert_to_tensor(value, dtype=self.dtype)
+        t = convert_to_tensor(value, dtype=self.dtype)
         allowed = self._declared_shape
         if allowed is not None:
             if not allowed.is_compatible_with(t._shape):
@@ -103,17 +114,18 @@ class Variable:
 
     def assign(self, value, use_locking: bool = False, name=None, read_value: bool = True):
         """Replace the value; returns the variable."""
-        return _tensor_mod._ops.assign_variable(self, self._check(value, "assign"))
+        prims.assign_variable_op(self, self._check(value, "assign"))
+        return self
 
     def assign_add(self, delta, use_locking: bool = False, name=None, read_value: bool = True):
         """Add `delta` (in place when no tensor shares the value); returns the variable."""
-        return _tensor_mod._ops.assign_variable(self, self._check(delta, "assign_add"),
-                                    "AssignAddVariableOp")
+        prims.assign_add_variable_op(self, self._check(delta, "assign_add"))
+        return self
 
     def assign_sub(self, delta, use_locking: bool = False, name=None, read_value: bool = True):
         """Subtract `delta` (in place when no tensor shares the value); returns the variable."""
-        return _tensor_mod._ops.assign_variable(self, self._check(delta, "assign_sub"),
-                                    "AssignSubVariableOp")
+        prims.assign_sub_variable_op(self, self._check(delta, "assign_sub"))
+        return self
 
     def scatter_add(self, sparse_delta: "IndexedSlices", use_locking: bool = False,
                     name=None):
@@ -125,7 +137,7 @@ class Variable:
             ...     tf.constant([1., 2.]), tf.constant([2, 2]))).numpy()
             array([0., 0., 3.], dtype=float32)
         """
-        return _tensor_mod._ops.scatter_variable(self, sparse_delta, "ResourceScatterAdd")
+        return self._scatter(sparse_delta, "ResourceScatterAdd")
 
     def scatter_sub(self, sparse_delta: "IndexedSlices", use_locking: bool = False,
                     name=None):
@@ -136,7 +148,20 @@ class Variable:
     def scatter_update(self, sparse_delta: "IndexedSlices", use_locking: bool = False,
                        name=None):
         """Replace the rows an IndexedSlices names by its values; returns the variable."""
-        return _tensor_mod._ops.scatter_variable(self, sparse_delta, "ResourceScatterUpdate")
+        return self._scatter(sparse_delta, "ResourceScatterUpdate")
+
+    def _scatter(self, sparse_delta, op: str) -> "Variable":
+        """Run a sparse update op (`ResourceScatterAdd`/`ResourceScatterUpdate`) of
+        `sparse_delta` (an IndexedSlices), checked by the op's shape rule first."""
+        if not isinstance(sparse_delta, IndexedSlices):
+            raise TypeError(f"{op}: sparse_delta must be an IndexedSlices, got "
+                            f"{type(sparse_delta).__name__}")
+        inputs = {"resource": self, "indices": sparse_delta.indices,
+                  "updates": sparse_delta.values}
+        _reg.SHAPES[op]({k: v._shape for k, v in inputs.items()},
+                        {k: v.dtype for k, v in inputs.items()}, {})
+        run_kernel(op, inputs)
+        return self
 
     def __repr__(self):
         """TF 2's form: `<tf.Variable 'v:0' shape=(2,) dtype=float32, numpy=array([...])>`."""
@@ -144,7 +169,7 @@ class Variable:
         if not value._buf:  # disposed value: describe the variable without reading it
             return f"<tf.Variable '{self.name}' shape={value._shape} dtype={self.dtype.name}>"
         return (f"<tf.Variable '{self.name}' shape={value._shape} dtype={self.dtype.name}, "
-                f"numpy={_tensor_mod.numpy_text(value._read(), True)}>")
+                f"numpy={numpy_text(value._read(), True)}>")
 
     def __hash__(self):
         return object.__hash__(self)

@@ -13,7 +13,8 @@ import numpy as np
 
 from .._core import nest
 from .._core.convert import convert_to_tensor
-from .._core.tensor import IndexedSlices, Tensor
+from .._core.indexed_slices import IndexedSlices
+from .._core.tensor import Tensor
 from .._core.variable import Variable
 from .forward import ForwardAccumulator
 from .gradient_tape import GradientTape

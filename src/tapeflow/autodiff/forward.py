@@ -17,19 +17,21 @@ import weakref
 from typing import Callable
 
 from .._core import nest
-from .._core import tensor as _tensor_mod
 from .._core.context import ctx, debug_on, hooks
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel, user_site
-from .._core.errors import InvalidArgumentError, describe
-from .._core.registry import JVPS, OPS, ensure_op
-from .._core.tensor import IndexedSlices, Tensor, death_listeners, with_dims
+from .._core.errors import describe, InvalidArgumentError
+from .._core.indexed_slices import IndexedSlices
+from .._core.registry import ensure_op, JVPS, OPS
+from .._core.shape import with_dims
+from .._core.tensor import death_listeners, Tensor
 from .._core.variable import Variable
-from ..ops._op import align_tangent
+from ..ops._tangents import align_tangent
+from ..ops.creation import zeros
 from . import vspace
 from .record import make_backward
 from .tape import Tape
-from .unconnected import UnconnectedGradients, as_unconnected
+from .unconnected import as_unconnected, UnconnectedGradients
 
 __all__ = ["ForwardAccumulator", "fallback_ops", "ops_without_jvp"]
 
@@ -229,7 +231,7 @@ class ForwardAccumulator:
                 with _busy(self):
                     shape = t._shape if self._batch_size is None else (
                         (self._batch_size,) + tuple(t._shape))
-                    out = _tensor_mod._ops.zeros(shape, t.dtype)
+                    out = zeros(shape, t.dtype)
             return out
 
         if not nest.is_nested(tensors):
@@ -369,7 +371,7 @@ def _sum_contributions(use_batch: bool):
 
 def _zeros_tangent(acc, t: Tensor) -> Tensor:
     shape = t._shape if acc._batch_size is None else (acc._batch_size,) + tuple(t._shape)
-    return _tensor_mod._ops.zeros(shape, t.dtype)
+    return zeros(shape, t.dtype)
 
 
 def _align(c: Tensor, out: Tensor) -> Tensor:

@@ -8,11 +8,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._core import nest
-from .._core import tensor as _tensor_mod
 from .._core.convert import convert_to_tensor
-from .._core.errors import InvalidArgumentError, describe
+from .._core.errors import describe, InvalidArgumentError
 from .._core.tensor import Tensor
 from .._core.variable import Variable
+from ..ops.array import identity, reshape, transpose
+from ..ops.creation import zeros
 from .forward import ForwardAccumulator
 from .gradient_tape import GradientTape
 from .unconnected import UnconnectedGradients
@@ -33,7 +34,7 @@ def _fresh(leaf):
     two gradients, and uses of it outside the argument do not count. Shares the buffer."""
     if isinstance(leaf, Variable):
         return leaf
-    return _tensor_mod._ops.identity(convert_to_tensor(leaf))
+    return identity(convert_to_tensor(leaf))
 
 
 def _prepare(args, nums: tuple) -> tuple[list, list, list]:
@@ -281,7 +282,7 @@ def hvp(f: Callable, primals, v) -> Any:
                                    f"{len(vleaves)}")
     acc, grads = _gradient_under(leaves, vleaves, f, args, leaves, False)
     flat = [acc.jvp(g, UnconnectedGradients.ZERO) if g is not None else
-            _tensor_mod._ops.zeros(x._shape, x.dtype) for g, x in zip(grads, leaves)]
+            zeros(x._shape, x.dtype) for g, x in zip(grads, leaves)]
     if single and not nest.is_nested(primals):
         return flat[0]
     return nest.pack_sequence_as(primals, flat)
@@ -303,13 +304,12 @@ def _basis(leaves: list) -> list:
 def _block(t: Tensor, start: int, n: int, total: int, in_shape: tuple, out_ndim: int):
     """Rows [start, start+n) of a batched tangent [N] + out_shape, laid out as
     out_shape + in_shape (the Jacobian block of one input leaf)."""
-    ops = _tensor_mod._ops
     if n != total:
         t = t[start:start + n]
-    t = ops.reshape(t, tuple(in_shape) + tuple(t._shape[1:]))
+    t = reshape(t, tuple(in_shape) + tuple(t._shape[1:]))
     k = len(in_shape)
     if k and out_ndim:
-        t = ops.transpose(t, list(range(k, k + out_ndim)) + list(range(k)))
+        t = transpose(t, list(range(k, k + out_ndim)) + list(range(k)))
     return t
 
 
@@ -339,9 +339,8 @@ def jacfwd(f: Callable, argnums=0) -> Callable:
             start = 0
             for x, n in zip(leaves, sizes):
                 if t is None or not o.dtype.is_trainable:
-                    blocks.append(_tensor_mod._ops.zeros(
-                        tuple(o._shape) + tuple(x._shape), x.dtype) if o.dtype.is_trainable
-                        else None)
+                    blocks.append(zeros(tuple(o._shape) + tuple(x._shape), x.dtype)
+                                  if o.dtype.is_trainable else None)
                 else:
                     blocks.append(_block(t, start, n, total, x._shape, len(o._shape)))
                 start += n
@@ -384,8 +383,7 @@ def hessian(f: Callable, argnums=0) -> Callable:
             start = 0
             for xj, n in zip(leaves, sizes):
                 if t is None:
-                    blocks.append(_tensor_mod._ops.zeros(tuple(xi._shape) + tuple(xj._shape),
-                                                         xi.dtype))
+                    blocks.append(zeros(tuple(xi._shape) + tuple(xj._shape), xi.dtype))
                 else:
                     blocks.append(_block(t, start, n, total, xj._shape, len(xi._shape)))
                 start += n

@@ -9,18 +9,18 @@ import weakref
 import numpy as np
 
 from .._core import nest
-from .._core import tensor as _tensor_mod
 from .._core.context import ctx as _ctx, debug_on
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import user_site
 from .._core.errors import DisposedError, InvalidArgumentError
-from .._core.tensor import Tensor, death_listeners
+from .._core.tensor import death_listeners, Tensor
 from .._core.variable import Variable
-from . import explain as _explain
-from . import vspace
+from ..ops.array import broadcast_to, reshape, transpose
+from ..ops.creation import eye, zeros
+from . import explain as _explain, vspace
 from .forward import ForwardAccumulator
-from .tape import WATCHED, Tape
-from .unconnected import UnconnectedGradients, as_unconnected
+from .tape import Tape, WATCHED
+from .unconnected import as_unconnected, UnconnectedGradients
 
 _log = logging.getLogger("tapeflow")
 # Switched on by config.explain_none_gradients / set_debug: tapes then note the user's
@@ -356,16 +356,15 @@ class GradientTape:
                                "one set of gradients (or jacobians); use persistent=True")
         if not isinstance(target, Tensor):
             target = convert_to_tensor(target)
-        ops = _tensor_mod._ops
         shape = target._shape
         if batch:
             m = int(np.prod(shape[1:]))
-            basis = ops.reshape(ops.eye(m, dtype=target.dtype), (m, 1) + shape[1:])
-            basis = ops.broadcast_to(basis, (m,) + shape)
+            basis = reshape(eye(m, dtype=target.dtype), (m, 1) + shape[1:])
+            basis = broadcast_to(basis, (m,) + shape)
         else:
             m = int(np.prod(shape))
-            basis = ops.reshape(ops.eye(m, dtype=target.dtype), (m,) + shape)
-        seed = ops.zeros(shape, target.dtype)
+            basis = reshape(eye(m, dtype=target.dtype), (m,) + shape)
+        seed = zeros(shape, target.dtype)
         was_recording = self._recording
         if was_recording:
             self._pop_tape()
@@ -387,17 +386,17 @@ class GradientTape:
             if rows is None:
                 if unconnected is UnconnectedGradients.ZERO:
                     full = (shape + s._shape[1:]) if batch else (shape + tuple(s._shape))
-                    out.append(ops.zeros(full, s.dtype))
+                    out.append(zeros(full, s.dtype))
                 else:
                     out.append(None)
                 continue
             if batch:
                 # rows: [m, B, *src_rest] -> [B, *tgt_rest, *src_rest]
                 src_rest = tuple(s._shape[1:])
-                rows = ops.reshape(rows, (m, shape[0]) + src_rest)
+                rows = reshape(rows, (m, shape[0]) + src_rest)
                 perm = (1, 0) + tuple(range(2, 2 + len(src_rest)))
-                rows = ops.transpose(rows, perm)
-                out.append(ops.reshape(rows, tuple(shape) + src_rest))
+                rows = transpose(rows, perm)
+                out.append(reshape(rows, tuple(shape) + src_rest))
             else:
-                out.append(ops.reshape(rows, tuple(shape) + tuple(s._shape)))
+                out.append(reshape(rows, tuple(shape) + tuple(s._shape)))
         return nest.pack_sequence_as(sources, out) if nest.is_nested(sources) else out[0]

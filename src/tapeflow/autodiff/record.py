@@ -9,12 +9,15 @@ inputs that need a gradient reads.
 from __future__ import annotations
 
 from .._core import registry as _reg
-from .._core import tensor as _tensor_mod
 from .._core.context import ctx, debug_on, hooks
+from .._core.convert import convert_to_tensor
 from .._core.dispatch import check_numerics, user_site
-from .._core.tensor import IndexedSlices, Tensor, with_dims
-from . import vspace
+from .._core.indexed_slices import IndexedSlices
+from .._core.shape import with_dims
+from .._core.tensor import Tensor
 from .._core.variable import Variable
+from ..ops._define import sum_to_shape
+from . import vspace
 
 
 # the user's line a recorded op is blamed on, when it is not the caller's: a traced
@@ -117,7 +120,7 @@ def _fit(g, shape):
     """Undo broadcasting: every input gradient of every rule goes through here."""
     if g is None or type(g) is not Tensor or g._shape == shape:
         return g
-    return _tensor_mod._ops.sum_to_shape(g, shape)
+    return sum_to_shape(g, shape)
 
 
 def _layout(op, inputs: dict) -> tuple[list, list]:
@@ -180,7 +183,7 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
 
 
 def _dense(g: IndexedSlices) -> Tensor:
-    return _tensor_mod._ops.convert_to_tensor(g)
+    return convert_to_tensor(g)
 
 
 def _dims_of(op, inputs: dict, in_shapes: list, outs: list) -> tuple[list, list]:

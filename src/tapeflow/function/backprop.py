@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor
-from .._core.tensor import IndexedSlices, Tensor, TensorSpec, with_dims
+from .._core.indexed_slices import IndexedSlices
+from .._core.shape import with_dims
+from .._core.tensor import Tensor, TensorSpec
 from ..autodiff import record, vspace
 from ..autodiff.forward import ForwardAccumulator
 from ..autodiff.tape import Tape

@@ -17,10 +17,12 @@ has no rule raises NoBatchingRule, and vectorized_map falls back to map_fn.
 """
 from __future__ import annotations
 
-from .._core import nest
-from .._core import registry as _reg
+from .._core import nest, registry as _reg
 from .._core.dispatch import run_kernel
 from .._core.tensor import Tensor, TensorSpec
+from ..ops import array as array_ops
+from ..ops.indexing import _spec
+from .control_flow import _Sub
 from .graph import DIM_SOURCES, late_attrs
 
 
@@ -32,11 +34,6 @@ class NoBatchingRule(Exception):
         self.op = op
 
 
-def _ops():
-    from .._core import tensor as _tensor_mod
-    return _tensor_mod._ops
-
-
 def _rank(v, batched: bool) -> int:
     return v.ndim - 1 if batched else v.ndim
 
@@ -46,7 +43,7 @@ def _align(v, batched: bool, rank: int):
     if not batched:
         return v
     for _ in range(rank - _rank(v, True)):
-        v = _ops().expand_dims(v, 1)
+        v = array_ops.expand_dims(v, 1)
     return v
 
 
@@ -54,8 +51,7 @@ def _tile(v, n):
     """An unbatched tensor repeated `n` times along a new first axis."""
     if n is None:
         raise NoBatchingRule("Tile", "needs the batch size, unknown while tracing")
-    ops = _ops()
-    return ops.tile(ops.expand_dims(v, 0), [n] + [1] * v.ndim)
+    return array_ops.tile(array_ops.expand_dims(v, 0), [n] + [1] * v.ndim)
 
 
 def broadcasting(node, ins, batched, n):
@@ -118,12 +114,11 @@ def gather(node, ins, batched, n):
         if axis == 0:
             return out
         perm = [axis] + [d for d in range(out.ndim) if d != axis]
-        return _ops().transpose(out, perm)
+        return array_ops.transpose(out, perm)
     raise NoBatchingRule(node.op, f"with batch_dims={b} and only params batched")
 
 
 def strided_slice(node, ins, batched, n):
-    from ..ops.indexing import _spec  # the slice attrs with a whole leading axis prepended
     return run_kernel(node.op, ins, {**node.attrs, **_spec(node.attrs, 1)})
 
 
@@ -163,7 +158,6 @@ def rule_for(node):
 
 def batch_function(fn, elems, flat: list, n):
     """`fn` mapped over the first axis of `flat` (the leaves of `elems`) in one pass."""
-    from .control_flow import _Sub
     specs = [TensorSpec(t._shape[1:], t.dtype) for t in flat]
     sub = _Sub(lambda *phs: fn(nest.pack_sequence_as(elems, list(phs))
                                if nest.is_nested(elems) else phs[0]),

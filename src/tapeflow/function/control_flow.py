@@ -21,14 +21,17 @@ from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.dtypes import bool as _bool, int32 as _int32
-from .._core.errors import InvalidArgumentError, describe
+from .._core.errors import describe, InvalidArgumentError
 from .._core.registry import define_op
 from .._core.tensor import SYMBOLIC, Tensor, TensorShape, TensorSpec
 from .._core.variable import Variable
+from ..autodiff.forward import ForwardAccumulator
+from ..ops import array as array_ops, creation as creation_ops
 from .backprop import backward_function
+from .concrete import ConcreteFunction
 from .executor import natives_of
 from .graph import FuncGraph, tracing
-from .trace import ConcreteFunction
+from .tensor_array import shape_loop_arrays
 
 __all__ = ["cond", "while_loop"]
 
@@ -37,13 +40,8 @@ def _symbolic(x) -> bool:
     return isinstance(x, Tensor) and x._buf == SYMBOLIC
 
 
-def _ops():
-    from .._core import tensor as _tensor_mod  # the ops namespace, filled after import
-    return _tensor_mod._ops
-
-
 def _zeros_like(t: Tensor) -> Tensor:
-    return _ops().zeros_like(t)
+    return creation_ops.zeros_like(t)
 
 
 _UNBATCHED = object()  # batch size of unbatched tangents (a batch size may be None)
@@ -63,8 +61,7 @@ def _tangent_zeros(t: Tensor, batch=_UNBATCHED) -> Tensor:
     z = _zeros_like(t)
     if batch is _UNBATCHED:
         return z
-    ops = _ops()
-    return ops.tile(ops.expand_dims(z, 0), [batch] + [1] * len(t._shape))
+    return array_ops.tile(array_ops.expand_dims(z, 0), [batch] + [1] * len(t._shape))
 
 
 def _batched(spec: TensorSpec, batch) -> TensorSpec:
@@ -140,7 +137,6 @@ def _jvp_function(cf, tangent_of: list, variables: list, name: str, batch=_UNBAT
     tangents with `batch`); outputs (cf's outputs, then a tangent for each trainable
     output). Traced with a forward accumulator over `cf`'s nodes, so it is differentiable
     again."""
-    from ..autodiff.forward import ForwardAccumulator
     ins = cf.graph.inputs
     specs = [TensorSpec(t._shape, t.dtype) for t in ins]
     specs += [_batched(TensorSpec(t._shape, t.dtype), batch)
@@ -367,7 +363,7 @@ def _if_vjp(g, ans, pred, args, resources, *, grads, n_out, **_):
             return ([flat_args[i] if flat_args[i] is not None else _zeros_like(args[i])
                      for i in wanted]
                     + [flat_res[i] if flat_res[i] is not None
-                       else _ops().zeros(resources[i]._shape, resources[i].dtype)
+                       else creation_ops.zeros(resources[i]._shape, resources[i].dtype)
                        for i in wanted_res])
         return fn
 
@@ -386,7 +382,6 @@ def _if_jvp(tangents, ans, pred, args, resources, *, then_branch, else_branch, n
             then_pad, **_):
     """An If over the branches' forward-mode functions: the taken branch runs again under
     a forward accumulator; the other branch's stand-in outputs get zero tangents."""
-    from ..autodiff.forward import ForwardAccumulator
     t_args, t_res = tangents["args"], tangents["resources"] or [None] * len(resources)
     given = [t for t in list(t_args) + list(t_res) if t is not None]
     if not given or not n_out:
@@ -492,7 +487,6 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             n += 1
         result = nest.pack_sequence_as(structure, flat)
         return _stop(result) if not back_prop else result
-    from .tensor_array import shape_loop_arrays  # TensorArrays of unknown element shape
     structure = shape_loop_arrays(structure, lambda s: body(*s) if spread else body(s))
     flat0 = [v if isinstance(v, Tensor) else convert_to_tensor(v)
              for v in nest.flatten(structure)]
@@ -519,7 +513,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
 def _stop(structure):
     return nest.map_structure(
-        lambda t: _ops().stop_gradient(t) if isinstance(t, Tensor) else t, structure)
+        lambda t: array_ops.stop_gradient(t) if isinstance(t, Tensor) else t, structure)
 
 
 def _read_variables(structure):
@@ -856,8 +850,7 @@ def _while_grad_jvp(tangents, cots, loop_vars, args, resources, count, *, grad, 
     if batch is not _UNBATCHED:
         if batch is None:
             raise InvalidArgumentError("WhileGrad: batched tangents need a known batch size")
-        ops = _ops()
-        members = [ops.unstack(t, num=batch) if t is not None else [None] * batch
+        members = [array_ops.unstack(t, num=batch) if t is not None else [None] * batch
                    for t in flat]
         sizes = [len(t_c), len(t_x), len(t_a), len(t_r)]
         per = []
@@ -874,7 +867,7 @@ def _while_grad_jvp(tangents, cots, loop_vars, args, resources, count, *, grad, 
         if all(p is None for p in per):
             return None
         n_out = len(next(p for p in per if p is not None))
-        return [ops.stack([p[j] if p is not None else None for p in per])
+        return [array_ops.stack([p[j] if p is not None else None for p in per])
                 if all(p is not None for p in per) else None for j in range(n_out)]
     total = None
     if any(t is not None for t in t_c):

@@ -19,9 +19,10 @@ from .._core.context import ctx, debug_on, hooks
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel, shape_args, watch_variables, with_resources
 from .._core.dtypes import DType
-from .._core.errors import InvalidArgumentError, describe, user_site
+from .._core.errors import describe, InvalidArgumentError, user_site
 from .._core.registry import LateAttr
-from .._core.tensor import SYMBOLIC, Dim, Tensor, TensorShape, _ids, known_dims
+from .._core.shape import Dim, known_dims
+from .._core.tensor import _ids, SYMBOLIC, Tensor, TensorShape
 from .._core.variable import Variable
 
 _new_tensor = Tensor.__new__

@@ -13,18 +13,17 @@ import warnings
 from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
-from .._core.dtypes import DType, as_dtype, int32
+from .._core.dtypes import as_dtype, DType, int32
 from .._core.errors import describe
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
+from ..ops import array as array_ops, creation as creation_ops, indexing as indexing_ops
+from .batching import batch_function, NoBatchingRule
+from .control_flow import _Sub, while_loop
+from .tensor_array import TensorArray
 
 __all__ = ["map_fn", "vectorized_map"]
 _log = logging.getLogger("tapeflow")
-
-
-def _ops():
-    from .._core import tensor as _tensor_mod
-    return _tensor_mod._ops
 
 
 def _as_tensor(v) -> Tensor:
@@ -110,17 +109,16 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
     else:
         result = _map_graph(fn, elems, flat, n, sig, parallel_iterations or 10)
     if not back_prop:
-        result = nest.map_structure(_ops().stop_gradient, result)
+        result = nest.map_structure(array_ops.stop_gradient, result)
     return result
 
 
 def _slice(elems, flat, i):
-    pieces = [t[i] if isinstance(i, int) else _ops().gather(t, i) for t in flat]
+    pieces = [t[i] if isinstance(i, int) else indexing_ops.gather(t, i) for t in flat]
     return nest.pack_sequence_as(elems, pieces) if nest.is_nested(elems) else pieces[0]
 
 
 def _map_eager(fn, elems, flat, n, sig):
-    ops = _ops()
     outs, structure = [], None
     for i in range(n):
         out = fn(_slice(elems, flat, i))
@@ -130,19 +128,16 @@ def _map_eager(fn, elems, flat, n, sig):
         template = sig if sig is not None else nest.map_structure(
             lambda t: TensorSpec(t._shape[1:], t.dtype), elems)
         specs = nest.flatten(template)
-        leaves = [ops.zeros((0,) + tuple(d or 0 for d in s.shape), s.dtype)
-                  if isinstance(s, TensorSpec) else ops.zeros((0,), s) for s in specs]
+        leaves = [creation_ops.zeros((0,) + tuple(d or 0 for d in s.shape), s.dtype)
+                  if isinstance(s, TensorSpec) else creation_ops.zeros((0,), s) for s in specs]
         return nest.pack_sequence_as(template, leaves) if nest.is_nested(template) \
             else leaves[0]
-    stacked = [ops.stack([o[k] for o in outs]) for k in range(len(outs[0]))]
+    stacked = [array_ops.stack([o[k] for o in outs]) for k in range(len(outs[0]))]
     return nest.pack_sequence_as(structure, stacked) if nest.is_nested(structure) \
         else stacked[0]
 
 
 def _map_graph(fn, elems, flat, n, sig, parallel_iterations):
-    from .control_flow import _Sub, while_loop
-    from .tensor_array import TensorArray
-    ops = _ops()
     # fn traced once into a throwaway graph: the structure, dtypes and shapes it returns
     specs = [TensorSpec(t._shape[1:], t.dtype) for t in flat]
     seen = []
@@ -159,7 +154,7 @@ def _map_graph(fn, elems, flat, n, sig, parallel_iterations):
             raise ValueError(f"map_fn: inside a traced function fn must return tensors of a "
                              f"known shape, got {dt.name}{list(shape)}; give "
                              "fn_output_signature with a full shape")
-    size = n if n is not None else ops.shape(flat[0], int32)[0]
+    size = n if n is not None else array_ops.shape(flat[0], int32)[0]
     arrays = [TensorArray(dt, size=size, element_shape=shape) for shape, dt in out_specs]
 
     def body(i, arrays):
@@ -171,7 +166,7 @@ def _map_graph(fn, elems, flat, n, sig, parallel_iterations):
                            parallel_iterations=parallel_iterations, name="map_fn")
     stacked = [ta.stack() for ta in arrays]
     if n is not None:
-        stacked = [ops.reshape(s, (n,) + tuple(s._shape[1:])) for s in stacked]
+        stacked = [array_ops.reshape(s, (n,) + tuple(s._shape[1:])) for s in stacked]
     return nest.pack_sequence_as(out_structure, stacked) if nest.is_nested(out_structure) \
         else stacked[0]
 
@@ -193,7 +188,6 @@ def vectorized_map(fn, elems, fallback_to_while_loop: bool = True, warn: bool = 
         >>> tf.vectorized_map(lambda x: tf.reduce_sum(x * x), tf.ones([4, 3])).numpy()
         array([3., 3., 3., 3.], dtype=float32)
     """
-    from .batching import NoBatchingRule, batch_function
     if not callable(fn):
         raise TypeError(f"vectorized_map: fn must be callable, got {fn!r:.60}")
     flat, n = _flat_elems("vectorized_map", elems)

@@ -18,17 +18,16 @@ from __future__ import annotations
 from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
-from .._core.dtypes import DType, as_dtype, int32
-from .._core.errors import InvalidArgumentError, describe
+from .._core.dtypes import as_dtype, DType, int32
+from .._core.errors import describe, InvalidArgumentError
 from .._core.tensor import SYMBOLIC, Tensor, TensorShape
 from .._core.variable import Variable
+from ..ops import (array as array_ops, creation as creation_ops, indexing as indexing_ops,
+                   math as math_ops, reduction as reduction_ops)
+from ..ops.tensor_array import resize_axis
+from .graph import FuncGraph, tracing
 
 __all__ = ["TensorArray"]
-
-
-def _ops():
-    from .._core import tensor as _tensor_mod
-    return _tensor_mod._ops
 
 
 def _static_int(x):
@@ -151,13 +150,11 @@ class TensorArray:
         return tuple(s)
 
     def _new_buffer(self, element_shape: tuple) -> Tensor:
-        ops = _ops()
         n = _static_int(self._size)
         if n is not None and not self._dynamic_size:
-            return ops.zeros((n,) + element_shape, self._dtype)
-        from ..ops.tensor_array import resize_axis
+            return creation_ops.zeros((n,) + element_shape, self._dtype)
         size = self._size if isinstance(self._size, Tensor) else convert_to_tensor(n, int32)
-        return resize_axis(ops.zeros((0,) + element_shape, self._dtype), size)
+        return resize_axis(creation_ops.zeros((0,) + element_shape, self._dtype), size)
 
     def _value(self, value, what: str) -> Tensor:
         if isinstance(value, Variable):
@@ -213,7 +210,7 @@ class TensorArray:
             raise InvalidArgumentError(
                 f"TensorArray.{what}: could not read index {i}: it was never written and the "
                 "element shape is not fully defined")
-        return _ops().zeros(shape, self._dtype)
+        return creation_ops.zeros(shape, self._dtype)
 
     def _check_range(self, i: int, n: int, what: str) -> None:
         if i >= n:
@@ -236,21 +233,19 @@ class TensorArray:
             self._elements[index] = value
             return self
         self._check_element(value._shape, "write")
-        ops = _ops()
         buffer = self._buffer
         if buffer is None:
             buffer = self._new_buffer(tuple(value._shape))
         i = index if isinstance(index, Tensor) else convert_to_tensor(index, int32)
         n, k = _static_int(self._size), _static_int(i)
         if self._dynamic_size:
-            from ..ops.tensor_array import resize_axis
-            buffer = resize_axis(buffer, ops.maximum(ops.shape(buffer, i.dtype)[0], i + 1))
+            buffer = resize_axis(buffer, math_ops.maximum(array_ops.shape(buffer, i.dtype)[0], i + 1))
         elif n is not None and k is not None and k >= n:
             raise InvalidArgumentError(
                 f"TensorArray.write: tried to write to index {k} but array is not resizeable "
                 f"and size is: {n}")
-        buffer = ops.tensor_scatter_nd_update(buffer, ops.reshape(i, [1, 1]),
-                                              ops.expand_dims(value, 0))
+        buffer = indexing_ops.tensor_scatter_nd_update(buffer, array_ops.reshape(i, [1, 1]),
+                                              array_ops.expand_dims(value, 0))
         return self._with(buffer)
 
     def unstack(self, value, name=None) -> "TensorArray":
@@ -261,7 +256,7 @@ class TensorArray:
                                        f"{describe(value)}")
         self._check_element(value._shape[1:], "unstack")
         if not self._graph:
-            pieces = _ops().unstack(value)
+            pieces = array_ops.unstack(value)
             if len(pieces) > len(self._elements) and not self._dynamic_size:
                 raise InvalidArgumentError(
                     f"TensorArray.unstack: cannot unstack {len(pieces)} elements into an "
@@ -275,14 +270,12 @@ class TensorArray:
             raise InvalidArgumentError(
                 f"TensorArray.unstack: cannot unstack {m} elements into an array of size {n}")
         if self._dynamic_size:
-            from ..ops.tensor_array import resize_axis
-            value = resize_axis(value, _ops().shape(value)[0])  # first dim unknown, as loops
+            value = resize_axis(value, array_ops.shape(value)[0])  # first dim unknown, as loops
         return self._with(value)
 
     def scatter(self, indices, value, name=None) -> "TensorArray":
         """The array with `value[k]` at `indices[k]`."""
         value = self._value(value, "scatter")
-        ops = _ops()
         if not self._graph:
             idx = [int(i) for i in (indices.numpy() if isinstance(indices, Tensor)
                                     else indices)]
@@ -290,7 +283,7 @@ class TensorArray:
                 raise InvalidArgumentError(
                     f"TensorArray.scatter: value {describe(value)} must have {len(idx)} "
                     f"elements along its first axis, one per index")
-            for i, piece in zip(idx, ops.unstack(value, num=len(idx))):
+            for i, piece in zip(idx, array_ops.unstack(value, num=len(idx))):
                 self.write(i, piece)
             return self
         idx = indices if isinstance(indices, Tensor) else convert_to_tensor(indices, int32)
@@ -299,11 +292,10 @@ class TensorArray:
         if buffer is None:
             buffer = self._new_buffer(tuple(value._shape[1:]))
         if self._dynamic_size:
-            from ..ops.tensor_array import resize_axis
-            top = ops.reduce_max(ops.concat([ops.reshape(idx, [-1]) + 1,
-                                             ops.shape(buffer, idx.dtype)[:1]], 0))
+            top = reduction_ops.reduce_max(array_ops.concat([array_ops.reshape(idx, [-1]) + 1,
+                                             array_ops.shape(buffer, idx.dtype)[:1]], 0))
             buffer = resize_axis(buffer, top)
-        buffer = ops.tensor_scatter_nd_update(buffer, ops.expand_dims(idx, -1), value)
+        buffer = indexing_ops.tensor_scatter_nd_update(buffer, array_ops.expand_dims(idx, -1), value)
         return self._with(buffer)
 
     # ------------------------------------------------------------------ reading
@@ -314,34 +306,31 @@ class TensorArray:
             self._check_range(index, len(self._elements), "read")
             v = self._elements[index]
             return v if v is not None else self._eager_zeros("read", index)
-        return _ops().gather(self._need_buffer("read"), index)
+        return indexing_ops.gather(self._need_buffer("read"), index)
 
     def stack(self, name=None) -> Tensor:
         """All elements stacked along a new first axis."""
-        ops = _ops()
         if not self._graph:
             if not self._elements:
                 shape = self._full_shape()
-                return ops.zeros((0,) + (shape if shape is not None else ()), self._dtype)
-            return ops.stack([v if v is not None else self._eager_zeros("stack", i)
+                return creation_ops.zeros((0,) + (shape if shape is not None else ()), self._dtype)
+            return array_ops.stack([v if v is not None else self._eager_zeros("stack", i)
                               for i, v in enumerate(self._elements)])
-        return ops.identity(self._need_buffer("stack"))
+        return array_ops.identity(self._need_buffer("stack"))
 
     def gather(self, indices, name=None) -> Tensor:
         """The elements at `indices`, stacked."""
-        ops = _ops()
         if not self._graph:
             idx = [int(i) for i in (indices.numpy() if isinstance(indices, Tensor)
                                     else indices)]
             if not idx:
                 shape = self._full_shape()
-                return ops.zeros((0,) + (shape if shape is not None else ()), self._dtype)
-            return ops.stack([self.read(i) for i in idx])
-        return ops.gather(self._need_buffer("gather"), indices)
+                return creation_ops.zeros((0,) + (shape if shape is not None else ()), self._dtype)
+            return array_ops.stack([self.read(i) for i in idx])
+        return indexing_ops.gather(self._need_buffer("gather"), indices)
 
     def concat(self, name=None) -> Tensor:
         """The elements joined along their first axis."""
-        ops = _ops()
         if not self._graph:
             pieces = [v if v is not None else self._eager_zeros("concat", i)
                       for i, v in enumerate(self._elements)]
@@ -349,22 +338,21 @@ class TensorArray:
                 raise InvalidArgumentError("TensorArray.concat: elements must have rank >= 1")
             if not pieces:
                 shape = self._full_shape() or (0,)
-                return ops.zeros((0,) + tuple(shape[1:]), self._dtype)
-            return ops.concat(pieces, 0) if len(pieces) > 1 else ops.identity(pieces[0])
+                return creation_ops.zeros((0,) + tuple(shape[1:]), self._dtype)
+            return array_ops.concat(pieces, 0) if len(pieces) > 1 else array_ops.identity(pieces[0])
         buffer = self._need_buffer("concat")
         if buffer.ndim < 2:
             raise InvalidArgumentError("TensorArray.concat: elements must have rank >= 1")
-        return ops.reshape(buffer, [-1] + list(buffer._shape[2:]))
+        return array_ops.reshape(buffer, [-1] + list(buffer._shape[2:]))
 
     def size(self, name=None) -> Tensor:
         """The number of elements, an int32 scalar."""
-        ops = _ops()
         if not self._graph:
             return convert_to_tensor(len(self._elements), int32)
         if self._buffer is not None:
-            return ops.shape(self._buffer, int32)[0]
+            return array_ops.shape(self._buffer, int32)[0]
         n = _static_int(self._size)
-        return convert_to_tensor(n, int32) if n is not None else ops.cast(self._size, int32)
+        return convert_to_tensor(n, int32) if n is not None else math_ops.cast(self._size, int32)
 
     def close(self, name=None):
         return None
@@ -399,7 +387,6 @@ def shape_loop_arrays(structure, run_body):
     pending = [ta for ta in _arrays_in(structure) if ta._graph and ta._buffer is None]
     if not pending:
         return structure
-    from .graph import FuncGraph, tracing
     probe = FuncGraph("tensor_array_probe")
     with tracing(probe):
         flat = [probe.placeholder(t._shape, t.dtype) if isinstance(t, Tensor) else t

@@ -4,13 +4,22 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import prims
+from .._core import nest
+from .._core.convert import convert_to_tensor, register_tensor_conversion_function
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import SYMBOLIC, Dim, Tensor
+from .._core.shape import Dim
+from .._core.tensor import SYMBOLIC, Tensor, TensorShape
 from .._core.variable import Variable
-from ._op import (ArgumentTypeError, align_tangent, batch_dims, choice_arg, defop, dims_of,
-                  dtype_arg, int_arg, int_list, normalize_axes, normalize_axis, passthrough,
-                  same_shape, sequence_arg, shape_arg, show, to_tensor)
+from .._core.shape import dims_of
+from ._args import (ArgumentTypeError, choice_arg, dtype_arg, int_arg, int_list, normalize_axes,
+                    normalize_axis, sequence_arg, shape_arg, show, to_tensor)
+from ._define import defop, passthrough, same_shape
+from ._tangents import align_tangent, batch_dims
+from .creation import ones, zeros
+from .math import conj, floormod
+from .reduction import cumsum, reduce_max, reduce_sum
 
 __all__ = ["reshape", "identity", "broadcast_to", "transpose", "expand_dims", "squeeze",
            "concat", "stack", "unstack", "split", "tile", "pad", "reverse", "identity_n",
@@ -149,7 +158,6 @@ def _full_tangents(t: list, values: list) -> tuple[list, int]:
     nb = batch_dims(ref, val)
     if all(ti is not None for ti in t):
         return list(t), nb
-    from .creation import zeros
     lead = dims_of(ref)[:nb]
     return [ti if ti is not None else zeros(lead + dims_of(v), ref.dtype)
             for ti, v in zip(t, values)], nb
@@ -178,7 +186,6 @@ def transpose(a, perm=None, conjugate=False, name=None) -> Tensor:
         perm = p
     out = _transpose(x, perm)
     if conjugate and x.dtype.is_complex:
-        from .math import conj
         out = conj(out)
     return out
 
@@ -423,6 +430,21 @@ def stack(values, axis=0, name=None) -> Tensor:
     return run_kernel("Stack", {"values": vals}, {"axis": ax})
 
 
+def _autopack(value, dtype=None, name=None, as_ref=False):
+    """convert_to_tensor of a list or tuple holding tensors or variables: one stacked
+    tensor, its Python numbers taking the tensors' dtype (TensorFlow's autopacking);
+    NotImplemented for plain Python values, which the default conversion handles."""
+    leaves = nest.flatten(list(value))
+    tensors = [v for v in leaves if isinstance(v, (Tensor, Variable))]
+    if not tensors:
+        return NotImplemented
+    hint = dtype if dtype is not None else tensors[0].dtype
+    return stack([convert_to_tensor(v, dtype, hint) for v in value])
+
+
+register_tensor_conversion_function((list, tuple), _autopack, priority=99)
+
+
 def _stack_shape(shapes, dtypes, attrs):
     ss, ax = shapes["values"], attrs["axis"]
     r = len(ss[0])
@@ -509,7 +531,6 @@ def _tile_shape(shapes, dtypes, attrs):
 def _tile_vjp(g, x_shape, *, multiples):
     if not multiples:
         return g
-    from .reduction import reduce_sum
     # g's axis i holds multiples[i] copies of x's axis i: split it into [copy, x dim] and
     # sum over the copies. Sizes 1 are dropped and neighbours both summed or both kept
     # merged, so the split stays within NumPy's 64 dims (2 per axis did not at rank 40).
@@ -712,7 +733,6 @@ def rank(input, name=None) -> Tensor:
     """The rank of `input` as a scalar int32 tensor. Example: `tf.rank(tf.zeros([2, 3]))`
     -> 2."""
     x = input if type(input) is Tensor else to_tensor(input, None, "Rank", "input")
-    from .._core.convert import convert_to_tensor
     return convert_to_tensor(np.int32(len(x._shape)))
 
 
@@ -841,7 +861,6 @@ def sequence_mask(lengths, maxlen=None, dtype=_dt.bool, name=None) -> Tensor:
         maxlen = -1  # traced: the kernel takes max(lengths) when the graph runs
     elif maxlen is None:
         # The output's width depends on the data: resolve it now so shapes stay static.
-        from .reduction import reduce_max
         maxlen = max(int(reduce_max(ln)), 0) if ln.size else 0
     else:
         maxlen = int_arg("SequenceMask", maxlen, "maxlen", minimum=0)
@@ -881,10 +900,6 @@ def roll(input, shift, axis, name=None) -> Tensor:  # noqa: A002 - TensorFlow's 
 
     Example: `tf.roll([0, 1, 2, 3, 4], shift=2, axis=0)` -> [3, 4, 0, 1, 2].
     """
-    from .indexing import gather
-    from .math import floormod
-    from .creation import ones
-    from .reduction import cumsum
     x = to_tensor(input, None, "Roll", "input")
     shifts, axes = _static_ints("Roll", shift, "shift"), _static_ints("Roll", axis, "axis")
     if len(shifts) != len(axes):
@@ -901,7 +916,7 @@ def roll(input, shift, axis, name=None) -> Tensor:  # noqa: A002 - TensorFlow's 
         if n is None:  # known when the graph runs: gather at (i - shift) mod n
             size = shape(x)[a]
             positions = cumsum(ones(dims_of(x)[a:a + 1], _dt.int32)) - 1
-            x = gather(x, floormod(positions - s, size), axis=a)
+            x = prims.gather_v2(x, floormod(positions - s, size), axis=a, batch_dims=0)
         elif n and s % n:
             s %= n
             lead = (slice(None),) * a
@@ -915,7 +930,6 @@ def repeat(input, repeats, axis=None, name=None) -> Tensor:  # noqa: A002
 
     Example: `tf.repeat([1, 2], [2, 3], axis=0)` -> [1, 1, 2, 2, 2].
     """
-    from .indexing import gather
     x = to_tensor(input, None, "Repeat", "input")
     reps = _static_ints("Repeat", repeats, "repeats")
     if any(r < 0 for r in reps):
@@ -934,7 +948,8 @@ def repeat(input, repeats, axis=None, name=None) -> Tensor:  # noqa: A002
     if n is not None and n != len(reps):
         raise InvalidArgumentError(f"Repeat: {len(reps)} repeats for dimension {axis} of "
                                    f"size {n} (input {describe(x)})")
-    return gather(x, np.repeat(np.arange(len(reps)), reps).astype(np.int32), axis=axis)
+    index = convert_to_tensor(np.repeat(np.arange(len(reps)), reps).astype(np.int32))
+    return prims.gather_v2(x, index, axis=axis, batch_dims=0)
 
 
 import collections as _collections  # noqa: E402
@@ -1008,7 +1023,6 @@ def ensure_shape(x, shape, name=None) -> Tensor:
 
     Example: `tf.ensure_shape(tf.zeros([2, 3]), [None, 3]).shape` -> [2, 3].
     """
-    from .._core.tensor import TensorShape
     t = to_tensor(x, None, "EnsureShape", "x")
     want = TensorShape(shape)
     if shape is None or want.rank is None:

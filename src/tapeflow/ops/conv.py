@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import Dim, Tensor, known_dims
-from ._op import (broadcast_shapes, choice_arg, defop, dims_of, int_arg, int_list, shape_arg,
-                  size_of, to_tensor)
+from .._core.shape import Dim, known_dims
+from .._core.tensor import Tensor
+from .._core.shape import broadcast_shapes, dims_of, size_of
+from ._args import choice_arg, int_arg, int_list, shape_arg, to_tensor
+from ._define import defop
+from .array import reshape
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool2d",
            "avg_pool2d"]
@@ -409,7 +412,6 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
     Example: `tf.nn.conv1d(tf.ones([2, 7, 3]), tf.ones([3, 3, 4]), 2, "VALID")`
     -> shape [2, 3, 4].
     """
-    from .array import reshape
     op = "conv1d"
     fmt1 = _data_format(op, data_format, ("NWC", "NCW", "NHWC", "NCHW"))
     fmt1 = {"NHWC": "NWC", "NCHW": "NCW"}.get(fmt1, fmt1)
@@ -480,7 +482,6 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     Example: `tf.nn.depthwise_conv2d(tf.ones([1, 5, 5, 3]), tf.ones([3, 3, 3, 2]),
     [1, 1, 1, 1], "SAME")` -> shape [1, 5, 5, 6].
     """
-    from .array import reshape
     op = "depthwise_conv2d"
     fmt = _data_format(op, data_format or "NHWC")
     x, w = _operands(op, input, filter, "filter")

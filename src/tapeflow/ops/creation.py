@@ -7,14 +7,19 @@ import math
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import prims
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
 from .._core.context import ctx
-from .._core.tensor import SYMBOLIC, Dim, Tensor
+from .._core.shape import Dim
+from .._core.tensor import SYMBOLIC, Tensor
 from .._core.variable import Variable
-from ._op import (ArgumentTypeError, as_int, defop, dims_of, dtype_arg, int_arg, normalize_axis,
-                  passthrough, shape_arg, show, to_tensor)
+from .._core.shape import broadcast_shapes, dims_of
+from ._args import (ArgumentTypeError, as_int, dtype_arg, int_arg, normalize_axis, shape_arg, show,
+                    to_tensor)
+from ._define import defop, passthrough
+from .math import add, cast, multiply
 
 __all__ = ["constant", "convert_to_tensor", "zeros", "ones", "zeros_like", "ones_like", "fill",
            "range", "linspace", "eye", "one_hot"]
@@ -30,7 +35,6 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
     """
     dtype = dtype_arg("constant", dtype, optional=True)
     if isinstance(value, Tensor) and dtype is not None and value.dtype is not dtype:
-        from .math import cast
         t = cast(value, dtype)
     else:
         try:
@@ -201,7 +205,6 @@ def _runtime_arg(v) -> bool:
 def _traced_range(start, limit, delta, want):
     """Range with run-time arguments (inside a traced function): the arguments become
     scalar tensor inputs of a RangeV2 node and the length is unknown until it runs."""
-    from .math import cast
     ts = []
     for v, arg in ((start, "start"), (limit, "limit"), (delta, "delta")):
         if isinstance(v, (Tensor, Variable, np.ndarray, np.generic)):
@@ -254,8 +257,6 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
 
     Example: `tf.linspace(0.0, 1.0, 5).numpy()` -> [0., 0.25, 0.5, 0.75, 1.].
     """
-    from .array import expand_dims, reshape
-    from .math import add, multiply
     s = to_tensor(float(start) if type(start) is int else start, None, "LinSpace", "start")
     e = to_tensor(float(stop) if type(stop) is int else stop, s.dtype, "LinSpace", "stop")
     if s.dtype is not e.dtype or not (s.dtype.is_floating or s.dtype.is_complex):
@@ -263,7 +264,6 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
             f"LinSpace: start and stop must be floating tensors of one dtype, got start: "
             f"{s.dtype.name}{list(s._shape)} and stop: {e.dtype.name}{list(e._shape)}")
     n = int_arg("LinSpace", num, "num", minimum=0)
-    from ._op import broadcast_shapes
     r = len(broadcast_shapes("LinSpace", s._shape, e._shape))
     ax = normalize_axis("LinSpace", axis, r + 1)
     # out = start * (1 - w) + stop * w with w = i / (num - 1): exact at both ends.
@@ -274,8 +274,8 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
 
     def lift(x):
         if len(x._shape) < r:
-            x = reshape(x, (1,) * (r - len(x._shape)) + dims_of(x))
-        return expand_dims(x, ax)
+            x = prims.reshape(x, shape=(1,) * (r - len(x._shape)) + dims_of(x))
+        return prims.expand_dims(x, axis=(ax,))
     return add(multiply(lift(s), w_start), multiply(lift(e), w_stop))
 
 

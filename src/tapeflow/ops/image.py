@@ -23,7 +23,8 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor
-from ._op import ArgumentTypeError, composite, dtype_arg, show, to_tensor
+from ._args import ArgumentTypeError, dtype_arg, show, to_tensor
+from ._define import composite
 from .array import reverse
 from .indexing import gather
 from .linalg import einsum

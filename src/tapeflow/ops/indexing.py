@@ -13,16 +13,24 @@ import operator
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.convert import convert_to_tensor
+from .._core.convert import convert_to_tensor, register_tensor_conversion_function
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import Dim, IndexedSlices, Tensor
+from .._core.indexed_slices import IndexedSlices
+from .._core.shape import Dim
+from .._core.tensor import Tensor
 from .._core.variable import Variable
-from . import _op
-from ._op import (align_tangent, binary_operands, broadcast_shapes, compatible, defop, dims_of,
-                  dims_product, int_arg, int_list, normalize_axis, shape_arg, size_of,
-                  to_tensor)
+
+from .._core.shape import broadcast_shapes, compatible, dims_of, dims_product, size_of
+from ._args import binary_operands, int_arg, int_list, normalize_axis, shape_arg, to_tensor
+from ._define import defop
+from . import _tangents
+from ._tangents import align_tangent
 from .array import _broadcast_to, _reshape
+from .array import reshape, transpose
+from .creation import ones_like, zeros, zeros_like
+from .math import cast, less
+from .._core.tensor import SYMBOLIC
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "scatter_nd",
            "tensor_scatter_nd_update", "where", "boolean_mask"]
@@ -107,7 +115,7 @@ def _strided_slice_grad(dy: Tensor, shape: tuple, spec: dict) -> Tensor:
 
 defop("StridedSlice", ["x"], shape=_strided_slice_shape,
       vjp={"x": lambda g, x_shape, **attrs: _strided_slice_grad(g, x_shape, _spec(attrs))},
-      jvp={"x": lambda t, x, **attrs: _strided_slice(t, _spec(attrs, _op.batch_dims(t, x)))})
+      jvp={"x": lambda t, x, **attrs: _strided_slice(t, _spec(attrs, _tangents.batch_dims(t, x)))})
 
 
 def _strided_slice_grad_shape(shapes, dtypes, attrs):
@@ -120,7 +128,7 @@ def _strided_slice_grad_shape(shapes, dtypes, attrs):
 
 
 def _strided_slice_grad_jvp(t, dy, *, shape, **attrs):
-    nb = _op.batch_dims(t, dy)
+    nb = _tangents.batch_dims(t, dy)
     return _strided_slice_grad(t, t._shape[:nb] + tuple(shape), _spec(attrs, nb))
 
 
@@ -387,7 +395,6 @@ def _advanced(x: Tensor, entries) -> Tensor:
     positions = [a[0] for a in adv]
     if positions != list(range(positions[0], positions[0] + len(positions))):
         # Advanced indices separated by a basic one: NumPy puts the result dims first.
-        from .array import transpose
         perm = dims + [d for d in range(len(shape)) if d not in dims]
         y = transpose(y, perm)
         shape = [shape[d] for d in perm]
@@ -469,7 +476,7 @@ def _gather_vjp(g, params_shape, indices, *, axis, batch_dims):
 
 
 def _gather_jvp(t, params, indices, *, axis, batch_dims):
-    nb = _op.batch_dims(t, params)
+    nb = _tangents.batch_dims(t, params)
     if nb and batch_dims:
         indices = _bcast_lead(indices, t, nb)
         batch_dims += nb
@@ -493,7 +500,6 @@ def _segment_sum(data, segment_ids, num_segments, axis=0, batch_dims=0) -> Tenso
         num_segments = int(num_segments)
     if 0 in rest:
         # Zero-width rows, which the NumPy kernel cannot lay out: the sum is empty anyway.
-        from .creation import zeros
         dims = dims_of(data)
         return zeros(dims[:axis] + (num_segments,) + dims[axis + segment_ids.ndim - batch_dims:],
                      data.dtype)
@@ -532,7 +538,7 @@ def _segment_sum_shape(shapes, dtypes, attrs):
 
 
 def _segment_sum_jvp(t, data, segment_ids, *, num_segments, axis, batch_dims):
-    nb = _op.batch_dims(t, data)
+    nb = _tangents.batch_dims(t, data)
     if nb and batch_dims:
         segment_ids = _bcast_lead(segment_ids, t, nb)
         batch_dims += nb
@@ -565,6 +571,11 @@ def indexed_slices_to_dense(slices: IndexedSlices, shape=None) -> Tensor:
             f"indexed_slices_to_dense: values {describe(values)} do not fit indices "
             f"{describe(indices)} and dense_shape {list(shape)}")
     return _segment_sum(values, indices, shape[0])
+
+
+register_tensor_conversion_function(
+    IndexedSlices, lambda value, dtype=None, name=None, as_ref=False:
+    indexed_slices_to_dense(value))
 
 
 # --------------------------------------------------------------------------- gather_nd
@@ -605,7 +616,7 @@ def gather_nd(params, indices, batch_dims=0, name=None) -> Tensor:
 
 
 def _gather_nd_jvp(t, params, indices, *, batch_dims):
-    nb = _op.batch_dims(t, params)
+    nb = _tangents.batch_dims(t, params)
     if nb:
         indices = _bcast_lead(indices, t, nb)
     return gather_nd(t, indices, batch_dims + nb)
@@ -656,7 +667,7 @@ def _scatter_nd(indices: Tensor, updates: Tensor, shape: tuple, batch_dims: int 
 
 
 def _scatter_nd_jvp(t, updates, indices, *, shape, batch_dims):
-    nb = _op.batch_dims(t, updates)
+    nb = _tangents.batch_dims(t, updates)
     if nb:
         indices = _bcast_lead(indices, t, nb)
     return _scatter_nd(indices, t, dims_of(t)[:nb] + tuple(shape), batch_dims + nb)
@@ -701,13 +712,11 @@ def _tsu_shape(shapes, dtypes, attrs):
 
 def _tsu_tensor_vjp(g, indices, updates_shape, *, batch_dims):
     # g with the overwritten elements zeroed: scatter zero updates into it
-    from .creation import zeros
     return _tensor_scatter_nd_update(g, indices, zeros(updates_shape, g.dtype), batch_dims)
 
 
 def _tsu_tensor_jvp(t, tensor, indices, updates, *, batch_dims):
-    from .creation import zeros
-    nb = _op.batch_dims(t, tensor)
+    nb = _tangents.batch_dims(t, tensor)
     if nb:
         indices = _bcast_lead(indices, t, nb)
     return _tensor_scatter_nd_update(t, indices, zeros(dims_of(t)[:nb] + dims_of(updates), t.dtype),
@@ -715,7 +724,7 @@ def _tsu_tensor_jvp(t, tensor, indices, updates, *, batch_dims):
 
 
 def _tsu_updates_jvp(t, tensor, updates, indices, *, batch_dims):
-    nb = _op.batch_dims(t, updates)
+    nb = _tangents.batch_dims(t, updates)
     if nb:
         indices = _bcast_lead(indices, t, nb)
     return _scatter_nd(indices, t, dims_of(t)[:nb] + dims_of(tensor), batch_dims + nb)
@@ -763,7 +772,6 @@ def _select_shape(shapes, dtypes, attrs):
 
 
 def _zero(like: Tensor) -> Tensor:
-    from .creation import zeros
     return zeros((), like.dtype)
 
 
@@ -843,8 +851,7 @@ def _dyn_segment_sum_shape(shapes, dtypes, attrs):
 
 
 def _dyn_segment_sum_jvp(t, data, segment_ids, *, minimum, maximum, sorted_ids):
-    from .array import transpose
-    nb = _op.batch_dims(t, data)
+    nb = _tangents.batch_dims(t, data)
     if not nb:
         return _dyn_segment_sum(t, segment_ids, minimum, maximum, sorted_ids)
     # Batched tangents: move the segment axis first and back.
@@ -877,9 +884,6 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dt.int32,
 
     Example: `tf.math.bincount([1, 1, 3])` -> [0, 2, 0, 1].
     """
-    from .array import reshape
-    from .creation import ones_like, zeros_like
-    from .math import cast, less
     op = "Bincount"
     a = _index_tensor(op, arr if type(arr) is Tensor else to_tensor(arr, _dt.int32, op, "arr"),
                       "arr")
@@ -920,8 +924,6 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dt.int32,
 
 def _bincount_rows(a: Tensor, w: Tensor, lo: int, hi: int, binary: bool) -> Tensor:
     """bincount of each row of 2-D `a`: one sum over ids offset by row * width."""
-    from .array import reshape
-    from .math import cast
     if a._buf == _op_symbolic():
         raise InvalidArgumentError("Bincount: axis=-1 needs eager input (its width depends "
                                    "on the values)")
@@ -941,7 +943,6 @@ def _bincount_rows(a: Tensor, w: Tensor, lo: int, hi: int, binary: bool) -> Tens
 
 
 def _op_symbolic():
-    from .._core.tensor import SYMBOLIC
     return SYMBOLIC
 
 

@@ -17,7 +17,8 @@ from .._core import nest
 from .._core.dispatch import run_kernel
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from ._op import defop
+from ._define import defop
+from .._core.convert import convert_to_tensor
 
 
 class _Slot:
@@ -175,7 +176,6 @@ def print(*inputs, sep: str = " ", end: str = "\n", output_stream=sys.stdout,  #
             tensors.append(v)
             return _SLOT
         if isinstance(v, np.ndarray):
-            from .._core.convert import convert_to_tensor
             tensors.append(convert_to_tensor(v))
             return _SLOT
         return v

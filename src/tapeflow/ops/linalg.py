@@ -17,15 +17,23 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, UnimplementedError, describe
-from .._core.tensor import Dim, Tensor
+from .._core.shape import Dim
+from .._core.tensor import Tensor
 from .._core.variable import Variable
-from ._op import (ArgumentTypeError, align_tangent, as_int, batch_dims, broadcast_shapes,
-                  choice_arg, composite, defop, dims_of, int_arg, int_list, normalize_axis,
-                  show, to_tensor)
+from .._core.shape import broadcast_shapes, dims_of
+from ._args import (ArgumentTypeError, as_int, choice_arg, int_arg, int_list, normalize_axis, show,
+                    to_tensor)
+from ._define import composite, defop
+from ._tangents import align_tangent, batch_dims
 from .array import concat, expand_dims, reshape, split, squeeze, transpose
 from .creation import eye, ones_like, zeros_like
 from .math import abs as _abs, complex as _complex, conj, imag, log, pow as _pow, real, sqrt
 from .reduction import reduce_max, reduce_sum
+from ._args import binary_operands
+from .array import stack
+from .indexing import where
+from .math import square, subtract
+from .reduction import add_n
 
 __all__ = ["matmul", "matvec", "tensordot", "einsum", "inv", "det", "slogdet", "solve",
            "cholesky", "cholesky_solve", "triangular_solve", "qr", "eigh", "eigvalsh", "svd",
@@ -1325,9 +1333,6 @@ def cross(a, b, name=None) -> Tensor:
 
     Example: `tf.linalg.cross([1., 0., 0.], [0., 1., 0.])` -> [0., 0., 1.].
     """
-    from ._op import binary_operands
-    from .array import stack
-    from .math import subtract
     x, y = binary_operands("Cross", a, b)
     if not x._shape or not y._shape or x._shape[-1] not in (3, None) or \
             y._shape[-1] not in (3, None):
@@ -1344,8 +1349,6 @@ def global_norm(t_list, name=None) -> Tensor:
 
     Example: `tf.linalg.global_norm([tf.constant([3.]), tf.constant([4.])])` -> 5.0.
     """
-    from .math import square
-    from .reduction import add_n
     if isinstance(t_list, (Tensor, Variable)) or not isinstance(t_list, (list, tuple)):
         raise TypeError(f"global_norm: t_list must be a sequence of tensors, got "
                         f"{type(t_list).__name__}")
@@ -1363,7 +1366,6 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT") -> Tenso
 
     Example: `tf.linalg.set_diag(tf.zeros([2, 2]), [1., 2.])` -> [[1., 0.], [0., 2.]].
     """
-    from .math import subtract
     x = to_tensor(input, None, "MatrixSetDiag", "input")
     d = diagonal if type(diagonal) is Tensor else to_tensor(diagonal, x.dtype,
                                                             "MatrixSetDiag", "diagonal")
@@ -1385,7 +1387,6 @@ def pinv(a, rcond=None, validate_args=False, name=None) -> Tensor:
 
     Example: `tf.linalg.pinv([[2., 0.], [0., 0.]])` -> [[0.5, 0.], [0., 0.]].
     """
-    from .indexing import where
     x = to_tensor(a, None, "pinv", "a")
     if not x.dtype.is_floating:
         raise InvalidArgumentError(f"pinv: a must be floating, got {describe(x)}")

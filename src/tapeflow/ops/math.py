@@ -6,12 +6,15 @@ import math as _pymath
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import prims
 from .._core.dispatch import run_kernel
 from .._core.memory import scalar_constant, wrap_native
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from ._op import (align_tangent, binary_operands, broadcast_shapes, defop, dtype_arg,
-                  elementwise, linear, nondifferentiable, passthrough, to_tensor)
+from .._core.shape import broadcast_shapes
+from ._args import binary_operands, dtype_arg, to_tensor
+from ._define import defop, elementwise, linear, nondifferentiable, passthrough
+from ._tangents import align_tangent
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod", "mod",
@@ -792,8 +795,7 @@ def imag(input, name=None) -> Tensor:  # noqa: A002
     """The imaginary part (zeros for real tensors). Example: `tf.math.imag(1 + 2j)` -> 2.0."""
     x = _unary("imag", input, _NUMBER)
     if not x.dtype.is_complex:
-        from .creation import zeros_like
-        return zeros_like(x)
+        return prims.zeros_like(x)
     return run_kernel("Imag", {"x": x})
 
 
@@ -919,12 +921,10 @@ def divide_no_nan(x, y, name=None) -> Tensor:
 
     Example: `tf.math.divide_no_nan([3., 1.], [0., 2.])` -> [0., 0.5].
     """
-    from .creation import ones_like, zeros_like
-    from .indexing import where
     x, y = _binary("DivNoNan", x, y, _FC)
     zero = equal(y, 0)
-    q = truediv(x, where(zero, ones_like(y), y))
-    return where(zero, zeros_like(q), q)
+    q = truediv(x, prims.select_v2(zero, prims.ones_like(y), y))
+    return prims.select_v2(zero, prims.zeros_like(q), q)
 
 
 def xlogy(x, y, name=None) -> Tensor:
@@ -932,12 +932,10 @@ def xlogy(x, y, name=None) -> Tensor:
 
     Example: `tf.math.xlogy([0., 2.], [0., 1.])` -> [0., 0.].
     """
-    from .creation import ones_like, zeros_like
-    from .indexing import where
     x, y = _binary("Xlogy", x, y, _FC)
     zero = equal(x, 0)
-    p = multiply(x, log(where(zero, ones_like(y), y)))
-    return where(zero, zeros_like(p), p)
+    p = multiply(x, log(prims.select_v2(zero, prims.ones_like(y), y)))
+    return prims.select_v2(zero, prims.zeros_like(p), p)
 
 
 def log_sigmoid(x, name=None) -> Tensor:

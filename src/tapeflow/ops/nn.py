@@ -10,14 +10,17 @@ from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Tensor
-from ._op import align_tangent, batch_dims, broadcast_shapes, compatible, composite, defop, \
-    derived, elementwise, float_arg, normalize_axes, normalize_axis, passthrough, same_shape, \
-    to_tensor
+from .._core.shape import broadcast_shapes, compatible
+from ._args import float_arg, normalize_axes, normalize_axis, to_tensor
+from ._define import composite, defop, derived, elementwise, passthrough, same_shape
+from ._tangents import align_tangent, batch_dims
 from .array import concat, expand_dims, identity, squeeze
 from .indexing import gather, where
 from .math import cast, erfc, exp, minimum, rsqrt, squared_difference, tanh
 from .math import sigmoid, softplus  # noqa: F401  (tf.nn re-exports them)
 from .reduction import clip_by_norm, reduce_mean, reduce_sum
+from . import conv
+from .math import abs as _abs, log1p, negative
 
 __all__ = [
     "relu", "relu6", "elu", "selu", "gelu", "leaky_relu", "silu", "swish", "softmax",
@@ -691,7 +694,6 @@ __all__ += ["max_pool", "avg_pool", "weighted_cross_entropy_with_logits"]
 def _pool_nd(op: str, input, ksize, strides, padding, data_format) -> Tensor:
     """max_pool / avg_pool: rank-4 input goes to the 2-D op; rank-3 ([N, W, C] or
     [N, C, W]) runs as 2-D with a height of 1."""
-    from . import conv
     x = to_tensor(input, None, op, "input")
     pool2d = conv.max_pool2d if op == "max_pool" else conv.avg_pool2d
     if x.ndim == 4:
@@ -749,7 +751,6 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None) ->
 
     Example: `tf.nn.weighted_cross_entropy_with_logits([1.], [0.], 2.)` -> [1.3862944].
     """
-    from .math import abs as _abs, log1p, negative
     z = to_tensor(logits, None, "weighted_cross_entropy_with_logits", "logits")
     x = labels if type(labels) is Tensor else to_tensor(
         labels, z.dtype, "weighted_cross_entropy_with_logits", "labels")

@@ -23,9 +23,12 @@ from .._core.context import ctx
 from .._core.registry import LateAttr
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import Dim, Tensor
-from ._op import (batch_dims, broadcast_shapes, defop, dims_of, dtype_arg, int_arg, shape_arg,
-                  show, to_tensor)
+from .._core.shape import Dim
+from .._core.tensor import Tensor
+from .._core.shape import broadcast_shapes, dims_of
+from ._args import dtype_arg, int_arg, shape_arg, show, to_tensor
+from ._define import defop
+from ._tangents import batch_dims
 
 __all__ = ["normal", "uniform", "truncated_normal", "categorical", "shuffle", "set_seed",
            "Generator", "get_global_generator", "set_global_generator"]
@@ -415,7 +418,6 @@ defop("RandomShuffle", ["x"], shape=_shuffle_rule,
 
 
 def _dropout_rule(shapes, dtypes, attrs):
-    from ._op import broadcast_shapes
     return [(broadcast_shapes("Dropout", shapes["x"], attrs["noise_shape"]), dtypes["x"])]
 
 

@@ -4,14 +4,19 @@ from __future__ import annotations
 import collections
 
 from .._core import dtypes as _dt
+from .._core import prims
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import Dim, IndexedSlices, Tensor
+from .._core.indexed_slices import IndexedSlices
+from .._core.shape import Dim
+from .._core.tensor import Tensor
 from .._core.variable import Variable
-from ._op import (align_tangent, batch_dims, broadcast_shapes, defop, dtype_arg, int_arg,
-                  normalize_axes, normalize_axis, num_elements, to_tensor)
-from .math import (cast, conj, equal, exp, greater, is_finite, maximum, minimum, real, rsqrt,
-                   sqrt, square)
+from .._core.shape import broadcast_shapes, num_elements
+from ._args import dtype_arg, int_arg, normalize_axes, normalize_axis, to_tensor
+from ._define import defop
+from ._tangents import align_tangent, batch_dims
+from .math import (abs as _abs, cast, conj, equal, exp, greater, is_finite, maximum, minimum,
+                   not_equal, real, rsqrt, sqrt, square)
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_logsumexp", "reduce_std", "reduce_variance", "reduce_any", "reduce_all",
@@ -77,9 +82,8 @@ def _keep(v: Tensor, axis: tuple, keepdims: bool) -> Tensor:
     """`v`, a reduction over `axis`, with those axes put back as size 1 so that it
     broadcasts against the input; inserting axes needs no dimension of the input."""
     if not keepdims:
-        from .array import expand_dims
         for a in axis:  # ascending, so each axis lands at its place in the input
-            v = expand_dims(v, a)
+            v = prims.expand_dims(v, axis=(a,))
     return v
 
 
@@ -91,12 +95,11 @@ def _shift(axis: tuple, t: Tensor, x: Tensor) -> tuple:
 
 def _broadcast_back(g: Tensor, x_shape, axis: tuple, keepdims: bool) -> Tensor:
     """The cotangent of a reduction spread back over the input's shape `x_shape`."""
-    from .array import _broadcast_to  # x_shape is valid (it may hold run-time Dims)
     # Leading reduced axes (a full reduction, say) need no unit axes: broadcasting
     # already lines g up with the input's trailing axes.
     if axis and axis[-1] != len(axis) - 1:
         g = _keep(g, axis, keepdims)
-    return _broadcast_to(g, tuple(x_shape))
+    return prims.broadcast_to(g, shape=tuple(x_shape))
 
 
 # --------------------------------------------------------------------------- sum, mean
@@ -115,6 +118,38 @@ defop("Sum", ["x"], shape=_reduce_rule("Sum"),
       vjp={"x": lambda g, x_shape, *, axis, keepdims: _broadcast_back(g, x_shape, axis,
                                                                       keepdims)},
       jvp={"x": lambda t, x, *, axis, keepdims: reduce_sum(t, _shift(axis, t, x), keepdims)})
+
+
+# ---------------------------------------------------------------------- sum_to_shape's op
+
+
+def _sum_to_rule(shapes, dtypes, attrs):
+    shape = tuple(attrs["shape"])
+    if len(shape) > len(shapes["x"]):
+        raise InvalidArgumentError(f"SumTo: cannot sum {list(shapes['x'])} down to "
+                                   f"{list(shape)}")
+    return [(shape, dtypes["x"])]
+
+
+def _sum_to_vjp(g, x_shape):
+    return run_kernel("BroadcastTo", {"x": g}, {"shape": x_shape})
+
+
+def _sum_to_jvp(t, x, *, shape):
+    nb = batch_dims(t, x)
+    if not nb:
+        return run_kernel("SumTo", {"x": t}, {"shape": shape})
+    # batched: sum each member on its own (the target padded to x's rank), then drop pads
+    lead, shape = t._shape[:nb], tuple(shape)
+    padded = (1,) * (len(x._shape) - len(shape)) + shape
+    out = run_kernel("SumTo", {"x": t}, {"shape": lead + padded})
+    return run_kernel("Reshape", {"x": out}, {"shape": lead + shape})
+
+
+# The kernel of sum_to_shape for shapes known only at run time (traced graphs with unknown
+# dims): sums the axes that were broadcast, found from the actual shapes.
+defop("SumTo", ["x"], shape=_sum_to_rule, vjp={"x": _sum_to_vjp}, jvp={"x": _sum_to_jvp})
+
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
@@ -244,11 +279,10 @@ def _softmax(x, axis):
 
     Not exp(x - ans): ans is rounded at its own magnitude, so for large x that error
     lands in the exponent (at x = [3e7] * 3 in float32 each weight came out as e**-2)."""
-    from .array import stop_gradient
-    from .indexing import where
     m = reduce_max(x, axis, keepdims=True)
     # an infinite max is not shifted (the kernel's rule); the shift has no derivative
-    e = exp(x - stop_gradient(where(is_finite(m), m, 0.0)))
+    shift = prims.select_v2(is_finite(m), m, prims.zeros_like(m))
+    e = exp(x - prims.stop_gradient(shift))
     return e / reduce_sum(e, axis, keepdims=True)
 
 
@@ -569,8 +603,6 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None) -> Tensor:
 
 
 def _clip_dense(t: Tensor, clip_norm, axes) -> Tensor:
-    from .creation import ones_like
-    from .indexing import where
     clip_norm = to_tensor(clip_norm, t.dtype, "clip_by_norm", "clip_norm")
     if clip_norm.dtype is not t.dtype or \
             broadcast_shapes("clip_by_norm", t._shape, clip_norm._shape) != t._shape:
@@ -580,7 +612,8 @@ def _clip_dense(t: Tensor, clip_norm, axes) -> Tensor:
     l2sum = reduce_sum(t * t, axes, keepdims=True)
     positive = greater(l2sum, 0.0)
     # sqrt only where positive, so the gradient at an all-zero t stays finite
-    l2norm = where(positive, sqrt(where(positive, l2sum, ones_like(l2sum))), l2sum)
+    safe = prims.select_v2(positive, l2sum, prims.ones_like(l2sum))
+    l2norm = prims.select_v2(positive, sqrt(safe), l2sum)
     return t * clip_norm / maximum(l2norm, clip_norm)
 
 
@@ -660,7 +693,6 @@ def count_nonzero(input, axis=None, keepdims=None, dtype=_dt.int64, name=None) -
 
     Example: `tf.math.count_nonzero([[0, 1], [2, 0]], axis=1)` -> [1, 1] (int64).
     """
-    from .math import not_equal
     x = to_tensor(input, None, "count_nonzero", "input")
     nonzero = not_equal(x, False if x.dtype.is_bool else 0)
     return reduce_sum(cast(nonzero, dtype_arg("count_nonzero", dtype)), axis,
@@ -679,6 +711,5 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None) ->
     if x.dtype.is_integer:
         return cast(reduce_euclidean_norm(cast(x, _dt.float64), axis, keepdims), x.dtype)
     if x.dtype.is_complex:
-        from .math import abs as _abs
         return cast(reduce_euclidean_norm(_abs(x), axis, keepdims), x.dtype)
     return sqrt(reduce_sum(square(x), axis, keepdims))

@@ -18,8 +18,9 @@ from .._core.errors import InvalidArgumentError
 from .._core import registry as _reg
 from .._core.memory import native_of, share, wrap_native
 from .._core.tensor import Tensor
-from .._core.variable import Variable
-from ._op import defop, passthrough
+from .._core.variable import Variable, own_copy
+from .._core.indexed_slices import IndexedSlices
+from ._define import defop, passthrough
 
 
 def _value_shape(shapes, dtypes, attrs):
@@ -64,17 +65,9 @@ def read_variable(var: Variable) -> Tensor:
 # ---------------------------------------------------------------- assigning
 
 
-def initial_value(value, dtype=None) -> Tensor:
-    """A variable's own copy of `value`: shares the buffer, owned by no tidy scope."""
-    t = convert_to_tensor(value, dtype=dtype)
-    own = share(t, track=False)
-    own._kept = True
-    return own
-
-
 def _replace(var: Variable, t: Tensor) -> None:
     old = var._value
-    var._value = initial_value(t)
+    var._value = own_copy(t)
     old._release()
 
 
@@ -122,12 +115,6 @@ defop("InplaceAdd", ["ref", "value"], shape=_inplace_shape, differentiable=False
       stateful=True)
 defop("InplaceSub", ["ref", "value"], shape=_inplace_shape, differentiable=False,
       stateful=True)
-
-
-def assign_variable(var: Variable, value, op: str = "AssignVariableOp") -> Variable:
-    """Run an assignment op on `var` (`value` converted to the variable's dtype)."""
-    run_kernel(op, {"resource": var, "value": value})
-    return var
 
 
 _UNSHARED: list = []
@@ -222,21 +209,6 @@ defop("ResourceScatterUpdate", ["resource", "indices", "updates"], num_outputs=0
       differentiable=False, stateful=True)
 
 
-def scatter_variable(var: Variable, sparse_delta, op: str) -> Variable:
-    """Run a sparse update op (`ResourceScatterAdd`/`ResourceScatterUpdate`) of
-    `sparse_delta` (an IndexedSlices) on `var`; returns the variable."""
-    from .._core.tensor import IndexedSlices
-    if not isinstance(sparse_delta, IndexedSlices):
-        raise TypeError(f"{op}: sparse_delta must be an IndexedSlices, got "
-                        f"{type(sparse_delta).__name__}")
-    inputs = {"resource": var, "indices": sparse_delta.indices,
-              "updates": sparse_delta.values}
-    _scatter_shape(op)({k: v._shape for k, v in inputs.items()},
-                       {k: v.dtype for k, v in inputs.items()}, {})
-    run_kernel(op, inputs)
-    return var
-
-
 def _unique_sum_shape(shapes, dtypes, attrs):
     vs, ids = tuple(shapes["values"]), tuple(shapes["indices"])
     if len(ids) != 1 or not dtypes["indices"].is_integer or not _dims_fit(vs[:1], ids):
@@ -256,7 +228,6 @@ def deduplicate_slices(slices):
 
     Example: values [[1.], [2.], [3.]] at indices [2, 0, 2] -> [[2.], [4.]] at [0, 2].
     """
-    from .._core.tensor import IndexedSlices
     values, indices = run_kernel("UniqueSegmentSum", {"values": slices.values,
                                                       "indices": slices.indices})
     return IndexedSlices(values, indices, slices.dense_shape)

@@ -8,14 +8,15 @@ tangent.
 """
 from __future__ import annotations
 
-import importlib
+from ..backends.numpy import tensor_array as _kernels  # noqa: F401  (registers the kernel)
 
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor
-from ._op import batch_dims, defop
+from ._define import defop
+from ._tangents import batch_dims
+from .array import shape
 
-importlib.import_module("tapeflow.backends.numpy.tensor_array")  # registers the kernel
 
 
 def resize_axis(x: Tensor, size, axis: int = 0) -> Tensor:
@@ -38,7 +39,6 @@ def _resize_shape(shapes, dtypes, attrs):
 
 
 def _resize_vjp(g, x, *, axis):
-    from .array import shape
     return resize_axis(g, shape(x)[axis], axis)
 
 

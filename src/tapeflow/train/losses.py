@@ -9,7 +9,8 @@ from __future__ import annotations
 from .._core.convert import convert_to_tensor
 from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor
-from ..ops._op import compatible, composite
+from .._core.shape import compatible
+from ..ops._define import composite
 from ..ops.array import squeeze
 from ..ops.indexing import where
 from ..ops.math import abs as _abs

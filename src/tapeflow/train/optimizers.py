@@ -25,7 +25,8 @@ from typing import Callable, Iterable
 from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
 from .._core.errors import InvalidArgumentError
-from .._core.tensor import IndexedSlices, Tensor
+from .._core.indexed_slices import IndexedSlices
+from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ..ops.creation import fill, zeros
 from ..ops.indexing import gather, where

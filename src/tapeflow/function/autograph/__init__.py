@@ -18,6 +18,7 @@ import textwrap
 import types
 import weakref
 
+from ...ops import creation as creation_ops
 from . import operators
 from .transformer import AG, Converter, Lowering, Namer
 
@@ -122,9 +123,8 @@ def converted_call(f, /, *args, **kwargs):
 
 
 def _target(f):
-    from ..trace import Function
-    if isinstance(f, Function):
-        return f  # it converts its own function when it traces
+    if getattr(type(f), "converts_itself", False):
+        return f  # a tapeflow.function: it converts its own function when it traces
     if isinstance(f, functools.partial):
         inner = _target(f.func)
         return f if inner is f.func else functools.partial(inner, *f.args, **f.keywords)
@@ -204,7 +204,7 @@ def _build(f):
         entry = _by_code[code] = (inner, ast.unparse(fn))
     inner, _ = entry
     cells = dict(zip(code.co_freevars, f.__closure__ or ()))
-    ag_cell = types.CellType(operators)
+    ag_cell = types.CellType(_AG)
     closure = tuple(ag_cell if n == AG else cells.get(n, types.CellType())
                     for n in inner.co_freevars)
     new = types.FunctionType(inner, f.__globals__, f.__name__, f.__defaults__, closure)
@@ -218,8 +218,7 @@ def _build(f):
 
 def to_code(f) -> str:
     """The converted source of `f` (a Python function, method or `function`)."""
-    from ..trace import Function
-    if isinstance(f, Function):
+    if getattr(type(f), "converts_itself", False):  # a tapeflow.function
         f = f.python_function
     if inspect.ismethod(f):
         f = f.__func__
@@ -231,5 +230,19 @@ def to_code(f) -> str:
         raise ValueError(f"to_code: cannot convert {f.__qualname__}: {e}") from None
 
 
-# the operators reach converted_call through ag__
-operators.converted_call = converted_call
+def for_iterable(fn, *args, **kwargs):
+    """The iterable of a `for` statement: `range` (tapeflow's or Python's) with symbolic
+    arguments is not built (the loop counts instead); anything else is called as
+    converted code calls it."""
+    if (fn is creation_ops.range or fn is range) and any(
+            operators.is_symbolic(operators._value(a))
+            for a in list(args) + list(kwargs.values())):
+        return operators._SymbolicRange(*args, **kwargs)  # Python's range of a tensor too
+    return converted_call(fn, *args, **kwargs)
+
+
+# What converted code calls as `ag__.<name>`: the run-time operators, and the calls back
+# into conversion (converted_call, for_iterable) defined here.
+_AG = types.SimpleNamespace(**{name: value for name, value in vars(operators).items()
+                               if not name.startswith("__")},
+                            converted_call=converted_call, for_iterable=for_iterable)

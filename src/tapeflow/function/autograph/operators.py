@@ -12,15 +12,15 @@ import sys
 from ..._core import nest
 from ..._core.context import ctx
 from ..._core.convert import convert_to_tensor
-from ..._core.dtypes import bool as _bool, int32 as _int32
+from ..._core.dtypes import bool as _bool, float32 as _float32, int32 as _int32
 from ..._core.errors import describe
 from ..._core.tensor import SYMBOLIC, Tensor, TensorShape
 from ..._core.variable import Variable
-
-
-def _tf():
-    import tapeflow
-    return tapeflow
+from ...ops import (array as array_ops, creation as creation_ops, indexing as indexing_ops,
+                    math as math_ops)
+from ...ops.creation import _RANGE_ORDER
+from ..control_flow import cond, while_loop
+from ..graph import FuncGraph, tracing
 
 
 def _site(depth: int = 2) -> str:
@@ -103,7 +103,7 @@ def not_(x):
     """`not x`: logical_not of a symbolic tensor, Python's `not` otherwise."""
     x = _value(x)
     if is_symbolic(x):
-        return _tf().logical_not(x)
+        return math_ops.logical_not(x)
     return not x
 
 
@@ -111,12 +111,11 @@ def not_any(*flags):
     """`not (f1 or f2 ...)` for the converter's flags (cheap names: evaluated eagerly)."""
     flags = [_value(f) for f in flags]
     if any(is_symbolic(f) for f in flags):
-        tf = _tf()
         acc = None
         for f in flags:
             f = f if isinstance(f, Tensor) else convert_to_tensor(bool(f))
-            acc = f if acc is None else tf.logical_or(acc, f)
-        return tf.logical_not(acc)
+            acc = f if acc is None else math_ops.logical_or(acc, f)
+        return math_ops.logical_not(acc)
     return not any(bool(f) for f in flags)
 
 
@@ -126,7 +125,7 @@ def and_(*operands):
     if len(operands) == 1:
         return first
     if is_symbolic(first):
-        return _tf().cond(first, lambda: and_(*operands[1:]), lambda: first)
+        return cond(first, lambda: and_(*operands[1:]), lambda: first)
     return and_(*operands[1:]) if first else first
 
 
@@ -136,7 +135,7 @@ def or_(*operands):
     if len(operands) == 1:
         return first
     if is_symbolic(first):
-        return _tf().cond(first, lambda: first, lambda: or_(*operands[1:]))
+        return cond(first, lambda: first, lambda: or_(*operands[1:]))
     return first if first else or_(*operands[1:])
 
 
@@ -144,7 +143,7 @@ def if_exp(test, body, orelse):
     """`body() if test else orelse()`; a `cond` on a symbolic test."""
     test = _value(test)
     if is_symbolic(test):
-        return _tf().cond(test, body, orelse)
+        return cond(test, body, orelse)
     return body() if test else orelse()
 
 
@@ -189,7 +188,7 @@ def if_stmt(test, true_fn, false_fn, init: tuple, names: tuple) -> tuple:
             return None
         return value
 
-    outs = _tf().cond(test, run("if", true_fn, false_fn), run("else", false_fn, true_fn))
+    outs = cond(test, run("if", true_fn, false_fn), run("else", false_fn, true_fn))
     outs = outs if isinstance(outs, (list, tuple)) else (outs,)
     # a variable neither branch defines stays undefined (a return value: not returned)
     return tuple(branches["if"][i] if v is None and isinstance(
@@ -235,7 +234,6 @@ def _dtype_of(v):
 
 def _trace_aside(fn):
     """Run `fn` into a graph of its own that is then dropped (to learn what it returns)."""
-    from ..graph import FuncGraph, tracing
     with tracing(FuncGraph("autograph_aside")):
         return list(fn())
 
@@ -243,7 +241,6 @@ def _trace_aside(fn):
 def _placeholder_like(value):
     """A stand-in of the structure, shapes and dtypes of `value` (a return value on the
     path that does not return, never read)."""
-    tf = _tf()
 
     def leaf(v):
         if isinstance(v, (Tensor, Variable)):
@@ -251,7 +248,7 @@ def _placeholder_like(value):
             if None in shape:
                 raise ValueError(f"a return value of unknown shape {list(shape)} inside "
                                  "tensor-dependent control flow needs a value on every path")
-            return tf.zeros(shape, v.dtype)
+            return creation_ops.zeros(shape, v.dtype)
         return v
     return nest.map_structure(leaf, value) if value is not None else None
 
@@ -273,45 +270,31 @@ def while_stmt(test, body, init: tuple, names: tuple, **options) -> tuple:
         values = tuple(body(*values))
 
 
-def for_iterable(fn, *args, **kwargs):
-    """The iterable of a `for` statement: `range` (tapeflow's or Python's) with symbolic
-    arguments is not built (the loop counts instead); anything else is called as
-    converted code calls it."""
-    tf = _tf()
-    if (fn is tf.range or fn is range) and any(
-            is_symbolic(_value(a)) for a in list(args) + list(kwargs.values())):
-        return _SymbolicRange(*args, **kwargs)  # Python's range of a tensor too, as TF
-    from . import converted_call
-    return converted_call(fn, *args, **kwargs)
-
-
 class _SymbolicRange:
     """`range(start, limit, delta)` with symbolic arguments, as a for loop iterates it."""
 
     def __init__(self, start, limit=None, delta=1, dtype=None, name=None):
-        from ...ops.creation import _RANGE_ORDER
         if limit is None:
             start, limit = 0, start
         vals = [_value(v) for v in (start, limit, delta)]
         if dtype is None:
             kinds = [v.dtype if isinstance(v, Tensor) else
-                     (_int32 if isinstance(v, int) else _tf().float32) for v in vals]
+                     (_int32 if isinstance(v, int) else _float32) for v in vals]
             dtype = max(kinds, key=_RANGE_ORDER.index)
         self.dtype = dtype
         self.start, self.limit, self.delta = (
-            _tf().cast(v, dtype) if isinstance(v, Tensor) else convert_to_tensor(v, dtype=dtype)
+            math_ops.cast(v, dtype) if isinstance(v, Tensor) else convert_to_tensor(v, dtype=dtype)
             for v in vals)
 
     def count(self) -> Tensor:
-        tf = _tf()
         if self.dtype.is_integer:
             n = -((self.start - self.limit) // self.delta)  # ceil((limit - start) / delta)
         else:
-            n = tf.math.ceil((self.limit - self.start) / self.delta)
-        return tf.maximum(tf.cast(n, _int32), 0)
+            n = math_ops.ceil((self.limit - self.start) / self.delta)
+        return math_ops.maximum(math_ops.cast(n, _int32), 0)
 
     def at(self, i) -> Tensor:
-        return self.start + _tf().cast(i, self.dtype) * self.delta
+        return self.start + math_ops.cast(i, self.dtype) * self.delta
 
 
 def for_stmt(iterable, extra_test, body, init: tuple, names: tuple, **options) -> tuple:
@@ -335,12 +318,11 @@ def for_stmt(iterable, extra_test, body, init: tuple, names: tuple, **options) -
 
 
 def _guarded(t, body, item, values):
-    outs = _tf().cond(t, lambda: tuple(body(item, *values)), lambda: values)
+    outs = cond(t, lambda: tuple(body(item, *values)), lambda: values)
     return tuple(outs) if isinstance(outs, (list, tuple)) else (outs,)
 
 
 def _graph_for(it, extra_test, body, init, names, site, options):
-    tf = _tf()
     if isinstance(it, _SymbolicRange):
         n, at = it.count(), it.at
     else:
@@ -350,7 +332,7 @@ def _graph_for(it, extra_test, body, init, names, site, options):
             n = it._shape[0]
 
             def at(i):
-                i = i if a["dtype"] is _int32 else tf.cast(i, a["dtype"])
+                i = i if a["dtype"] is _int32 else math_ops.cast(i, a["dtype"])
                 if a["delta"] != 1:
                     i = i * a["delta"]
                 return i + a["start"] if a["start"] != 0 else i
@@ -358,16 +340,16 @@ def _graph_for(it, extra_test, body, init, names, site, options):
             if not it._shape:
                 raise TypeError(f"for loop at {site}: cannot iterate over a scalar tensor "
                                 f"{describe(it)}")
-            n = it._shape[0] if it._shape[0] is not None else tf.shape(it)[0]
+            n = it._shape[0] if it._shape[0] is not None else array_ops.shape(it)[0]
 
             def at(i):
-                return tf.gather(it, i)
+                return indexing_ops.gather(it, i)
 
     def test(i, *values):
         more = i < n
         if extra_test is None:
             return more
-        return tf.logical_and(more, _as_bool_tensor(extra_test(*values), "the loop's stop "
+        return math_ops.logical_and(more, _as_bool_tensor(extra_test(*values), "the loop's stop "
                                                                           "condition", site))
 
     def step(i, *values):
@@ -381,7 +363,6 @@ def _graph_for(it, extra_test, body, init, names, site, options):
 
 def _graph_loop(test, body, init, names, site, kind, options):
     """`while_loop(test, body, init)` with the loop variables checked by name."""
-    tf = _tf()
     given = {id(_value(v)): TensorShape(shape) for v, shape in
              options.get("shape_invariants") or ()}
     wanted = [[given.get(id(_value(t))) for t in nest.flatten(v)] for v in init]
@@ -403,7 +384,7 @@ def _graph_loop(test, body, init, names, site, kind, options):
             _check_iteration(name, before, after, specs, site, kind)
         return outs
 
-    out = tf.while_loop(cond_fn, body_fn, list(init), shape_invariants=invariants,
+    out = while_loop(cond_fn, body_fn, list(init), shape_invariants=invariants,
                         maximum_iterations=options.get("maximum_iterations"))
     return tuple(out) if isinstance(out, (list, tuple)) else (out,)
 
@@ -473,6 +454,6 @@ def _check_iteration(name, before, after, specs, site, kind) -> None:
                 f"'{name}' has shape {list(shape)} before the {kind} loop at {site}, but "
                 f"shape {list(a._shape)} after one iteration. To let its shape vary, give it "
                 "a shape invariant: tf.autograph.experimental.set_loop_options("
-                f"shape_invariants=[({name}, tf.TensorShape([...None where it varies]))]) as "
+                f"shape_invariants=[({name}, TensorShape([...None where it varies]))]) as "
                 "the loop body's first statement, or write the loop with "
-                "tf.while_loop(..., shape_invariants=...)")
+                "while_loop(..., shape_invariants=...)")

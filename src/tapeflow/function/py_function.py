@@ -19,12 +19,16 @@ from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import no_recording, run_kernel
-from .._core.dtypes import DType, as_dtype
-from .._core.errors import InvalidArgumentError, describe
+from .._core.dtypes import as_dtype, DType
+from .._core.errors import describe, InvalidArgumentError
 from .._core.memory import wrap_native
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
-from ._op import defop
+from ..autodiff.forward import ForwardAccumulator
+from ..autodiff.gradient_tape import GradientTape
+from ..ops._define import defop
+from ..ops.array import stack
+from ..ops.creation import zeros_like
 
 
 def _spec(t) -> tuple:
@@ -107,7 +111,6 @@ def _py_shape(shapes, dtypes, attrs):
 def _py_vjp(g, inputs, ans, *, func, Tout, name):
     """Another py_function: at run time it reruns `func` under a tape and returns the
     input gradients for the cotangents `g` (zeros where nothing flows)."""
-    from ..autodiff import GradientTape
     cots = g if isinstance(g, list) else [g]
     outs = ans if isinstance(ans, list) else [ans]
     n_in = len(inputs)
@@ -140,7 +143,6 @@ def _py_vjp(g, inputs, ans, *, func, Tout, name):
 
 def _py_jvp(tangents, inputs, *, func, Tout, name):
     """Another py_function: at run time it reruns `func` under a forward accumulator."""
-    from ..autodiff.forward import ForwardAccumulator
     given = tangents["inputs"]
     on = [i for i, t in enumerate(given) if t is not None]
     if not on:
@@ -160,7 +162,6 @@ def _py_jvp(tangents, inputs, *, func, Tout, name):
             if t is None:
                 t = _zeros(ys[k])
                 if batched:
-                    from .array import stack
                     t = stack([t] * int(ts[0].shape[0]))
             out.append(t)
         return out
@@ -175,7 +176,6 @@ def _py_jvp(tangents, inputs, *, func, Tout, name):
 
 
 def _zeros(x):
-    from .creation import zeros_like
     return zeros_like(x)
 
 

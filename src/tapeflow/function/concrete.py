@@ -1,0 +1,366 @@
+"""ConcreteFunction: one traced graph of a `function` for one input signature, callable
+(by its structured or flat signature), differentiable (a PartitionedCall op with its own
+VJP and JVP over the graph) and compiled by the executor."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from .._core import nest
+from .._core.backends import REGISTRY as _backends
+from .._core.context import ctx, debug_on
+from .._core.convert import convert_to_tensor
+from .._core.dispatch import run_kernel
+from .._core.errors import describe, InvalidArgumentError
+from .._core.memory import wrap_native
+from .._core.registry import define_op
+from .._core.shape import Dim
+from .._core.tensor import Tensor, TensorSpec
+from .._core.variable import Variable
+from .backprop import backward_function, jvp_function
+from .executor import natives_of, Program
+from .graph import DIM_SOURCES, FuncGraph
+
+
+def _call_impl(inputs: dict, attrs: dict) -> list:
+    fn = attrs["fn"]
+    backend = _backends.active or _backends.ensure_active()
+    out = fn._program(backend)(natives_of(inputs["args"], backend))
+    return [wrap_native(a, backend) for a in out]
+
+
+def _call_vjp(g, ans, args_shape, resources_shape, *, fn):
+    """Input gradients of a call: the concrete function's backward function, itself a
+    traced function (so the gradient is differentiable again). It reads the tensors the
+    rules need from the call's outputs: a recorded call runs the forward variant, which
+    returns them beside the user's outputs. The inputs themselves are not kept."""
+    bwd, grad_slots, saved = backward_function(fn)
+    outs = ans if isinstance(ans, list) else [ans]
+    position = {t.id: i for i, t in enumerate(fn._flat_outputs)}
+    cots = g if isinstance(g, list) else [g]
+    grads = bwd._call_flat(list(cots) + [outs[position[t.id]] for t in saved])
+    n_args = len(args_shape)
+    flat = [None] * (n_args + len(resources_shape))
+    for slot, gr in zip(grad_slots, grads):
+        flat[slot] = gr
+    return {"args": flat[:n_args], "resources": flat[n_args:]}
+
+
+def _call_jvp(tangents, args, resources, *, fn):
+    """Output tangents of a call: the concrete function's JVP function, a traced function
+    of the primals and the tangents that runs the graph under a forward accumulator
+    symbolically (built once per tangent pattern), so no VJP is transposed."""
+    arg_t = list(tangents["args"])
+    var_t = list(tangents.get("resources") or [])
+    jvp_fn, slots = jvp_function(fn, [t is not None for t in arg_t + var_t],
+                                 [t._shape for t in arg_t + var_t if t is not None])
+    present = [t for t in arg_t + var_t if t is not None]
+    outs = jvp_fn._call_flat(list(args) + present)
+    result = [None] * len(fn._flat_outputs)
+    for slot, t in zip(slots, outs):
+        result[slot] = t
+    return result
+
+
+define_op("PartitionedCall", ["args", "resources"], list_inputs=("args", "resources"),
+          num_outputs=None, impl=_call_impl, zeros_for_none=True, vjp=_call_vjp,
+          jvp=_call_jvp)
+
+
+# ---------------------------------------------------------------------- concrete functions
+
+
+class ConcreteFunction:
+    """One traced graph of a `function`, for one input signature.
+
+    Example:
+        >>> cf = f.get_concrete_function(tf.TensorSpec([None, 3], tf.float32))
+        >>> cf(tf.ones([2, 3])); print(cf.graph)
+    """
+
+    def __init__(self, graph: FuncGraph, structured_input_signature, structured_outputs,
+                 n_args: int, name: str, check: bool = True, arg_names=None):
+        self.graph = graph
+        # the parameter name of each positional entry of the signature (None for *args
+        # entries), so that a call may pass them by keyword
+        self._arg_names = list(arg_names) if arg_names is not None else None
+        self.name = name
+        self.structured_input_signature = structured_input_signature
+        self.structured_outputs = structured_outputs
+        self._n_args = n_args
+        self._flat_outputs = [o for o in nest.flatten(structured_outputs)
+                              if isinstance(o, Tensor)]
+        if check:
+            graph.outputs = list(self._flat_outputs)
+            graph.check()
+        graph.frozen = True
+        self._programs: dict = {}
+        self._backward = None  # (ConcreteFunction, gradient slots, saved tensors)
+        self._forward = None   # the forward variant (see _forward_variant)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def inputs(self) -> list:
+        return list(self.graph.inputs)
+
+    @property
+    def outputs(self) -> list:
+        return list(self.graph.outputs)
+
+    @property
+    def captured_inputs(self) -> list:
+        return [ext for ext, _ in self.graph.captures] + list(self.graph.variables.values())
+
+    @property
+    def variables(self) -> tuple:
+        return tuple(self.graph.variables.values())
+
+    @property
+    def trainable_variables(self) -> tuple:
+        return tuple(v for v in self.graph.variables.values() if v.trainable)
+
+    def __repr__(self) -> str:
+        return f"<ConcreteFunction {self.name}{_signature_text(self.structured_input_signature)}>"
+
+    # ------------------------------------------------------------------ running
+    def _program(self, backend) -> Program:
+        key = (backend, debug_on[0])  # debug mode runs a program with NaN/Inf checks
+        prog = self._programs.get(key)
+        if prog is None:
+            prog = self._programs[key] = Program(self.graph, self._flat_outputs, backend,
+                                                 debug_on[0])
+        return prog
+
+    def __call__(self, *args, **kwargs):
+        """Run the graph on arguments of the traced signature, by position or keyword:
+        tensors where it has specs; Python values may be left out and must equal the
+        traced ones when given. As in TF, the tensor arguments alone, in order, also
+        work (`cf(x)` for a function traced as `f(model, x)`).
+
+        Raises TypeError for missing, unexpected or different Python arguments, and
+        InvalidArgumentError (a ValueError) for a tensor of the wrong dtype or shape."""
+        try:
+            flat = _flatten_call(self.structured_input_signature, args, kwargs, self.name,
+                                 self._arg_names)
+        except TypeError as structured:
+            if isinstance(structured, SignatureMismatchError):
+                raise
+            flat = _flat_signature_call(self, args, kwargs)
+            if flat is None:
+                raise
+        return self._pack(self._call_flat(flat))
+
+    def _call_flat(self, tensors: list):
+        """Outputs (flat list) for the flat argument tensors."""
+        captured = [ext for ext, _ in self.graph.captures]
+        if ctx.graph is not None:  # called while tracing another function: inline it
+            return self._inline(list(tensors) + captured)
+        variables = list(self.graph.variables.values())
+        # recorded by a tape or seen by an accumulator: run the forward variant, whose
+        # extra outputs are what the backward function reads
+        fn = self._forward_variant() if ctx.tapes or ctx.accs else self
+        outs = run_kernel("PartitionedCall", {"args": list(tensors) + captured,
+                                              "resources": variables}, {"fn": fn})
+        outs = outs if isinstance(outs, list) else [outs]
+        return outs[:len(self._flat_outputs)]
+
+    def _forward_variant(self) -> "ConcreteFunction":
+        """This function with the tensors its gradient needs as extra outputs (itself if
+        it already returns them all)."""
+        if self._forward is None:
+            # the extra outputs get cotangents too, whose rules may read more tensors:
+            # extend until the function returns everything its own gradient reads
+            cf = self
+            while True:
+                have = {t.id for t in cf._flat_outputs}
+                extra = [t for t in backward_function(cf)[2] if t.id not in have]
+                if not extra:
+                    break
+                cf = ConcreteFunction(self.graph, self.structured_input_signature,
+                                      list(cf._flat_outputs) + extra, self._n_args,
+                                      self.name + "_forward", check=False)
+            self._forward = cf
+        return self._forward
+
+    def _inline(self, tensors: list) -> list:
+        """Replay the nodes through run_kernel (into the graph being traced, or under
+        tapes): the interpreter of a graph."""
+        mapping = {ph.id: t for ph, t in zip(self.graph.inputs, tensors)}
+
+        def get(v):
+            return mapping[v.id] if isinstance(v, Tensor) else v
+
+        def attr(v):  # a Dim of this graph's tensor becomes a Dim of its replacement
+            if type(v) is Dim:
+                return Dim(get(v.tensor), v.axis) if v.tensor.id in mapping else v
+            if type(v) is tuple and any(type(d) is Dim for d in v):
+                return tuple(attr(d) for d in v)
+            return v
+        for node in self.graph.nodes:
+            if node.op == "Placeholder":
+                continue
+            ins = {k: ([get(m) for m in v] if isinstance(v, (list, tuple)) else get(v))
+                   for k, v in node.inputs.items() if k != DIM_SOURCES}
+            attrs = {k: attr(v) for k, v in node.attrs.items()} \
+                if DIM_SOURCES in node.inputs else node.attrs
+            out = run_kernel(node.op, ins, attrs)
+            outs = out if isinstance(out, list) else ([] if out is None else [out])
+            for o, s in zip(outs, node.outputs):
+                mapping[s.id] = o
+        return [mapping[o.id] for o in self._flat_outputs]
+
+    def _pack(self, flat: list):
+        it = iter(flat)
+        leaves = [next(it) if isinstance(o, Tensor) else o
+                  for o in nest.flatten(self.structured_outputs)]
+        return nest.pack_sequence_as(self.structured_outputs, leaves) \
+            if nest.is_nested(self.structured_outputs) else leaves[0]
+
+
+# ---------------------------------------------------------------------- signatures
+
+
+def _is_tensor_like(x) -> bool:
+    return isinstance(x, (Tensor, np.ndarray))
+
+
+def _spec_of(x) -> TensorSpec:
+    if isinstance(x, TensorSpec):
+        return x
+    if isinstance(x, np.ndarray):
+        x = convert_to_tensor(x)
+    return TensorSpec(x._shape, x.dtype)
+
+
+def _signature_text(sig) -> str:
+    args, kwargs = sig
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    return f"({', '.join(parts)})"
+
+
+def _leaf_key(x):
+    if _is_tensor_like(x) or isinstance(x, TensorSpec):
+        s = _spec_of(x)
+        return ("T", tuple(s.shape), s.dtype.name)
+    if isinstance(x, Variable):
+        return ("V", x.id)
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(f"function: an argument of type {type(x).__name__} ({x!r:.60}) is "
+                        "not hashable, so it cannot key the trace cache; pass it as a tensor "
+                        "or make it hashable") from None
+    return ("P", type(x).__name__, x)
+
+
+class SignatureMismatchError(ValueError, TypeError):
+    """A call's arguments do not fit a signature's structure, dtypes or shapes. TF raises
+    TypeError ("Binding inputs to tf.function failed"); API.md promises ValueError for
+    incompatible inputs: this is both."""
+
+
+_MISSING = object()
+
+
+def _flatten_call(sig, args, kwargs, name, arg_names=None) -> list:
+    """The flat tensors of a call of a concrete function, bound (by position or keyword)
+    and checked against `sig`. Python values of the signature may be left out."""
+    sig_args, sig_kwargs = sig
+    if len(args) > len(sig_args):
+        raise TypeError(f"{name}: takes {len(sig_args)} positional arguments, got {len(args)}")
+    names = arg_names if arg_names is not None else [None] * len(sig_args)
+    labels = [n if n is not None else f"argument {i}" for i, n in enumerate(names)]
+    values = list(args) + [_MISSING] * (len(sig_args) - len(args))
+    kw_values = {k: _MISSING for k in sig_kwargs}
+    for k, v in kwargs.items():
+        if k in names:
+            i = names.index(k)
+            if values[i] is not _MISSING:
+                raise TypeError(f"{name}: got multiple values for argument '{k}'")
+            values[i] = v
+        elif k in sig_kwargs:
+            kw_values[k] = v
+        else:
+            raise TypeError(f"{name}: got an unexpected keyword argument '{k}'")
+    flat = []
+    pairs = list(zip(sig_args, values, labels)) + [(sig_kwargs[k], kw_values[k], k)
+                                                   for k in sig_kwargs]
+    for spec_tree, value, label in pairs:
+        specs = nest.flatten(spec_tree)
+        if value is _MISSING:
+            if any(isinstance(s, TensorSpec) for s in specs):
+                raise TypeError(f"{name}: missing required argument '{label}'")
+            continue  # a Python value of the trace: the traced one
+        values_ = nest.flatten(value)
+        if len(specs) != len(values_):
+            raise SignatureMismatchError(
+                f"{name}: argument '{label}' has structure {value!r:.80}, the signature "
+                f"expects {spec_tree!r:.80}")
+        for spec, v in zip(specs, values_):
+            if isinstance(spec, TensorSpec):
+                flat.append(_checked_tensor(name, label, spec, v))
+            elif not _same_python_value(spec, v):
+                raise TypeError(
+                    f"ConcreteFunction {name} was traced with {type(spec).__name__} value "
+                    f"{spec!r:.60} in '{label}', but was called with {type(v).__name__} "
+                    f"value {v!r:.60}; call the tf.function itself to trace for a new value")
+    return flat
+
+
+def _same_python_value(traced, given) -> bool:
+    if traced is given:
+        return True
+    if isinstance(given, (Tensor, Variable, np.ndarray)):
+        return False
+    try:
+        return bool(traced == given)
+    except (TypeError, ValueError):
+        return False
+
+
+def _checked_tensor(name: str, label: str, spec: TensorSpec, v) -> Tensor:
+    """`v` as a tensor fitting `spec`. A wrong dtype or shape raises InvalidArgumentError,
+    as TF's graph does when it is given a tensor its placeholder does not take."""
+    if isinstance(v, Variable):
+        v = v.read_value()
+    if not isinstance(v, Tensor):
+        try:
+            v = convert_to_tensor(v, dtype=spec.dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{name}: argument '{label}' expects a {spec.dtype.name} tensor, "
+                            f"got {type(v).__name__} value {v!r:.60} ({e})") from None
+    if v.dtype is not spec.dtype or not spec.shape.is_compatible_with(v._shape):
+        raise InvalidArgumentError(
+            f"{name}: argument '{label}': {describe(v)} is not compatible with the "
+            f"signature's shape {list(spec.shape)} and dtype {spec.dtype.name}")
+    return v
+
+
+def _flat_signature_call(cf: ConcreteFunction, args, kwargs) -> list | None:
+    """The call as TF's flat signature reads it: the tensor arguments alone, in order
+    (keywords: the names of top-level tensor parameters); None if it does not fit."""
+    sig_args, sig_kwargs = cf.structured_input_signature
+    names = cf._arg_names or [None] * len(sig_args)
+    slots = []  # (keyword or None, spec) of each flat tensor input
+    for spec_tree, n in zip(sig_args, names):
+        leaves = [s for s in nest.flatten(spec_tree) if isinstance(s, TensorSpec)]
+        slots += [(n if isinstance(spec_tree, TensorSpec) else None, s) for s in leaves]
+    for k, spec_tree in sig_kwargs.items():
+        leaves = [s for s in nest.flatten(spec_tree) if isinstance(s, TensorSpec)]
+        slots += [(k if isinstance(spec_tree, TensorSpec) else None, s) for s in leaves]
+    if len(args) > len(slots) or not all(isinstance(a, (Tensor, Variable)) for a in args):
+        return None
+    given = list(args) + [_MISSING] * (len(slots) - len(args))
+    keys = [k for k, _ in slots]
+    for k, v in kwargs.items():
+        if k not in keys or given[keys.index(k)] is not _MISSING \
+                or not isinstance(v, (Tensor, Variable)):
+            return None
+        given[keys.index(k)] = v
+    if any(v is _MISSING for v in given):
+        return None
+    return [_checked_tensor(cf.name, k or f"input {i}", s, v)
+            for i, ((k, s), v) in enumerate(zip(slots, given))]
+
+
+# ---------------------------------------------------------------------- Function
