@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import dtypes as _dt
-from .._core import prims
-from .._core import nest
+from .._core import dtypes as _dt, nest, prims
 from .._core.convert import convert_to_tensor, register_tensor_conversion_function
 from .._core.dispatch import run_kernel
-from .._core.errors import InvalidArgumentError, describe
-from .._core.shape import Dim
+from .._core.errors import describe, InvalidArgumentError
+from .._core.shape import Dim, dims_of
 from .._core.tensor import SYMBOLIC, Tensor, TensorShape
 from .._core.variable import Variable
-from .._core.shape import dims_of
 from ._args import (ArgumentTypeError, choice_arg, dtype_arg, int_arg, int_list, normalize_axes,
                     normalize_axis, sequence_arg, shape_arg, show, to_tensor)
 from ._define import defop, passthrough, same_shape

@@ -12,10 +12,9 @@ matmul's batch dimensions; that is how batched tangents go through them.
 from __future__ import annotations
 
 from .._core.dispatch import run_kernel
-from .._core.errors import InvalidArgumentError, describe
-from .._core.shape import Dim, known_dims
+from .._core.errors import describe, InvalidArgumentError
+from .._core.shape import broadcast_shapes, Dim, dims_of, known_dims, size_of
 from .._core.tensor import Tensor
-from .._core.shape import broadcast_shapes, dims_of, size_of
 from ._args import choice_arg, int_arg, int_list, shape_arg, to_tensor
 from ._define import defop
 from .array import reshape

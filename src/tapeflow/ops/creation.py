@@ -6,16 +6,14 @@ import math
 
 import numpy as np
 
-from .._core import dtypes as _dt
-from .._core import prims
+from .._core import dtypes as _dt, prims
+from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
-from .._core.context import ctx
-from .._core.shape import Dim
+from .._core.shape import broadcast_shapes, Dim, dims_of
 from .._core.tensor import SYMBOLIC, Tensor
 from .._core.variable import Variable
-from .._core.shape import broadcast_shapes, dims_of
 from ._args import (ArgumentTypeError, as_int, dtype_arg, int_arg, normalize_axis, shape_arg, show,
                     to_tensor)
 from ._define import defop, passthrough

@@ -15,22 +15,18 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor, register_tensor_conversion_function
 from .._core.dispatch import run_kernel
-from .._core.errors import InvalidArgumentError, describe
+from .._core.errors import describe, InvalidArgumentError
 from .._core.indexed_slices import IndexedSlices
-from .._core.shape import Dim
-from .._core.tensor import Tensor
+from .._core.shape import broadcast_shapes, compatible, Dim, dims_of, dims_product, size_of
+from .._core.tensor import SYMBOLIC, Tensor
 from .._core.variable import Variable
-
-from .._core.shape import broadcast_shapes, compatible, dims_of, dims_product, size_of
+from . import _tangents
 from ._args import binary_operands, int_arg, int_list, normalize_axis, shape_arg, to_tensor
 from ._define import defop
-from . import _tangents
 from ._tangents import align_tangent
-from .array import _broadcast_to, _reshape
-from .array import reshape, transpose
+from .array import _broadcast_to, _reshape, reshape, transpose
 from .creation import ones_like, zeros, zeros_like
 from .math import cast, less
-from .._core.tensor import SYMBOLIC
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "scatter_nd",
            "tensor_scatter_nd_update", "where", "boolean_mask"]

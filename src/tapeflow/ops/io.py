@@ -14,11 +14,11 @@ import sys
 import numpy as np
 
 from .._core import nest
+from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._define import defop
-from .._core.convert import convert_to_tensor
 
 
 class _Slot:

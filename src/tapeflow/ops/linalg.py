@@ -16,24 +16,20 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
-from .._core.errors import InvalidArgumentError, UnimplementedError, describe
-from .._core.shape import Dim
+from .._core.errors import describe, InvalidArgumentError, UnimplementedError
+from .._core.shape import broadcast_shapes, Dim, dims_of
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from .._core.shape import broadcast_shapes, dims_of
-from ._args import (ArgumentTypeError, as_int, choice_arg, int_arg, int_list, normalize_axis, show,
-                    to_tensor)
+from ._args import (ArgumentTypeError, as_int, binary_operands, choice_arg, int_arg, int_list,
+                    normalize_axis, show, to_tensor)
 from ._define import composite, defop
 from ._tangents import align_tangent, batch_dims
-from .array import concat, expand_dims, reshape, split, squeeze, transpose
+from .array import concat, expand_dims, reshape, split, squeeze, stack, transpose
 from .creation import eye, ones_like, zeros_like
-from .math import abs as _abs, complex as _complex, conj, imag, log, pow as _pow, real, sqrt
-from .reduction import reduce_max, reduce_sum
-from ._args import binary_operands
-from .array import stack
 from .indexing import where
-from .math import square, subtract
-from .reduction import add_n
+from .math import (abs as _abs, complex as _complex, conj, imag, log, pow as _pow, real, sqrt,
+                   square, subtract)
+from .reduction import add_n, reduce_max, reduce_sum
 
 __all__ = ["matmul", "matvec", "tensordot", "einsum", "inv", "det", "slogdet", "solve",
            "cholesky", "cholesky_solve", "triangular_solve", "qr", "eigh", "eigvalsh", "svd",

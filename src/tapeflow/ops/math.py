@@ -5,13 +5,12 @@ import math as _pymath
 
 import numpy as np
 
-from .._core import dtypes as _dt
-from .._core import prims
+from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
+from .._core.errors import describe, InvalidArgumentError
 from .._core.memory import scalar_constant, wrap_native
-from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import Tensor
 from .._core.shape import broadcast_shapes
+from .._core.tensor import Tensor
 from ._args import binary_operands, dtype_arg, to_tensor
 from ._define import defop, elementwise, linear, nondifferentiable, passthrough
 from ._tangents import align_tangent

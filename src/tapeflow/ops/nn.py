@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
-from .._core.errors import InvalidArgumentError, describe
-from .._core.tensor import Tensor
+from .._core.errors import describe, InvalidArgumentError
 from .._core.shape import broadcast_shapes, compatible
+from .._core.tensor import Tensor
+from . import conv
 from ._args import float_arg, normalize_axes, normalize_axis, to_tensor
 from ._define import composite, defop, derived, elementwise, passthrough, same_shape
 from ._tangents import align_tangent, batch_dims
 from .array import concat, expand_dims, identity, squeeze
 from .indexing import gather, where
-from .math import cast, erfc, exp, minimum, rsqrt, squared_difference, tanh
+from .math import (abs as _abs, cast, erfc, exp, log1p, minimum, negative, rsqrt,
+                   squared_difference, tanh)
 from .math import sigmoid, softplus  # noqa: F401  (tf.nn re-exports them)
 from .reduction import clip_by_norm, reduce_mean, reduce_sum
-from . import conv
-from .math import abs as _abs, log1p, negative
 
 __all__ = [
     "relu", "relu6", "elu", "selu", "gelu", "leaky_relu", "silu", "swish", "softmax",

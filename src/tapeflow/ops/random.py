@@ -20,12 +20,11 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.context import ctx
-from .._core.registry import LateAttr
 from .._core.dispatch import run_kernel
-from .._core.errors import InvalidArgumentError, describe
-from .._core.shape import Dim
+from .._core.errors import describe, InvalidArgumentError
+from .._core.registry import LateAttr
+from .._core.shape import broadcast_shapes, Dim, dims_of
 from .._core.tensor import Tensor
-from .._core.shape import broadcast_shapes, dims_of
 from ._args import dtype_arg, int_arg, shape_arg, show, to_tensor
 from ._define import defop
 from ._tangents import batch_dims

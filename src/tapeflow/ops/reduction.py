@@ -3,15 +3,13 @@ from __future__ import annotations
 
 import collections
 
-from .._core import dtypes as _dt
-from .._core import prims
+from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
-from .._core.errors import InvalidArgumentError, describe
+from .._core.errors import describe, InvalidArgumentError
 from .._core.indexed_slices import IndexedSlices
-from .._core.shape import Dim
+from .._core.shape import broadcast_shapes, Dim, num_elements
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from .._core.shape import broadcast_shapes, num_elements
 from ._args import dtype_arg, int_arg, normalize_axes, normalize_axis, to_tensor
 from ._define import defop
 from ._tangents import align_tangent, batch_dims

@@ -11,15 +11,15 @@ import sys
 
 import numpy as np
 
+from .._core import registry as _reg
 from .._core.backends import REGISTRY as _backends
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
-from .._core import registry as _reg
+from .._core.indexed_slices import IndexedSlices
 from .._core.memory import native_of, share, wrap_native
 from .._core.tensor import Tensor
-from .._core.variable import Variable, own_copy
-from .._core.indexed_slices import IndexedSlices
+from .._core.variable import own_copy, Variable
 from ._define import defop, passthrough
 
 

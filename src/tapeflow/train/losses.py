@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from .._core.convert import convert_to_tensor
 from .._core.errors import InvalidArgumentError
-from .._core.tensor import Tensor
 from .._core.shape import compatible
+from .._core.tensor import Tensor
 from ..ops._define import composite
 from ..ops.array import squeeze
 from ..ops.indexing import where
-from ..ops.math import abs as _abs
-from ..ops.math import cast, clip_by_value, log, squared_difference
+from ..ops.math import abs as _abs, cast, clip_by_value, log, squared_difference
 from ..ops.nn import (sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits,
                       sparse_softmax_cross_entropy_with_logits)
 from ..ops.reduction import reduce_mean, reduce_sum
