@@ -8,6 +8,7 @@ from ._core import dispatch as _dispatch
 from ._core.context import ctx, debug_on
 from ._core.convert import convert_to_tensor
 from ._core.tensor import Tensor
+from .autodiff import explain, gradient_tape
 from .function.trace import functions_run_eagerly, run_functions_eagerly  # noqa: F401
 
 
@@ -46,7 +47,6 @@ def explain_none_gradients(on: bool = True) -> None:
     source, and record the user's source line of every op so reports can name it (off by
     default: it costs a stack walk per recorded op). Example:
     `tf.config.explain_none_gradients(True)`."""
-    from .autodiff import explain, gradient_tape
     explain.explain_enabled[0] = bool(on)
     gradient_tape.record_sites[0] = bool(on)
 

@@ -21,13 +21,9 @@ from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
 from .._core.tensor import SYMBOLIC, Tensor, TensorShape
 from .._core.variable import Variable
-from ..ops import array as _array
-from ..ops import conv as _conv
-from ..ops import indexing as _indexing
-from ..ops import linalg as _linalg
-from ..ops import math as _math
-from ..ops import nn as _nn
-from ..ops import random as _random
+from ..function.control_flow import cond
+from ..ops import (array as _array, conv as _conv, indexing as _indexing, linalg as _linalg,
+                   math as _math, nn as _nn, random as _random)
 from . import initializers as _init
 from .module import Module
 
@@ -473,7 +469,6 @@ class BatchNorm(_Normalization):
         self._check(x)
         training = _training("BatchNorm", training)
         if isinstance(training, Tensor):
-            from ..function.control_flow import cond
             return cond(training, lambda: self._train(x), lambda: self._infer(x))
         return self._train(x) if training else self._infer(x)
 
@@ -520,7 +515,6 @@ class Dropout(Layer):
     def call(self, x, training=None):
         training = _training("Dropout", training)
         if isinstance(training, Tensor):
-            from ..function.control_flow import cond
             return cond(training, lambda: self._drop(x), lambda: _array.identity(x))
         return self._drop(x) if training else x
 

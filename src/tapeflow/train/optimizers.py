@@ -28,6 +28,7 @@ from .._core.errors import InvalidArgumentError
 from .._core.indexed_slices import IndexedSlices
 from .._core.tensor import Tensor
 from .._core.variable import Variable
+from ..autodiff import GradientTape
 from ..ops.creation import fill, zeros
 from ..ops.indexing import gather, where
 from ..ops.math import cast, cos, floor, maximum, minimum, pow, rsqrt, sqrt, square
@@ -365,7 +366,6 @@ class Optimizer:
     def minimize(self, loss, var_list, tape=None) -> None:
         """Compute the gradients of `loss` (a callable, or a tensor computed under `tape`)
         with respect to `var_list` (or a callable returning it) and apply them."""
-        from ..autodiff import GradientTape
         if tape is None:
             if not callable(loss):
                 raise ValueError(f"{type(self).__name__}.minimize: `tape` is required when "

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..._core.dispatch import Alias
+from ..._core.errors import InvalidArgumentError
 from ._kernel import kernel
 
 
@@ -32,7 +33,6 @@ def _recompute_values(i, a, b):
 # Sparse variable updates (ops/state.py): rows `indices` of `ref` changed in place.
 def _check_rows(op, ref, indices):
     if indices.size and (indices.min() < 0 or indices.max() >= ref.shape[0]):
-        from ..._core.errors import InvalidArgumentError
         bad = indices[(indices < 0) | (indices >= ref.shape[0])].ravel()[0]
         raise InvalidArgumentError(f"{op}: index {bad} is out of range for a variable of "
                                    f"shape {list(ref.shape)} (rows 0..{ref.shape[0] - 1})")
