@@ -7,8 +7,8 @@ from .._core import dtypes as _dt, nest, prims
 from .._core.convert import convert_to_tensor, register_tensor_conversion_function
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
-from .._core.shape import Dim, dims_of
-from .._core.tensor import SYMBOLIC, Tensor, TensorShape
+from .._core.shape import dims_of, is_dim, is_symbolic
+from .._core.tensor import Tensor, TensorShape
 from .._core.variable import Variable
 from ._args import (ArgumentTypeError, choice_arg, dtype_arg, int_arg, int_list, normalize_axes,
                     normalize_axis, sequence_arg, shape_arg, show, to_tensor)
@@ -306,8 +306,7 @@ def concat(values, axis, name=None) -> Tensor:
             raise InvalidArgumentError(
                 f"Concat: all values must have rank {r}, got "
                 f"[{', '.join(describe(v) for v in vals)}]")
-        d = v._shape[ax]
-        sizes.append(d if d is not None else Dim(v, ax))  # run-time sizes for the VJP
+        sizes.append(dims_of(v)[ax])  # run-time sizes for the VJP
     return run_kernel("Concat", {"values": vals}, {"axis": ax, "sizes": tuple(sizes)})
 
 
@@ -535,7 +534,7 @@ def _tile_vjp(g, x_shape, *, multiples):
     parts = []  # [size, summed]
     for size, summed in ((d, k % 2 == 0) for pair in zip(multiples, x_shape)
                          for k, d in enumerate(pair)):
-        if type(size) is Dim:
+        if is_dim(size):
             parts.append([size, summed])
         elif size != 1 and parts and parts[-1][1] == summed and type(parts[-1][0]) is int:
             parts[-1][0] *= size
@@ -854,7 +853,7 @@ def sequence_mask(lengths, maxlen=None, dtype=_dt.bool, name=None) -> Tensor:
     if not ln.dtype.is_integer:
         raise InvalidArgumentError(f"SequenceMask: lengths must be integers, got {describe(ln)}")
     dtype = dtype_arg("SequenceMask", dtype)
-    if maxlen is None and ln._buf == SYMBOLIC:
+    if maxlen is None and is_symbolic(ln):
         maxlen = -1  # traced: the kernel takes max(lengths) when the graph runs
     elif maxlen is None:
         # The output's width depends on the data: resolve it now so shapes stay static.
@@ -880,7 +879,7 @@ __all__ += ["roll", "repeat", "unique", "searchsorted", "ensure_shape", "get_sta
 def _static_ints(op: str, value, arg: str) -> list:
     """A scalar or 1-D int argument (Python, NumPy or eager tensor) as a list of ints."""
     if type(value) is Tensor:
-        if value._buf == SYMBOLIC:
+        if is_symbolic(value):
             raise InvalidArgumentError(f"{op}: {arg} must be known when tracing (a Python "
                                        f"int or list), got a traced {describe(value)}")
         value = value.numpy()
@@ -1048,7 +1047,7 @@ def get_static_value(tensor, partial=False):
     if isinstance(tensor, Variable):
         return None  # its value may change (TF gives None too)
     if type(tensor) is Tensor:
-        return None if tensor._buf == SYMBOLIC else tensor.numpy()
+        return None if is_symbolic(tensor) else tensor.numpy()
     try:
         return np.asarray(tensor)
     except Exception:  # noqa: BLE001 - not a value (TF raises TypeError)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
-from .._core.shape import broadcast_shapes, Dim, dims_of, known_dims, size_of
+from .._core.shape import broadcast_shapes, dims_of, known_dims, size_of
 from .._core.tensor import Tensor
 from ._args import choice_arg, int_arg, int_list, shape_arg, to_tensor
 from ._define import defop
@@ -494,7 +494,7 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
             f"in_channels, multiplier]); input {describe(x)}, filter {describe(w)}")
     attrs = _conv_attrs(op, strides, padding, dilations, fmt)
     if c is None:  # traced with unknown channels: the filter's count, else the run-time one
-        c = fc if fc is not None else Dim(x, 3 if fmt == "NHWC" else 1)
+        c = fc if fc is not None else dims_of(x)[3 if fmt == "NHWC" else 1]
     # Group c of a grouped convolution owns output channels [c*m, (c+1)*m): exactly
     # depthwise's channel order, so the filter only needs in_channels folded into out.
     attrs["groups"] = c

@@ -11,8 +11,8 @@ from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
-from .._core.shape import broadcast_shapes, Dim, dims_of
-from .._core.tensor import SYMBOLIC, Tensor
+from .._core.shape import broadcast_shapes, dims_of, is_dim, is_symbolic
+from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._args import (ArgumentTypeError, as_int, dtype_arg, int_arg, normalize_axis, shape_arg, show,
                     to_tensor)
@@ -197,7 +197,7 @@ defop("Range", [], differentiable=False, shape=lambda s, d, a: [
 def _runtime_arg(v) -> bool:
     """Whether a range argument has its value only when the graph runs: a symbolic tensor
     or a variable (read at run time, not frozen at its value when traced)."""
-    return isinstance(v, Variable) or (isinstance(v, Tensor) and v._buf == SYMBOLIC)
+    return isinstance(v, Variable) or is_symbolic(v)
 
 
 def _traced_range(start, limit, delta, want):
@@ -286,7 +286,7 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=No
     Example: `tf.eye(2, 3).numpy()` -> [[1., 0., 0.], [0., 1., 0.]].
     """
     # (a Dim: a traced graph's run-time size, as gradient rules pass)
-    rows = num_rows if type(num_rows) is Dim else int_arg("eye", num_rows, "num_rows", minimum=0)
+    rows = num_rows if is_dim(num_rows) else int_arg("eye", num_rows, "num_rows", minimum=0)
     cols = rows if num_columns is None else int_arg("eye", num_columns, "num_columns", 0)
     batch = () if batch_shape is None else shape_arg("eye", batch_shape, "batch_shape")
     return run_kernel("Eye", {}, {"num_rows": rows, "num_columns": cols, "batch_shape": batch,

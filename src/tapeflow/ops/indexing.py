@@ -17,8 +17,9 @@ from .._core.convert import convert_to_tensor, register_tensor_conversion_functi
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.indexed_slices import IndexedSlices
-from .._core.shape import broadcast_shapes, compatible, Dim, dims_of, dims_product, size_of
-from .._core.tensor import SYMBOLIC, Tensor
+from .._core.shape import (broadcast_shapes, compatible, dims_of, dims_product, has_dims, is_dim,
+                           is_symbolic, size_of)
+from .._core.tensor import Tensor
 from .._core.variable import Variable
 from . import _tangents
 from ._args import binary_operands, int_arg, int_list, normalize_axis, shape_arg, to_tensor
@@ -370,7 +371,7 @@ def _advanced(x: Tensor, entries) -> Tensor:
         if a[2] is _BOOL:
             mask, k = a[3], a[3].ndim
             have = tuple(shape[a[1]:a[1] + k])
-            if len(have) != k or any(type(h) is not Dim and h != m
+            if len(have) != k or any(not is_dim(h) and h != m
                                      for h, m in zip(have, mask._shape)):
                 raise InvalidArgumentError(
                     f"getitem: boolean index of shape {list(mask._shape)} does not match the "
@@ -462,7 +463,7 @@ def _gather_shape(shapes, dtypes, attrs):
 
 
 def _gather_vjp(g, params_shape, indices, *, axis, batch_dims):
-    if axis == 0 and not any(type(d) is Dim for d in params_shape):
+    if axis == 0 and not has_dims(params_shape):
         # (so batch_dims == 0) whole rows of params: TensorFlow's sparse gradient; with
         # run-time dims (Dims, which no dense_shape constant can hold) a dense one
         values = _reshape(g, (size_of(indices, range(indices.ndim)),) + params_shape[1:])
@@ -492,7 +493,7 @@ defop("GatherV2", ["params", "indices"], shape=_gather_shape,
 def _segment_sum(data, segment_ids, num_segments, axis=0, batch_dims=0) -> Tensor:
     """The UnsortedSegmentSum kernel (gather's transpose; see the layout above)."""
     rest = data._shape[axis + segment_ids.ndim - batch_dims:]
-    if type(num_segments) is not Dim:  # (a Dim: a traced graph's run-time size)
+    if not is_dim(num_segments):  # (a Dim: a traced graph's run-time size)
         num_segments = int(num_segments)
     if 0 in rest:
         # Zero-width rows, which the NumPy kernel cannot lay out: the sum is empty anyway.
@@ -898,7 +899,7 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dt.int32,
                 f"{op}: weights {describe(w)} must have the shape of arr {describe(a)}")
     if binary_output:
         w = ones_like(w)
-    if a._buf != _op_symbolic() and a.size:
+    if not is_symbolic(a) and a.size:
         if int(np.min(a.numpy())) < 0:
             raise InvalidArgumentError(f"{op}: arr must be non-negative, got {describe(a)} "
                                        f"with minimum {int(np.min(a.numpy()))}")
@@ -920,7 +921,7 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dt.int32,
 
 def _bincount_rows(a: Tensor, w: Tensor, lo: int, hi: int, binary: bool) -> Tensor:
     """bincount of each row of 2-D `a`: one sum over ids offset by row * width."""
-    if a._buf == _op_symbolic():
+    if is_symbolic(a):
         raise InvalidArgumentError("Bincount: axis=-1 needs eager input (its width depends "
                                    "on the values)")
     an = a.numpy()  # the width depends on the data
@@ -936,10 +937,6 @@ def _bincount_rows(a: Tensor, w: Tensor, lo: int, hi: int, binary: bool) -> Tens
     if binary:
         out = cast(out > 0, out.dtype)
     return out
-
-
-def _op_symbolic():
-    return SYMBOLIC
 
 
 # --------------------------------------------------------------------------- scatter arithmetic

@@ -17,7 +17,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError, UnimplementedError
-from .._core.shape import broadcast_shapes, Dim, dims_of
+from .._core.shape import broadcast_shapes, dims_of, is_dim
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._args import (ArgumentTypeError, as_int, binary_operands, choice_arg, int_arg, int_list,
@@ -641,18 +641,18 @@ _ALIGNS = ("LEFT_RIGHT", "RIGHT_LEFT", "LEFT_LEFT", "RIGHT_RIGHT")
 
 
 def _int_attr(op, v, arg):
-    return v if type(v) is Dim else int_arg(op, v, arg)  # a Dim: a traced run-time size
+    return v if is_dim(v) else int_arg(op, v, arg)  # a Dim: a traced run-time size
 
 
 def _diag_dims(op, n, k, rows, cols):
     if rows == -1 and cols == -1:
         return (None, None) if n is None else (n + abs(k), n + abs(k))
-    if n is None or rows is None or cols is None or type(rows) is Dim or type(cols) is Dim:
+    if n is None or rows is None or cols is None or is_dim(rows) or is_dim(cols):
         # sizes known when the graph runs (None here, Dims in attributes): the kernel checks
         def size(v, least):
             if v == -1:
                 return None if n is None else least
-            return None if type(v) is Dim else v
+            return None if is_dim(v) else v
         return size(rows, n and n + max(-k, 0)), size(cols, n and n + max(k, 0))
     min_rows, min_cols = n + max(-k, 0), n + max(k, 0)
     rows = min_rows if rows == -1 else rows

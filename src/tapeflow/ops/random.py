@@ -23,7 +23,7 @@ from .._core.context import ctx
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.registry import LateAttr
-from .._core.shape import broadcast_shapes, Dim, dims_of
+from .._core.shape import broadcast_shapes, dims_of, is_dim
 from .._core.tensor import Tensor
 from ._args import dtype_arg, int_arg, shape_arg, show, to_tensor
 from ._define import defop
@@ -292,7 +292,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None) -> Tensor:
             noise_shape = tuple(shape[i] if d is None and i < len(shape) else d
                                 for i, d in enumerate(noise_shape))
         ns = shape_arg(op, noise_shape, "noise_shape")
-        if len(ns) != len(shape) or any(n not in (1, s) and type(s) is not Dim
+        if len(ns) != len(shape) or any(n not in (1, s) and not is_dim(s)
                                         for n, s in zip(ns, shape)):
             raise InvalidArgumentError(f"{op}: noise_shape {list(ns)} does not broadcast to "
                                        f"x's shape {list(shape)}")

@@ -7,7 +7,7 @@ from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.indexed_slices import IndexedSlices
-from .._core.shape import broadcast_shapes, Dim, num_elements
+from .._core.shape import broadcast_shapes, is_dim, num_elements
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._args import dtype_arg, int_arg, normalize_axes, normalize_axis, to_tensor
@@ -445,7 +445,7 @@ def _scatter_last(updates, indices, n: int) -> Tensor:
     """Zeros of last dim `n` with out[..., indices[..., j]] = updates[..., j]."""
     return run_kernel("ScatterLastAxis", {"updates": to_tensor(updates, None, "top_k", "updates"),
                                           "indices": to_tensor(indices, None, "top_k", "indices")},
-                      {"n": n if type(n) is Dim else int(n)})
+                      {"n": n if is_dim(n) else int(n)})
 
 
 def _lead_broadcast(op, a, b):
