@@ -15,7 +15,8 @@ from . import config, engine, errors, linalg, math, nn, random  # noqa: F401
 from ._core import nest  # noqa: F401
 from ._core.backends import (backend_names, find_backend, get_backend,  # noqa: F401
                              register_backend, remove_backend, set_backend)
-from ._core.convert import convert_to_tensor, from_dlpack  # noqa: F401
+from ._core.convert import (convert_to_tensor, from_dlpack,  # noqa: F401
+                            register_tensor_conversion_function)
 from ._core.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128,  # noqa: F401
                            float16, float32, float64, int8, int16, int32, int64, uint8,
                            uint16, uint32, uint64)

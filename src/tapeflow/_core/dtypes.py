@@ -1,16 +1,12 @@
 """DType objects, conversion from NumPy/strings, and TensorFlow's promotion rules."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from .errors import InvalidArgumentError
 
-try:  # bfloat16 comes from ml_dtypes (a declared dependency)
-    import ml_dtypes
-
-    _BF16 = np.dtype(ml_dtypes.bfloat16)
-except ImportError:  # pragma: no cover - exercised only without the dependency
-    _BF16 = None
+_BF16 = np.dtype(ml_dtypes.bfloat16)  # bfloat16 comes from ml_dtypes (a declared dependency)
 
 
 class DType:
@@ -82,7 +78,7 @@ class DType:
 
 
 float16 = DType("float16", np.float16)
-bfloat16 = DType("bfloat16", _BF16) if _BF16 is not None else None
+bfloat16 = DType("bfloat16", _BF16)
 float32 = DType("float32", np.float32)
 float64 = DType("float64", np.float64)
 complex64 = DType("complex64", np.complex64)

@@ -18,7 +18,7 @@ class ProfileInfo(dict):
 
     def plot(self, path: str) -> str:
         """Draw bytes in use after each kernel (needs matplotlib, extra `plot`)."""
-        try:
+        try:  # optional (extra "plot"): only drawing a plot needs it
             import matplotlib
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt

@@ -1,9 +1,10 @@
 """The installed package's version (`tapeflow.__version__`)."""
 from __future__ import annotations
 
+from importlib import metadata
+
 
 def version() -> str:
-    from importlib import metadata
     try:
         return metadata.version("tapeflow")
     except metadata.PackageNotFoundError:  # running from a source tree without an install

@@ -11,7 +11,6 @@ from __future__ import annotations
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor
-from ..backends.numpy import tensor_array as _kernels  # noqa: F401  (registers the kernel)
 from ._define import defop
 from ._tangents import batch_dims
 from .array import shape

@@ -1,5 +1,4 @@
 """NumPy kernels, one module per op family, registered for backend "numpy"."""
-import importlib
 import warnings
 
 # NumPy reports floating-point events (log(0), 1/0, sqrt(-1)) as RuntimeWarnings attributed
@@ -13,13 +12,6 @@ def silence_kernel_warnings() -> None:
 
 
 silence_kernel_warnings()
-
-FAMILIES = ("math", "reduction", "array", "indexing", "creation", "linalg", "nn", "conv",
-            "random", "state", "control_flow")
-
-for _family in FAMILIES:
-    try:
-        importlib.import_module(f"{__name__}.{_family}")
-    except ModuleNotFoundError as _e:  # a family not written yet
-        if _e.name != f"{__name__}.{_family}":
-            raise
+# Importing the family modules registers their kernels.
+from . import (array, control_flow, conv, creation, indexing, linalg, math, nn,  # noqa: E402,F401
+               random, reduction, state, tensor_array)

@@ -1,15 +1,11 @@
 """NumPy kernels of reductions, scans, top-k and add_n."""
+import ml_dtypes as _ml
 import numpy as np
 
 from ._kernel import (along_last, broadcast_shapes, ensure_array, kernel, put_along_last,
                       sum_leading, take_along_last)
 
-try:
-    import ml_dtypes as _ml
-
-    _HALF = (np.dtype(np.float16), np.dtype(_ml.bfloat16))
-except ImportError:  # pragma: no cover
-    _HALF = (np.dtype(np.float16),)
+_HALF = (np.dtype(np.float16), np.dtype(_ml.bfloat16))
 
 
 @kernel("Sum")
