@@ -14,7 +14,7 @@ from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dtypes import DType, as_dtype, int32
-from .._core.errors import describe
+from .._core.errors import NoBatchingRule, describe
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
 
@@ -193,7 +193,7 @@ def vectorized_map(fn, elems, fallback_to_while_loop: bool = True, warn: bool = 
         >>> tf.vectorized_map(lambda x: tf.reduce_sum(x * x), tf.ones([4, 3])).numpy()
         array([3., 3., 3., 3.], dtype=float32)
     """
-    from .batching import NoBatchingRule, batch_function
+    from .batching import batch_function
     if not callable(fn):
         raise TypeError(f"vectorized_map: fn must be callable, got {fn!r:.60}")
     flat, n = _flat_elems("vectorized_map", elems)

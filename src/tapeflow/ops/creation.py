@@ -15,6 +15,7 @@ from .._core.tensor import SYMBOLIC, Dim, Tensor
 from .._core.variable import Variable
 from ._op import (ArgumentTypeError, as_int, defop, dims_of, dtype_arg, int_arg, normalize_axis,
                   passthrough, shape_arg, show, to_tensor)
+from ._batching import batch_elementwise
 
 __all__ = ["constant", "convert_to_tensor", "zeros", "ones", "zeros_like", "ones_like", "fill",
            "range", "linspace", "eye", "one_hot"]
@@ -109,8 +110,8 @@ def _like_shape(shapes, dtypes, attrs):
 
 
 # d(zeros_like(x))/dx is zero: no rule means no gradient path, which is exactly right.
-defop("ZerosLike", ["x"], shape=_like_shape, vjp={}, jvp={})
-defop("OnesLike", ["x"], shape=_like_shape, vjp={}, jvp={})
+defop("ZerosLike", ["x"], shape=_like_shape, vjp={}, jvp={}, batch=batch_elementwise)
+defop("OnesLike", ["x"], shape=_like_shape, vjp={}, jvp={}, batch=batch_elementwise)
 
 
 def fill(dims, value, name=None) -> Tensor:

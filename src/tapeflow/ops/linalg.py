@@ -22,6 +22,7 @@ from .._core.variable import Variable
 from ._op import (ArgumentTypeError, align_tangent, as_int, batch_dims, broadcast_shapes,
                   choice_arg, composite, defop, dims_of, int_arg, int_list, normalize_axis,
                   show, to_tensor)
+from ._batching import batch_broadcasting, batch_elementwise
 from .array import concat, expand_dims, reshape, split, squeeze, transpose
 from .creation import eye, ones_like, zeros_like
 from .math import abs as _abs, complex as _complex, conj, imag, log, pow as _pow, real, sqrt
@@ -222,7 +223,7 @@ def _matmul_jvp_b(t, a, b, *, adjoint_a, adjoint_b, **_):
 
 defop("MatMul", ["a", "b"], shape=_matmul_shape,
       vjp={"a": _matmul_vjp_a, "b": _matmul_vjp_b},
-      jvp={"a": _matmul_jvp_a, "b": _matmul_jvp_b})
+      jvp={"a": _matmul_jvp_a, "b": _matmul_jvp_b}, batch=batch_broadcasting)
 
 
 _MV_ATTRS = {False: {"adjoint_a": False}, True: {"adjoint_a": True}}
@@ -763,7 +764,8 @@ def _band_shape(shapes, dtypes, attrs):
 
 defop("MatrixBandPart", ["input"], shape=_band_shape,
       vjp={"input": lambda g, *, num_lower, num_upper: band_part(g, num_lower, num_upper)},
-      jvp={"input": lambda t, *, num_lower, num_upper: band_part(t, num_lower, num_upper)})
+      jvp={"input": lambda t, *, num_lower, num_upper: band_part(t, num_lower, num_upper)},
+      batch=batch_elementwise)
 
 
 @composite("trace")  # diag_part's and reduce_sum's checks, with trace named first
@@ -801,7 +803,7 @@ def inv(input, adjoint=False, name=None) -> Tensor:
 
 defop("MatrixInverse", ["input"], shape=_square_shape("MatrixInverse"),
       vjp={"input": lambda g, ans: -_mm(ans, _mm(g, ans, False, True), True, False)},
-      jvp={"input": lambda t, ans: -_mm(ans, _mm(t, ans))})
+      jvp={"input": lambda t, ans: -_mm(ans, _mm(t, ans))}, batch=batch_elementwise)
 
 
 def det(input, name=None) -> Tensor:
@@ -1001,7 +1003,7 @@ def _cholesky_jvp(t, ans):
 
 
 defop("Cholesky", ["input"], shape=_square_shape("Cholesky"),
-      vjp={"input": _cholesky_vjp}, jvp={"input": _cholesky_jvp})
+      vjp={"input": _cholesky_vjp}, jvp={"input": _cholesky_jvp}, batch=batch_elementwise)
 
 
 def qr(input, full_matrices=False, name=None) -> tuple[Tensor, Tensor]:

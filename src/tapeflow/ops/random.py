@@ -26,6 +26,7 @@ from .._core.errors import InvalidArgumentError, describe
 from .._core.tensor import Dim, Tensor
 from ._op import (batch_dims, broadcast_shapes, defop, dims_of, dtype_arg, int_arg, shape_arg,
                   show, to_tensor)
+from ._batching import batch_elementwise
 
 __all__ = ["normal", "uniform", "truncated_normal", "categorical", "shuffle", "set_seed",
            "Generator", "get_global_generator", "set_global_generator"]
@@ -427,4 +428,4 @@ def _dropout(x, **attrs):
 # so the backward pass keeps nothing.
 defop("Dropout", ["x"], shape=_dropout_rule,
       vjp={"x": lambda g, **attrs: _dropout(g, **attrs)},
-      jvp={"x": lambda t, **attrs: _dropout(t, **attrs)})
+      jvp={"x": lambda t, **attrs: _dropout(t, **attrs)}, batch=batch_elementwise)

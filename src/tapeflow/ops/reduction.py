@@ -10,6 +10,7 @@ from .._core.tensor import Dim, IndexedSlices, Tensor
 from .._core.variable import Variable
 from ._op import (align_tangent, batch_dims, broadcast_shapes, defop, dtype_arg, int_arg,
                   normalize_axes, normalize_axis, num_elements, to_tensor)
+from ._batching import batch_shift_axis
 from .math import (cast, conj, equal, exp, greater, is_finite, maximum, minimum, real, rsqrt,
                    sqrt, square)
 
@@ -114,7 +115,8 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
 defop("Sum", ["x"], shape=_reduce_rule("Sum"),
       vjp={"x": lambda g, x_shape, *, axis, keepdims: _broadcast_back(g, x_shape, axis,
                                                                       keepdims)},
-      jvp={"x": lambda t, x, *, axis, keepdims: reduce_sum(t, _shift(axis, t, x), keepdims)})
+      jvp={"x": lambda t, x, *, axis, keepdims: reduce_sum(t, _shift(axis, t, x), keepdims)},
+      batch=batch_shift_axis)
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
@@ -136,7 +138,8 @@ def _mean_vjp(g, x_shape, *, axis, keepdims):
 
 
 defop("Mean", ["x"], shape=_reduce_rule("Mean"), vjp={"x": _mean_vjp},
-      jvp={"x": lambda t, x, *, axis, keepdims: reduce_mean(t, _shift(axis, t, x), keepdims)})
+      jvp={"x": lambda t, x, *, axis, keepdims: reduce_mean(t, _shift(axis, t, x), keepdims)},
+      batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- max, min
@@ -178,9 +181,9 @@ def _extreme_jvp(t, x, ans, *, axis, keepdims):
 
 
 defop("Max", ["x"], shape=_reduce_rule("Max"), vjp={"x": _extreme_vjp},
-      jvp={"x": _extreme_jvp})
+      jvp={"x": _extreme_jvp}, batch=batch_shift_axis)
 defop("Min", ["x"], shape=_reduce_rule("Min"), vjp={"x": _extreme_vjp},
-      jvp={"x": _extreme_jvp})
+      jvp={"x": _extreme_jvp}, batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- prod
@@ -223,7 +226,8 @@ def _prod_jvp(t, x, *, axis, keepdims):
     return reduce_sum(t * _others_product(x, axis), _shift(axis, t, x), keepdims)
 
 
-defop("Prod", ["x"], shape=_reduce_rule("Prod"), vjp={"x": _prod_vjp}, jvp={"x": _prod_jvp})
+defop("Prod", ["x"], shape=_reduce_rule("Prod"), vjp={"x": _prod_vjp}, jvp={"x": _prod_jvp},
+      batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- logsumexp
@@ -261,7 +265,7 @@ def _logsumexp_jvp(t, x, *, axis, keepdims):
 
 
 defop("LogSumExp", ["x"], shape=_reduce_rule("LogSumExp"), vjp={"x": _logsumexp_vjp},
-      jvp={"x": _logsumexp_jvp})
+      jvp={"x": _logsumexp_jvp}, batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- moments
@@ -305,8 +309,10 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
                                         "keepdims": bool(keepdims)})
 
 
-defop("Any", ["x"], shape=_reduce_rule("Any", _dt.bool), differentiable=False)
-defop("All", ["x"], shape=_reduce_rule("All", _dt.bool), differentiable=False)
+defop("Any", ["x"], shape=_reduce_rule("Any", _dt.bool), differentiable=False,
+      batch=batch_shift_axis)
+defop("All", ["x"], shape=_reduce_rule("All", _dt.bool), differentiable=False,
+      batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- argmax, argmin
@@ -349,8 +355,8 @@ def _arg_rule(shapes, dtypes, attrs):
     return [(shape[:ax] + shape[ax + 1:], attrs["output_type"])]
 
 
-defop("ArgMax", ["x"], shape=_arg_rule, differentiable=False)
-defop("ArgMin", ["x"], shape=_arg_rule, differentiable=False)
+defop("ArgMax", ["x"], shape=_arg_rule, differentiable=False, batch=batch_shift_axis)
+defop("ArgMin", ["x"], shape=_arg_rule, differentiable=False, batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- top_k
@@ -489,7 +495,8 @@ def _scan_rule(shapes, dtypes, attrs):
 defop("Cumsum", ["x"], shape=_scan_rule,
       vjp={"x": lambda g, *, axis, exclusive, reverse: cumsum(g, axis, exclusive, not reverse)},
       jvp={"x": lambda t, x, *, axis, exclusive, reverse: cumsum(t, axis + batch_dims(t, x),
-                                                                 exclusive, reverse)})
+                                                                 exclusive, reverse)},
+      batch=batch_shift_axis)
 
 
 def _cumprod_vjp(g, x, ans, *, axis, exclusive, reverse):
@@ -501,7 +508,8 @@ def _cumprod_jvp(t, x, ans, *, axis, exclusive, reverse):
     return ans * cumsum(t / x, axis + batch_dims(t, x), exclusive, reverse)
 
 
-defop("Cumprod", ["x"], shape=_scan_rule, vjp={"x": _cumprod_vjp}, jvp={"x": _cumprod_jvp})
+defop("Cumprod", ["x"], shape=_scan_rule, vjp={"x": _cumprod_vjp}, jvp={"x": _cumprod_jvp},
+      batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- add_n
