@@ -40,6 +40,18 @@ class UnimplementedError(TapeflowError, NotImplementedError):
     """The operation exists but is not available for these inputs."""
 
 
+class NoBatchingRule(TapeflowError):
+    """Op `op` has no batching rule, or none for this call (vectorized_map catches it and
+    runs a map_fn loop instead).
+
+    Example: `raise NoBatchingRule("GatherV2", "with batch_dims=1 and only params batched")`.
+    """
+
+    def __init__(self, op: str, why: str):
+        super().__init__(f"op {op} {why}")
+        self.op = op
+
+
 class OperatorNotAllowedInGraphError(TapeflowError, TypeError):
     """A symbolic tensor (inside a function being traced) was used where a value is needed:
     as a Python bool, in `.numpy()`, as an index. TensorFlow raises the same TypeError."""

@@ -1,4 +1,5 @@
-"""Rule tables keyed by op name: kernels (per backend), shape rules, VJP and JVP rules.
+"""Rule tables keyed by op name: kernels (per backend), shape rules, VJP, JVP and batching
+rules.
 
 Every registration remembers the source line that made it and a second one for the
 same key is refused, naming both places, unless `override=True` is passed.
@@ -91,6 +92,14 @@ OPS: dict[str, OpDef] = {}
 SHAPES: dict[str, Callable] = {}
 GRADIENTS: dict[str, Any] = {}
 JVPS: dict[str, Any] = {}
+# name -> batching rule `rule(op, inputs, attrs, batched, size) -> outputs`: the op run
+# on operands of which some carry one extra leading batch axis (vectorized_map). `inputs`
+# and `attrs` are the traced call's, with batched operands in place of traced ones;
+# `batched` maps each input name to whether it carries the batch axis (a list of flags
+# for list inputs); `size` is the batch size, None when unknown while tracing. It returns
+# what the op returns, every output batched. A rule that cannot batch a particular call
+# raises errors.NoBatchingRule; an op missing here has no rule at all.
+BATCHING: dict[str, Callable] = {}
 # name -> implementation over tensors of composite ops (the same on every backend)
 COMPOSITES: dict[str, Callable] = {}
 _SITES: dict[tuple, str] = {}
@@ -353,9 +362,11 @@ class JVPRule:
 
 
 def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, vjp=None,
-              jvp=None, impl=None, differentiable: bool = True, zeros_for_none: bool = False,
-              stateful: bool = False, native=None, override: bool = False) -> OpDef:
-    """Declare an op: its inputs, output count, shape rule and its VJP and JVP rules.
+              jvp=None, batch=None, impl=None, differentiable: bool = True,
+              zeros_for_none: bool = False, stateful: bool = False, native=None,
+              override: bool = False) -> OpDef:
+    """Declare an op: its inputs, output count, shape rule, its VJP and JVP rules and its
+    batching rule (see `BATCHING`).
 
     `impl(inputs, attrs)` makes a composite op: implemented over tensors by other ops,
     the same on every backend, recorded as one op with its own rules.
@@ -371,6 +382,9 @@ def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, v
         SHAPES[name] = shape
     if impl is not None:
         COMPOSITES[name] = impl
+    if batch is not None:
+        _claim("batching", name, override, site)
+        BATCHING[name] = batch
     # the rules count as registrations too: replacing them needs override=True
     if not differentiable:
         _claim("gradient", name, override, site)

@@ -14,11 +14,11 @@ from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dtypes import as_dtype, DType, int32
-from .._core.errors import describe
+from .._core.errors import describe, NoBatchingRule
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
 from ..ops import array as array_ops, creation as creation_ops, indexing as indexing_ops
-from .batching import batch_function, NoBatchingRule
+from .batching import batch_function
 from .control_flow import _Sub, while_loop
 from .tensor_array import TensorArray
 

@@ -17,6 +17,8 @@ from ._tangents import align_tangent, batch_dims
 from .creation import ones, zeros
 from .math import conj, floormod
 from .reduction import cumsum, reduce_max, reduce_sum
+from ._batching import (NoBatchingRule, batch_elementwise, batch_reshape, batch_shift_axis,
+                        batch_transpose, broadcast_batch)
 
 __all__ = ["reshape", "identity", "broadcast_to", "transpose", "expand_dims", "squeeze",
            "concat", "stack", "unstack", "split", "tile", "pad", "reverse", "identity_n",
@@ -75,7 +77,7 @@ def _reshape_jvp(t, x, ans):
 
 defop("Reshape", ["x"], shape=_reshape_shape_rule,
       vjp={"x": lambda g, x_shape: _reshape(g, x_shape)},
-      jvp={"x": _reshape_jvp})
+      jvp={"x": _reshape_jvp}, batch=batch_reshape)
 
 
 def identity(input, name=None) -> Tensor:
@@ -85,7 +87,7 @@ def identity(input, name=None) -> Tensor:
 
 
 defop("Identity", ["x"], shape=same_shape,
-      vjp={"x": passthrough}, jvp={"x": lambda t: identity(t)})
+      vjp={"x": passthrough}, jvp={"x": lambda t: identity(t)}, batch=batch_elementwise)
 
 
 def broadcast_to(input, shape, name=None) -> Tensor:
@@ -206,7 +208,7 @@ def _transpose_jvp(t, *, perm):
 
 defop("Transpose", ["x"], shape=_transpose_shape,
       vjp={"x": lambda g, *, perm: _transpose(g, _inverse_perm(perm))},
-      jvp={"x": _transpose_jvp})
+      jvp={"x": _transpose_jvp}, batch=batch_transpose)
 
 
 # --------------------------------------------------------------------------- expand/squeeze
@@ -276,10 +278,10 @@ def _shift(axis: tuple, t: Tensor, x: Tensor) -> tuple:
 # Each is the other's transpose: squeeze's input positions are expand_dims' output ones.
 defop("ExpandDims", ["x"], shape=_expand_dims_shape,
       vjp={"x": lambda g, *, axis: squeeze(g, axis)},
-      jvp={"x": lambda t, x, *, axis: _expand_dims(t, _shift(axis, t, x))})
+      jvp={"x": lambda t, x, *, axis: _expand_dims(t, _shift(axis, t, x))}, batch=batch_shift_axis)
 defop("Squeeze", ["x"], shape=_squeeze_shape,
       vjp={"x": lambda g, *, axis: _expand_dims(g, axis)},
-      jvp={"x": lambda t, x, *, axis: squeeze(t, _shift(axis, t, x))})
+      jvp={"x": lambda t, x, *, axis: squeeze(t, _shift(axis, t, x))}, batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- concat/split
@@ -345,7 +347,7 @@ def _concat_jvp(t, values, *, axis, sizes):
 defop("Concat", ["values"], list_inputs=["values"], shape=_concat_shape,
       vjp={"values": lambda g, *, axis, sizes: _split(
           g if type(g) is Tensor else to_tensor(g, None, "Concat", "g"), axis, sizes)},
-      jvp={"values": _concat_jvp})
+      jvp={"values": _concat_jvp}, batch=batch_shift_axis)
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name=None) -> list:
@@ -461,7 +463,7 @@ def _stack_jvp(t, values, *, axis):
 
 defop("Stack", ["values"], list_inputs=["values"], shape=_stack_shape,
       vjp={"values": lambda g, *, axis: unstack(g, axis=axis)},
-      jvp={"values": _stack_jvp})
+      jvp={"values": _stack_jvp}, batch=batch_shift_axis)
 
 
 def unstack(value, num=None, axis=0, name=None) -> list:
@@ -497,7 +499,8 @@ def _unstack_shape(shapes, dtypes, attrs):
 
 defop("Unstack", ["x"], num_outputs=None, shape=_unstack_shape, zeros_for_none=True,
       vjp={"x": lambda g, *, axis, num: stack(g, axis)},
-      jvp={"x": lambda t, x, *, axis, num: unstack(t, num, axis + batch_dims(t, x))})
+      jvp={"x": lambda t, x, *, axis, num: unstack(t, num, axis + batch_dims(t, x))},
+      batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- tile
@@ -674,7 +677,7 @@ def _reverse_shape(shapes, dtypes, attrs):
 
 defop("Reverse", ["x"], shape=_reverse_shape,
       vjp={"x": lambda g, *, axis: reverse(g, axis)},
-      jvp={"x": lambda t, x, *, axis: reverse(t, _shift(axis, t, x))})
+      jvp={"x": lambda t, x, *, axis: reverse(t, _shift(axis, t, x))}, batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- identities
@@ -696,7 +699,7 @@ def stop_gradient(input, name=None) -> Tensor:
 
 
 # No rules for "x": the tape and accumulators see no path through this op.
-defop("StopGradient", ["x"], shape=same_shape, vjp={}, jvp={})
+defop("StopGradient", ["x"], shape=same_shape, vjp={}, jvp={}, batch=batch_elementwise)
 
 
 # --------------------------------------------------------------------------- shape/size/rank
@@ -734,7 +737,17 @@ def rank(input, name=None) -> Tensor:
 
 defop("Shape", ["x"], shape=lambda s, d, a: [((len(s["x"]),), a["out_type"])],
       differentiable=False)
-defop("Size", ["x"], shape=lambda s, d, a: [((), a["out_type"])], differentiable=False)
+def _size_batch(op, inputs, attrs, batched, size):
+    """The batching rule: every element has the size of the dims after the batch axis."""
+    dims = inputs["x"]._shape[1:]
+    if None in dims:
+        raise NoBatchingRule(op, "needs the element's dims, unknown while tracing")
+    element_size = to_tensor(int(np.prod(dims, dtype=np.int64)), attrs["out_type"], op, "x")
+    return broadcast_batch(element_size, size)
+
+
+defop("Size", ["x"], shape=lambda s, d, a: [((), a["out_type"])], differentiable=False,
+      batch=_size_batch)
 
 
 # --------------------------------------------------------------------------- sort

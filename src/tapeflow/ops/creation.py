@@ -18,6 +18,7 @@ from ._args import (ArgumentTypeError, as_int, dtype_arg, int_arg, normalize_axi
                     to_tensor)
 from ._define import defop, passthrough
 from .math import add, cast, multiply
+from ._batching import batch_elementwise
 
 __all__ = ["constant", "convert_to_tensor", "zeros", "ones", "zeros_like", "ones_like", "fill",
            "range", "linspace", "eye", "one_hot"]
@@ -111,8 +112,8 @@ def _like_shape(shapes, dtypes, attrs):
 
 
 # d(zeros_like(x))/dx is zero: no rule means no gradient path, which is exactly right.
-defop("ZerosLike", ["x"], shape=_like_shape, vjp={}, jvp={})
-defop("OnesLike", ["x"], shape=_like_shape, vjp={}, jvp={})
+defop("ZerosLike", ["x"], shape=_like_shape, vjp={}, jvp={}, batch=batch_elementwise)
+defop("OnesLike", ["x"], shape=_like_shape, vjp={}, jvp={}, batch=batch_elementwise)
 
 
 def fill(dims, value, name=None) -> Tensor:

@@ -28,6 +28,7 @@ from ._tangents import align_tangent
 from .array import _broadcast_to, _reshape, reshape, transpose
 from .creation import ones_like, zeros, zeros_like
 from .math import cast, less
+from ._batching import batch_broadcasting, batch_gather
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "scatter_nd",
            "tensor_scatter_nd_update", "where", "boolean_mask"]
@@ -110,9 +111,16 @@ def _strided_slice_grad(dy: Tensor, shape: tuple, spec: dict) -> Tensor:
     return run_kernel("StridedSliceGrad", {"dy": dy}, {**spec, "shape": shape})
 
 
+def _strided_slice_batch(op, inputs, attrs, batched, size):
+    """The batching rule: the slice of a batched x takes its whole leading batch axis."""
+    return run_kernel(op, inputs, {**attrs, **_spec(attrs, 1)})
+
+
 defop("StridedSlice", ["x"], shape=_strided_slice_shape,
       vjp={"x": lambda g, x_shape, **attrs: _strided_slice_grad(g, x_shape, _spec(attrs))},
-      jvp={"x": lambda t, x, **attrs: _strided_slice(t, _spec(attrs, _tangents.batch_dims(t, x)))})
+      jvp={"x": lambda t, x, **attrs: _strided_slice(t, _spec(attrs, _tangents.batch_dims(t,
+                                                                                       x)))},
+      batch=_strided_slice_batch)
 
 
 def _strided_slice_grad_shape(shapes, dtypes, attrs):
@@ -481,7 +489,7 @@ def _gather_jvp(t, params, indices, *, axis, batch_dims):
 
 
 defop("GatherV2", ["params", "indices"], shape=_gather_shape,
-      vjp={"params": _gather_vjp}, jvp={"params": _gather_jvp})
+      vjp={"params": _gather_vjp}, jvp={"params": _gather_jvp}, batch=batch_gather)
 
 
 # --------------------------------------------------------------------------- segment sums
@@ -785,7 +793,7 @@ def _select_jvp_y(t, condition, x, y):
 defop("SelectV2", ["condition", "x", "y"], shape=_select_shape,
       vjp={"x": lambda g, condition: where(condition, g, _zero(g)),
            "y": lambda g, condition: where(condition, _zero(g), g)},
-      jvp={"x": _select_jvp_x, "y": _select_jvp_y})
+      jvp={"x": _select_jvp_x, "y": _select_jvp_y}, batch=batch_broadcasting)
 
 
 def _where_shape(shapes, dtypes, attrs):

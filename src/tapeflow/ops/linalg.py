@@ -25,6 +25,7 @@ from ._args import (ArgumentTypeError, as_int, binary_operands, choice_arg, int_
 from ._define import composite, defop
 from ._tangents import align_tangent, batch_dims
 from .array import concat, expand_dims, reshape, split, squeeze, stack, transpose
+from ._batching import batch_broadcasting, batch_elementwise
 from .creation import eye, ones_like, zeros_like
 from .indexing import where
 from .math import (abs as _abs, complex as _complex, conj, imag, log, pow as _pow, real, sqrt,
@@ -226,7 +227,7 @@ def _matmul_jvp_b(t, a, b, *, adjoint_a, adjoint_b, **_):
 
 defop("MatMul", ["a", "b"], shape=_matmul_shape,
       vjp={"a": _matmul_vjp_a, "b": _matmul_vjp_b},
-      jvp={"a": _matmul_jvp_a, "b": _matmul_jvp_b})
+      jvp={"a": _matmul_jvp_a, "b": _matmul_jvp_b}, batch=batch_broadcasting)
 
 
 _MV_ATTRS = {False: {"adjoint_a": False}, True: {"adjoint_a": True}}
@@ -767,7 +768,8 @@ def _band_shape(shapes, dtypes, attrs):
 
 defop("MatrixBandPart", ["input"], shape=_band_shape,
       vjp={"input": lambda g, *, num_lower, num_upper: band_part(g, num_lower, num_upper)},
-      jvp={"input": lambda t, *, num_lower, num_upper: band_part(t, num_lower, num_upper)})
+      jvp={"input": lambda t, *, num_lower, num_upper: band_part(t, num_lower, num_upper)},
+      batch=batch_elementwise)
 
 
 @composite("trace")  # diag_part's and reduce_sum's checks, with trace named first
@@ -805,7 +807,7 @@ def inv(input, adjoint=False, name=None) -> Tensor:
 
 defop("MatrixInverse", ["input"], shape=_square_shape("MatrixInverse"),
       vjp={"input": lambda g, ans: -_mm(ans, _mm(g, ans, False, True), True, False)},
-      jvp={"input": lambda t, ans: -_mm(ans, _mm(t, ans))})
+      jvp={"input": lambda t, ans: -_mm(ans, _mm(t, ans))}, batch=batch_elementwise)
 
 
 def det(input, name=None) -> Tensor:
@@ -1005,7 +1007,7 @@ def _cholesky_jvp(t, ans):
 
 
 defop("Cholesky", ["input"], shape=_square_shape("Cholesky"),
-      vjp={"input": _cholesky_vjp}, jvp={"input": _cholesky_jvp})
+      vjp={"input": _cholesky_vjp}, jvp={"input": _cholesky_jvp}, batch=batch_elementwise)
 
 
 def qr(input, full_matrices=False, name=None) -> tuple[Tensor, Tensor]:

@@ -14,6 +14,7 @@ from .._core.tensor import Tensor
 from ._args import binary_operands, dtype_arg, to_tensor
 from ._define import defop, elementwise, linear, nondifferentiable, passthrough
 from ._tangents import align_tangent
+from ._batching import batch_broadcasting, batch_elementwise
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod", "mod",
@@ -152,7 +153,7 @@ def add(x, y, name=None) -> Tensor:
 
 defop("Add", ["x", "y"], shape=_binary_shape("add"),
       vjp={"x": passthrough, "y": passthrough},
-      jvp={"x": lambda t: t, "y": lambda t: t})
+      jvp={"x": lambda t: t, "y": lambda t: t}, batch=batch_broadcasting)
 
 
 def subtract(x, y, name=None) -> Tensor:
@@ -165,7 +166,7 @@ def subtract(x, y, name=None) -> Tensor:
 
 defop("Sub", ["x", "y"], shape=_binary_shape("subtract"),
       vjp={"x": passthrough, "y": lambda g: negative(g)},
-      jvp={"x": lambda t: t, "y": lambda t: negative(t)})
+      jvp={"x": lambda t: t, "y": lambda t: negative(t)}, batch=batch_broadcasting)
 
 
 def multiply(x, y, name=None) -> Tensor:
@@ -179,7 +180,7 @@ def multiply(x, y, name=None) -> Tensor:
 defop("Mul", ["x", "y"], shape=_binary_shape("multiply"),
       vjp={"x": lambda g, y: g * conj(y), "y": lambda g, x: conj(x) * g},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * y,
-           "y": lambda t, x, y: x * align_tangent(t, y, x.ndim)})
+           "y": lambda t, x, y: x * align_tangent(t, y, x.ndim)}, batch=batch_broadcasting)
 
 
 def truediv(x, y, name=None) -> Tensor:
@@ -206,7 +207,8 @@ def divide(x, y, name=None) -> Tensor:
 defop("RealDiv", ["x", "y"], shape=_binary_shape("truediv"),
       vjp={"x": lambda g, y: g / conj(y), "y": lambda g, y, ans: -g * conj(ans / y)},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) / y,
-           "y": lambda t, x, y, ans: -align_tangent(t, y, x.ndim) * ans / y})
+           "y": lambda t, x, y, ans: -align_tangent(t, y, x.ndim) * ans / y},
+      batch=batch_broadcasting)
 
 
 def floordiv(x, y, name=None) -> Tensor:
@@ -219,7 +221,8 @@ def floordiv(x, y, name=None) -> Tensor:
 
 
 # Piecewise constant: its derivative is zero almost everywhere (a symbolic zero here).
-defop("FloorDiv", ["x", "y"], shape=_binary_shape("floordiv"), vjp={}, jvp={})
+defop("FloorDiv", ["x", "y"], shape=_binary_shape("floordiv"), vjp={}, jvp={},
+      batch=batch_broadcasting)
 
 
 def floormod(x, y, name=None) -> Tensor:
@@ -236,7 +239,8 @@ mod = floormod
 defop("FloorMod", ["x", "y"], shape=_binary_shape("floormod"),
       vjp={"x": passthrough, "y": lambda g, x, y: -g * floordiv(x, y)},
       jvp={"x": lambda t: t,
-           "y": lambda t, x, y: -align_tangent(t, y, x.ndim) * floordiv(x, y)})
+           "y": lambda t, x, y: -align_tangent(t, y, x.ndim) * floordiv(x, y)},
+      batch=batch_broadcasting)
 
 
 def negative(x, name=None) -> Tensor:
@@ -246,7 +250,7 @@ def negative(x, name=None) -> Tensor:
 
 
 defop("Neg", ["x"], shape=_same_shape,
-      vjp={"x": lambda g: negative(g)}, **linear(negative))
+      vjp={"x": lambda g: negative(g)}, **linear(negative), batch=batch_elementwise)
 
 
 def abs(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
@@ -257,12 +261,12 @@ def abs(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
     return run_kernel("Abs", {"x": x})
 
 
-defop("Abs", ["x"], shape=_same_shape, **elementwise(lambda x: sign(x)))
+defop("Abs", ["x"], shape=_same_shape, **elementwise(lambda x: sign(x)), batch=batch_elementwise)
 # d|z| = Re(conj(s) dz) with s = sign(z) = z / |z|; the VJP (TF convention) is g * s.
 # Through sign, both are 0 at z = 0 (TF's div_no_nan) and differentiate again correctly.
 defop("ComplexAbs", ["x"], shape=_unary_shape(_real_out),
       vjp={"x": lambda g, x: complex(g, 0.0) * sign(x)},
-      jvp={"x": lambda t, x: real(t * conj(sign(x)))})
+      jvp={"x": lambda t, x: real(t * conj(sign(x)))}, batch=batch_elementwise)
 
 
 def sign(x, name=None) -> Tensor:
@@ -273,7 +277,8 @@ def sign(x, name=None) -> Tensor:
     return run_kernel("Sign", {"x": x})
 
 
-defop("Sign", ["x"], shape=_same_shape, vjp={}, jvp={})  # piecewise constant
+defop("Sign", ["x"], shape=_same_shape, vjp={}, jvp={},  # piecewise constant
+      batch=batch_elementwise)
 
 
 # s = z / |z| moves with z: ds = (dz - s Re(conj(s) dz)) / |z|, and the VJP (TF's
@@ -287,7 +292,7 @@ def _complex_sign_jvp(t, x, ans):
 
 
 defop("ComplexSign", ["x"], shape=_same_shape,
-      vjp={"x": _complex_sign_vjp}, jvp={"x": _complex_sign_jvp})
+      vjp={"x": _complex_sign_vjp}, jvp={"x": _complex_sign_jvp}, batch=batch_elementwise)
 
 
 def exp(x, name=None) -> Tensor:
@@ -295,7 +300,7 @@ def exp(x, name=None) -> Tensor:
     return run_kernel("Exp", {"x": _unary("exp", x, _FC)})
 
 
-defop("Exp", ["x"], shape=_same_shape, **elementwise(lambda ans: ans))
+defop("Exp", ["x"], shape=_same_shape, **elementwise(lambda ans: ans), batch=batch_elementwise)
 
 
 def expm1(x, name=None) -> Tensor:
@@ -303,7 +308,8 @@ def expm1(x, name=None) -> Tensor:
     return run_kernel("Expm1", {"x": _unary("expm1", x, _FC)})
 
 
-defop("Expm1", ["x"], shape=_same_shape, **elementwise(lambda ans: ans + 1))
+defop("Expm1", ["x"], shape=_same_shape, **elementwise(lambda ans: ans + 1),
+      batch=batch_elementwise)
 
 
 def log(x, name=None) -> Tensor:
@@ -311,7 +317,8 @@ def log(x, name=None) -> Tensor:
     return run_kernel("Log", {"x": _unary("log", x, _FC)})
 
 
-defop("Log", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(x)))
+defop("Log", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(x)),
+      batch=batch_elementwise)
 
 
 def log1p(x, name=None) -> Tensor:
@@ -319,7 +326,8 @@ def log1p(x, name=None) -> Tensor:
     return run_kernel("Log1p", {"x": _unary("log1p", x, _FC)})
 
 
-defop("Log1p", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(x + 1)))
+defop("Log1p", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(x + 1)),
+      batch=batch_elementwise)
 
 
 def sqrt(x, name=None) -> Tensor:
@@ -327,7 +335,8 @@ def sqrt(x, name=None) -> Tensor:
     return run_kernel("Sqrt", {"x": _unary("sqrt", x, _FC)})
 
 
-defop("Sqrt", ["x"], shape=_same_shape, **elementwise(lambda ans: 0.5 / ans))
+defop("Sqrt", ["x"], shape=_same_shape, **elementwise(lambda ans: 0.5 / ans),
+      batch=batch_elementwise)
 
 
 def rsqrt(x, name=None) -> Tensor:
@@ -336,7 +345,7 @@ def rsqrt(x, name=None) -> Tensor:
 
 
 defop("Rsqrt", ["x"], shape=_same_shape,
-      **elementwise(lambda ans: -0.5 * ans * square(ans)))
+      **elementwise(lambda ans: -0.5 * ans * square(ans)), batch=batch_elementwise)
 
 
 def square(x, name=None) -> Tensor:
@@ -344,7 +353,7 @@ def square(x, name=None) -> Tensor:
     return run_kernel("Square", {"x": _unary("square", x, _NUMBER)})
 
 
-defop("Square", ["x"], shape=_same_shape, **elementwise(lambda x: 2 * x))
+defop("Square", ["x"], shape=_same_shape, **elementwise(lambda x: 2 * x), batch=batch_elementwise)
 
 
 def reciprocal(x, name=None) -> Tensor:
@@ -352,7 +361,8 @@ def reciprocal(x, name=None) -> Tensor:
     return run_kernel("Reciprocal", {"x": _unary("reciprocal", x, _FC)})
 
 
-defop("Reciprocal", ["x"], shape=_same_shape, **elementwise(lambda ans: -square(ans)))
+defop("Reciprocal", ["x"], shape=_same_shape, **elementwise(lambda ans: -square(ans)),
+      batch=batch_elementwise)
 
 
 def _safe_log(x: Tensor) -> Tensor:
@@ -371,7 +381,8 @@ defop("Pow", ["x", "y"], shape=_binary_shape("pow"),
       vjp={"x": lambda g, x, y: g * conj(y * pow(x, y - 1)),
            "y": lambda g, x, ans: g * conj(ans * _safe_log(x))},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * (y * pow(x, y - 1)),
-           "y": lambda t, x, y, ans: align_tangent(t, y, x.ndim) * (ans * _safe_log(x))})
+           "y": lambda t, x, y, ans: align_tangent(t, y, x.ndim) * (ans * _safe_log(x))},
+      batch=batch_broadcasting)
 
 
 def squared_difference(x, y, name=None) -> Tensor:
@@ -383,7 +394,8 @@ def squared_difference(x, y, name=None) -> Tensor:
 defop("SquaredDifference", ["x", "y"], shape=_binary_shape("squared_difference"),
       vjp={"x": lambda g, x, y: (2 * g) * (x - y), "y": lambda g, x, y: (-2 * g) * (x - y)},
       jvp={"x": lambda t, x, y: (2 * align_tangent(t, x, y.ndim)) * (x - y),
-           "y": lambda t, x, y: (-2 * align_tangent(t, y, x.ndim)) * (x - y)})
+           "y": lambda t, x, y: (-2 * align_tangent(t, y, x.ndim)) * (x - y)},
+      batch=batch_broadcasting)
 
 
 def maximum(x, y, name=None) -> Tensor:
@@ -396,7 +408,8 @@ defop("Maximum", ["x", "y"], shape=_binary_shape("maximum"),
       vjp={"x": lambda g, x, y: g * _mask(greater_equal(x, y), g),
            "y": lambda g, x, y: g * _mask(less(x, y), g)},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * _mask(greater_equal(x, y), t),
-           "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(less(x, y), t)})
+           "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(less(x, y), t)},
+      batch=batch_broadcasting)
 
 
 def minimum(x, y, name=None) -> Tensor:
@@ -409,7 +422,8 @@ defop("Minimum", ["x", "y"], shape=_binary_shape("minimum"),
       vjp={"x": lambda g, x, y: g * _mask(less_equal(x, y), g),
            "y": lambda g, x, y: g * _mask(greater(x, y), g)},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * _mask(less_equal(x, y), t),
-           "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(greater(x, y), t)})
+           "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(greater(x, y), t)},
+      batch=batch_broadcasting)
 
 
 # --------------------------------------------------------------------------- trigonometric
@@ -420,7 +434,7 @@ def sin(x, name=None) -> Tensor:
     return run_kernel("Sin", {"x": _unary("sin", x, _FC)})
 
 
-defop("Sin", ["x"], shape=_same_shape, **elementwise(lambda x: cos(x)))
+defop("Sin", ["x"], shape=_same_shape, **elementwise(lambda x: cos(x)), batch=batch_elementwise)
 
 
 def cos(x, name=None) -> Tensor:
@@ -428,7 +442,7 @@ def cos(x, name=None) -> Tensor:
     return run_kernel("Cos", {"x": _unary("cos", x, _FC)})
 
 
-defop("Cos", ["x"], shape=_same_shape, **elementwise(lambda x: -sin(x)))
+defop("Cos", ["x"], shape=_same_shape, **elementwise(lambda x: -sin(x)), batch=batch_elementwise)
 
 
 def tan(x, name=None) -> Tensor:
@@ -436,7 +450,8 @@ def tan(x, name=None) -> Tensor:
     return run_kernel("Tan", {"x": _unary("tan", x, _FC)})
 
 
-defop("Tan", ["x"], shape=_same_shape, **elementwise(lambda ans: 1 + square(ans)))
+defop("Tan", ["x"], shape=_same_shape, **elementwise(lambda ans: 1 + square(ans)),
+      batch=batch_elementwise)
 
 
 def asin(x, name=None) -> Tensor:
@@ -444,7 +459,8 @@ def asin(x, name=None) -> Tensor:
     return run_kernel("Asin", {"x": _unary("asin", x, _FC)})
 
 
-defop("Asin", ["x"], shape=_same_shape, **elementwise(lambda x: rsqrt(1 - square(x))))
+defop("Asin", ["x"], shape=_same_shape, **elementwise(lambda x: rsqrt(1 - square(x))),
+      batch=batch_elementwise)
 
 
 def acos(x, name=None) -> Tensor:
@@ -452,7 +468,8 @@ def acos(x, name=None) -> Tensor:
     return run_kernel("Acos", {"x": _unary("acos", x, _FC)})
 
 
-defop("Acos", ["x"], shape=_same_shape, **elementwise(lambda x: -rsqrt(1 - square(x))))
+defop("Acos", ["x"], shape=_same_shape, **elementwise(lambda x: -rsqrt(1 - square(x))),
+      batch=batch_elementwise)
 
 
 def atan(x, name=None) -> Tensor:
@@ -460,7 +477,8 @@ def atan(x, name=None) -> Tensor:
     return run_kernel("Atan", {"x": _unary("atan", x, _FC)})
 
 
-defop("Atan", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(1 + square(x))))
+defop("Atan", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(1 + square(x))),
+      batch=batch_elementwise)
 
 
 def atan2(y, x, name=None) -> Tensor:
@@ -486,7 +504,7 @@ def _atan2_jvp_x(t, y, x):
 
 
 defop("Atan2", ["y", "x"], shape=_binary_shape("atan2", "y", "x"),
-      vjp=_atan2_vjp, jvp={"y": _atan2_jvp_y, "x": _atan2_jvp_x})
+      vjp=_atan2_vjp, jvp={"y": _atan2_jvp_y, "x": _atan2_jvp_x}, batch=batch_broadcasting)
 
 
 def sinh(x, name=None) -> Tensor:
@@ -494,7 +512,7 @@ def sinh(x, name=None) -> Tensor:
     return run_kernel("Sinh", {"x": _unary("sinh", x, _FC)})
 
 
-defop("Sinh", ["x"], shape=_same_shape, **elementwise(lambda x: cosh(x)))
+defop("Sinh", ["x"], shape=_same_shape, **elementwise(lambda x: cosh(x)), batch=batch_elementwise)
 
 
 def cosh(x, name=None) -> Tensor:
@@ -502,7 +520,7 @@ def cosh(x, name=None) -> Tensor:
     return run_kernel("Cosh", {"x": _unary("cosh", x, _FC)})
 
 
-defop("Cosh", ["x"], shape=_same_shape, **elementwise(lambda x: sinh(x)))
+defop("Cosh", ["x"], shape=_same_shape, **elementwise(lambda x: sinh(x)), batch=batch_elementwise)
 
 
 def tanh(x, name=None) -> Tensor:
@@ -518,7 +536,7 @@ def _tanh_grad(y, dy) -> Tensor:
 # Real inputs take the fused kernel; complex ones the generic conj(dfdx) form.
 defop("Tanh", ["x"], shape=_same_shape, jvp=elementwise(lambda ans: 1 - square(ans))["jvp"],
       vjp={"x": lambda g, ans: _tanh_grad(ans, g) if not ans.dtype.is_complex
-           else g * conj(1 - square(ans))})
+           else g * conj(1 - square(ans))}, batch=batch_elementwise)
 
 
 def _fused_grad_shape(op: str):
@@ -539,7 +557,8 @@ def asinh(x, name=None) -> Tensor:
     return run_kernel("Asinh", {"x": _unary("asinh", x, _FC)})
 
 
-defop("Asinh", ["x"], shape=_same_shape, **elementwise(lambda ans: reciprocal(cosh(ans))))
+defop("Asinh", ["x"], shape=_same_shape, **elementwise(lambda ans: reciprocal(cosh(ans))),
+      batch=batch_elementwise)
 
 
 def acosh(x, name=None) -> Tensor:
@@ -547,7 +566,8 @@ def acosh(x, name=None) -> Tensor:
     return run_kernel("Acosh", {"x": _unary("acosh", x, _FC)})
 
 
-defop("Acosh", ["x"], shape=_same_shape, **elementwise(lambda ans: reciprocal(sinh(ans))))
+defop("Acosh", ["x"], shape=_same_shape, **elementwise(lambda ans: reciprocal(sinh(ans))),
+      batch=batch_elementwise)
 
 
 def atanh(x, name=None) -> Tensor:
@@ -555,7 +575,8 @@ def atanh(x, name=None) -> Tensor:
     return run_kernel("Atanh", {"x": _unary("atanh", x, _FC)})
 
 
-defop("Atanh", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(1 - square(x))))
+defop("Atanh", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(1 - square(x))),
+      batch=batch_elementwise)
 
 
 # --------------------------------------------------------------------------- activations
@@ -574,7 +595,7 @@ def _sigmoid_grad(y, dy) -> Tensor:
 defop("Sigmoid", ["x"], shape=_same_shape,
       jvp=elementwise(lambda ans: ans * (1 - ans))["jvp"],
       vjp={"x": lambda g, ans: _sigmoid_grad(ans, g) if not ans.dtype.is_complex
-           else g * conj(ans * (1 - ans))})
+           else g * conj(ans * (1 - ans))}, batch=batch_elementwise)
 
 
 defop("SigmoidGrad", ["y", "dy"], shape=_fused_grad_shape("SigmoidGrad"),
@@ -588,7 +609,8 @@ def softplus(features, name=None) -> Tensor:
     return run_kernel("Softplus", {"x": _unary("softplus", features, _FLOATS)})
 
 
-defop("Softplus", ["x"], shape=_same_shape, **elementwise(lambda x: sigmoid(x)))
+defop("Softplus", ["x"], shape=_same_shape, **elementwise(lambda x: sigmoid(x)),
+      batch=batch_elementwise)
 
 
 def softsign(features, name=None) -> Tensor:
@@ -597,7 +619,7 @@ def softsign(features, name=None) -> Tensor:
 
 
 defop("Softsign", ["x"], shape=_same_shape,
-      **elementwise(lambda x: reciprocal(square(1 + abs(x)))))
+      **elementwise(lambda x: reciprocal(square(1 + abs(x)))), batch=batch_elementwise)
 
 
 # --------------------------------------------------------------------------- special functions
@@ -611,7 +633,7 @@ def erf(x, name=None) -> Tensor:
 
 
 defop("Erf", ["x"], shape=_same_shape,
-      **elementwise(lambda x: _TWO_OVER_SQRT_PI * exp(-square(x))))
+      **elementwise(lambda x: _TWO_OVER_SQRT_PI * exp(-square(x))), batch=batch_elementwise)
 
 
 def erfc(x, name=None) -> Tensor:
@@ -620,7 +642,7 @@ def erfc(x, name=None) -> Tensor:
 
 
 defop("Erfc", ["x"], shape=_same_shape,
-      **elementwise(lambda x: -_TWO_OVER_SQRT_PI * exp(-square(x))))
+      **elementwise(lambda x: -_TWO_OVER_SQRT_PI * exp(-square(x))), batch=batch_elementwise)
 
 
 def lgamma(x, name=None) -> Tensor:
@@ -628,7 +650,8 @@ def lgamma(x, name=None) -> Tensor:
     return run_kernel("Lgamma", {"x": _unary("lgamma", x, _FLOATS)})
 
 
-defop("Lgamma", ["x"], shape=_same_shape, **elementwise(lambda x: digamma(x)))
+defop("Lgamma", ["x"], shape=_same_shape, **elementwise(lambda x: digamma(x)),
+      batch=batch_elementwise)
 
 
 def digamma(x, name=None) -> Tensor:
@@ -636,7 +659,8 @@ def digamma(x, name=None) -> Tensor:
     return run_kernel("Digamma", {"x": _unary("digamma", x, _FLOATS)})
 
 
-defop("Digamma", ["x"], shape=_same_shape, **elementwise(lambda x: polygamma(1.0, x)))
+defop("Digamma", ["x"], shape=_same_shape, **elementwise(lambda x: polygamma(1.0, x)),
+      batch=batch_elementwise)
 
 
 def polygamma(a, x, name=None) -> Tensor:
@@ -651,7 +675,8 @@ def polygamma(a, x, name=None) -> Tensor:
 # Like TF, no derivative with respect to the order `a` (it is integer-valued).
 defop("Polygamma", ["a", "x"], shape=_binary_shape("polygamma", "a", "x"),
       vjp={"x": lambda g, a, x: g * polygamma(a + 1, x)},
-      jvp={"x": lambda t, a, x: align_tangent(t, x, a.ndim) * polygamma(a + 1, x)})
+      jvp={"x": lambda t, a, x: align_tangent(t, x, a.ndim) * polygamma(a + 1, x)},
+      batch=batch_broadcasting)
 
 
 # --------------------------------------------------------------------------- rounding
@@ -676,9 +701,9 @@ def round(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
 
 
 # Piecewise constant: zero derivative almost everywhere (a symbolic zero).
-defop("Floor", ["x"], shape=_same_shape, vjp={}, jvp={})
-defop("Ceil", ["x"], shape=_same_shape, vjp={}, jvp={})
-defop("Round", ["x"], shape=_same_shape, vjp={}, jvp={})
+defop("Floor", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise)
+defop("Ceil", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise)
+defop("Round", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise)
 
 
 # --------------------------------------------------------------------------- predicates
@@ -700,7 +725,8 @@ def is_finite(x, name=None) -> Tensor:
 
 
 for _name in ("IsNan", "IsInf", "IsFinite"):
-    defop(_name, ["x"], shape=_unary_shape(_bool_out), **nondifferentiable())
+    defop(_name, ["x"], shape=_unary_shape(_bool_out), **nondifferentiable(),
+          batch=batch_elementwise)
 
 
 def equal(x, y, name=None) -> Tensor:
@@ -770,8 +796,10 @@ for _name, _public in (("Equal", "equal"), ("NotEqual", "not_equal"), ("Less", "
                    ("LessEqual", "less_equal"), ("Greater", "greater"),
                    ("GreaterEqual", "greater_equal"), ("LogicalAnd", "logical_and"),
                    ("LogicalOr", "logical_or"), ("LogicalXor", "logical_xor")):
-    defop(_name, ["x", "y"], shape=_binary_shape(_public, out=_bool_out), **nondifferentiable())
-defop("LogicalNot", ["x"], shape=_unary_shape(_bool_out), **nondifferentiable())
+    defop(_name, ["x", "y"], shape=_binary_shape(_public, out=_bool_out), **nondifferentiable(),
+          batch=batch_broadcasting)
+defop("LogicalNot", ["x"], shape=_unary_shape(_bool_out), **nondifferentiable(),
+      batch=batch_elementwise)
 
 
 # --------------------------------------------------------------------------- complex numbers
@@ -787,7 +815,7 @@ def real(input, name=None) -> Tensor:  # noqa: A002 - TensorFlow's argument name
 
 # Real and Imag are R-linear: the cotangent g (real) maps back to g and i*g.
 defop("Real", ["x"], shape=_unary_shape(_real_out),
-      vjp={"x": lambda g: complex(g, 0.0)}, **linear(real))
+      vjp={"x": lambda g: complex(g, 0.0)}, **linear(real), batch=batch_elementwise)
 
 
 def imag(input, name=None) -> Tensor:  # noqa: A002
@@ -799,7 +827,7 @@ def imag(input, name=None) -> Tensor:  # noqa: A002
 
 
 defop("Imag", ["x"], shape=_unary_shape(_real_out),
-      vjp={"x": lambda g: complex(0.0, g)}, **linear(imag))
+      vjp={"x": lambda g: complex(0.0, g)}, **linear(imag), batch=batch_elementwise)
 
 
 def conj(x, name=None) -> Tensor:
@@ -814,7 +842,7 @@ def conj(x, name=None) -> Tensor:
 
 
 defop("Conj", ["x"], shape=_same_shape,
-      vjp={"x": lambda g: conj(g)}, **linear(conj))
+      vjp={"x": lambda g: conj(g)}, **linear(conj), batch=batch_elementwise)
 
 
 def angle(input, name=None) -> Tensor:  # noqa: A002
@@ -832,7 +860,7 @@ def angle(input, name=None) -> Tensor:  # noqa: A002
 # d angle(z) = Im(dz / z); the VJP (TF convention) is i * g / conj(z).
 defop("Angle", ["x"], shape=_unary_shape(_real_out),
       vjp={"x": lambda g, x: complex(0.0, g) / conj(x)},
-      jvp={"x": lambda t, x: imag(t / x)})
+      jvp={"x": lambda t, x: imag(t / x)}, batch=batch_elementwise)
 
 
 def complex(real, imag, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
@@ -857,7 +885,8 @@ def _complex_out(d):
 
 defop("Complex", ["real", "imag"], shape=_binary_shape("complex", "real", "imag", _complex_out),
       vjp={"real": lambda g: real(g), "imag": lambda g: imag(g)},
-      jvp={"real": lambda t: complex(t, 0.0), "imag": lambda t: complex(0.0, t)})
+      jvp={"real": lambda t: complex(t, 0.0), "imag": lambda t: complex(0.0, t)},
+      batch=batch_broadcasting)
 
 
 # --------------------------------------------------------------------------- cast and clip
@@ -886,7 +915,7 @@ def _cast_jvp(t, *, dtype, source_dtype):
 
 
 defop("Cast", ["x"], shape=lambda shapes, dtypes, attrs: [(shapes["x"], attrs["dtype"])],
-      vjp={"x": _cast_vjp}, jvp={"x": _cast_jvp})
+      vjp={"x": _cast_vjp}, jvp={"x": _cast_jvp}, batch=batch_elementwise)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None) -> Tensor:

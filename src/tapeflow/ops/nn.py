@@ -15,6 +15,7 @@ from . import conv
 from ._args import float_arg, normalize_axes, normalize_axis, to_tensor
 from ._define import composite, defop, derived, elementwise, passthrough, same_shape
 from ._tangents import align_tangent, batch_dims
+from ._batching import batch_elementwise, batch_shift_axis
 from .array import concat, expand_dims, identity, squeeze
 from .indexing import gather, where
 from .math import (abs as _abs, cast, erfc, exp, log1p, minimum, negative, rsqrt,
@@ -130,7 +131,7 @@ def relu(features, name=None) -> Tensor:
 
 defop("Relu", ["x"], shape=same_shape,
       vjp={"x": lambda g, ans: _relu_grad(g, ans)},
-      jvp={"x": lambda t, ans: _relu_grad(t, ans)})
+      jvp={"x": lambda t, ans: _relu_grad(t, ans)}, batch=batch_elementwise)
 
 
 def relu6(features, name=None) -> Tensor:
@@ -141,7 +142,7 @@ def relu6(features, name=None) -> Tensor:
 
 defop("Relu6", ["x"], shape=same_shape,
       vjp={"x": lambda g, ans: _relu6_grad(g, ans)},
-      jvp={"x": lambda t, ans: _relu6_grad(t, ans)})
+      jvp={"x": lambda t, ans: _relu6_grad(t, ans)}, batch=batch_elementwise)
 
 
 def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
@@ -159,7 +160,7 @@ def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
 
 defop("LeakyRelu", ["x"], shape=same_shape,
       vjp={"x": lambda g, x, *, alpha: _leaky_relu_grad(g, x, alpha)},
-      jvp={"x": lambda t, x, *, alpha: _leaky_relu_grad(t, x, alpha)})
+      jvp={"x": lambda t, x, *, alpha: _leaky_relu_grad(t, x, alpha)}, batch=batch_elementwise)
 
 
 def elu(features, name=None) -> Tensor:
@@ -172,7 +173,8 @@ def elu(features, name=None) -> Tensor:
 
 # elu'(x) = 1 for x > 0 and exp(x) = elu(x) + 1 otherwise, i.e. 1 + min(ans, 0)
 # (not ans - relu(ans) + 1, which is inf - inf at ans = inf).
-defop("Elu", ["x"], shape=same_shape, **elementwise(lambda ans: minimum(ans, 0.0) + 1.0))
+defop("Elu", ["x"], shape=same_shape, **elementwise(lambda ans: minimum(ans, 0.0) + 1.0),
+      batch=batch_elementwise)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -289,13 +291,14 @@ def _log_softmax_grad(dy, y, axis):
 defop("Softmax", ["logits"], shape=_softmax_shape("Softmax"),
       vjp={"logits": lambda g, ans, *, axis: _softmax_grad(g, ans, axis)},
       # the softmax Jacobian is symmetric: J t is SoftmaxGrad(t) too
-      jvp={"logits": lambda t, ans, *, axis: _softmax_grad(t, ans, axis + batch_dims(t, ans))})
+      jvp={"logits": lambda t, ans, *, axis: _softmax_grad(t, ans, axis + batch_dims(t, ans))},
+      batch=batch_shift_axis)
 
 # J t = t - sum(softmax * t); a negative axis counts from the end, past any batch dims.
 defop("LogSoftmax", ["logits"], shape=_softmax_shape("LogSoftmax"),
       vjp={"logits": lambda g, ans, *, axis: _log_softmax_grad(g, ans, axis)},
       jvp={"logits": lambda t, ans, *, axis: t - reduce_sum(
-          exp(ans) * t, axis - ans.ndim, keepdims=True)})
+          exp(ans) * t, axis - ans.ndim, keepdims=True)}, batch=batch_shift_axis)
 
 
 # SoftmaxGrad(dy, y) = y * (dy - sum(dy * y)) and LogSoftmaxGrad(dy, y) = dy - exp(y) * sum(dy):
@@ -599,9 +602,16 @@ def l2_loss(t, name=None) -> Tensor:
     return run_kernel("L2Loss", {"x": _operand("l2_loss", t, "t")})
 
 
+def _l2_loss_batch(op, inputs, attrs, batched, size):
+    """The batching rule: one loss per element, summed over the axes after the batch axis."""
+    x = inputs["x"]
+    return reduce_sum(x * x, tuple(range(1, x.ndim))) * 0.5
+
+
 defop("L2Loss", ["x"], shape=lambda shapes, dtypes, attrs: [((), dtypes["x"])],
       vjp={"x": lambda g, x: g * x},
-      jvp={"x": lambda t, x: reduce_sum(x * t, tuple(range(batch_dims(t, x), t.ndim)))})
+      jvp={"x": lambda t, x: reduce_sum(x * t, tuple(range(batch_dims(t, x), t.ndim)))},
+      batch=_l2_loss_batch)
 
 
 def moments(x, axes, shift=None, keepdims=False, name=None) -> tuple[Tensor, Tensor]:

@@ -28,6 +28,7 @@ from .._core.tensor import Tensor
 from ._args import dtype_arg, int_arg, shape_arg, show, to_tensor
 from ._define import defop
 from ._tangents import batch_dims
+from ._batching import batch_elementwise
 
 __all__ = ["normal", "uniform", "truncated_normal", "categorical", "shuffle", "set_seed",
            "Generator", "get_global_generator", "set_global_generator"]
@@ -428,4 +429,4 @@ def _dropout(x, **attrs):
 # so the backward pass keeps nothing.
 defop("Dropout", ["x"], shape=_dropout_rule,
       vjp={"x": lambda g, **attrs: _dropout(g, **attrs)},
-      jvp={"x": lambda t, **attrs: _dropout(t, **attrs)})
+      jvp={"x": lambda t, **attrs: _dropout(t, **attrs)}, batch=batch_elementwise)

@@ -15,6 +15,7 @@ from ._define import defop
 from ._tangents import align_tangent, batch_dims
 from .math import (abs as _abs, cast, conj, equal, exp, greater, is_finite, maximum, minimum,
                    not_equal, real, rsqrt, sqrt, square)
+from ._batching import batch_shift_axis
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_logsumexp", "reduce_std", "reduce_variance", "reduce_any", "reduce_all",
@@ -115,7 +116,8 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
 defop("Sum", ["x"], shape=_reduce_rule("Sum"),
       vjp={"x": lambda g, x_shape, *, axis, keepdims: _broadcast_back(g, x_shape, axis,
                                                                       keepdims)},
-      jvp={"x": lambda t, x, *, axis, keepdims: reduce_sum(t, _shift(axis, t, x), keepdims)})
+      jvp={"x": lambda t, x, *, axis, keepdims: reduce_sum(t, _shift(axis, t, x), keepdims)},
+      batch=batch_shift_axis)
 
 
 # ---------------------------------------------------------------------- sum_to_shape's op
@@ -169,7 +171,8 @@ def _mean_vjp(g, x_shape, *, axis, keepdims):
 
 
 defop("Mean", ["x"], shape=_reduce_rule("Mean"), vjp={"x": _mean_vjp},
-      jvp={"x": lambda t, x, *, axis, keepdims: reduce_mean(t, _shift(axis, t, x), keepdims)})
+      jvp={"x": lambda t, x, *, axis, keepdims: reduce_mean(t, _shift(axis, t, x), keepdims)},
+      batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- max, min
@@ -211,9 +214,9 @@ def _extreme_jvp(t, x, ans, *, axis, keepdims):
 
 
 defop("Max", ["x"], shape=_reduce_rule("Max"), vjp={"x": _extreme_vjp},
-      jvp={"x": _extreme_jvp})
+      jvp={"x": _extreme_jvp}, batch=batch_shift_axis)
 defop("Min", ["x"], shape=_reduce_rule("Min"), vjp={"x": _extreme_vjp},
-      jvp={"x": _extreme_jvp})
+      jvp={"x": _extreme_jvp}, batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- prod
@@ -256,7 +259,8 @@ def _prod_jvp(t, x, *, axis, keepdims):
     return reduce_sum(t * _others_product(x, axis), _shift(axis, t, x), keepdims)
 
 
-defop("Prod", ["x"], shape=_reduce_rule("Prod"), vjp={"x": _prod_vjp}, jvp={"x": _prod_jvp})
+defop("Prod", ["x"], shape=_reduce_rule("Prod"), vjp={"x": _prod_vjp}, jvp={"x": _prod_jvp},
+      batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- logsumexp
@@ -293,7 +297,7 @@ def _logsumexp_jvp(t, x, *, axis, keepdims):
 
 
 defop("LogSumExp", ["x"], shape=_reduce_rule("LogSumExp"), vjp={"x": _logsumexp_vjp},
-      jvp={"x": _logsumexp_jvp})
+      jvp={"x": _logsumexp_jvp}, batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- moments
@@ -337,8 +341,10 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
                                         "keepdims": bool(keepdims)})
 
 
-defop("Any", ["x"], shape=_reduce_rule("Any", _dt.bool), differentiable=False)
-defop("All", ["x"], shape=_reduce_rule("All", _dt.bool), differentiable=False)
+defop("Any", ["x"], shape=_reduce_rule("Any", _dt.bool), differentiable=False,
+      batch=batch_shift_axis)
+defop("All", ["x"], shape=_reduce_rule("All", _dt.bool), differentiable=False,
+      batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- argmax, argmin
@@ -381,8 +387,8 @@ def _arg_rule(shapes, dtypes, attrs):
     return [(shape[:ax] + shape[ax + 1:], attrs["output_type"])]
 
 
-defop("ArgMax", ["x"], shape=_arg_rule, differentiable=False)
-defop("ArgMin", ["x"], shape=_arg_rule, differentiable=False)
+defop("ArgMax", ["x"], shape=_arg_rule, differentiable=False, batch=batch_shift_axis)
+defop("ArgMin", ["x"], shape=_arg_rule, differentiable=False, batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- top_k
@@ -521,7 +527,8 @@ def _scan_rule(shapes, dtypes, attrs):
 defop("Cumsum", ["x"], shape=_scan_rule,
       vjp={"x": lambda g, *, axis, exclusive, reverse: cumsum(g, axis, exclusive, not reverse)},
       jvp={"x": lambda t, x, *, axis, exclusive, reverse: cumsum(t, axis + batch_dims(t, x),
-                                                                 exclusive, reverse)})
+                                                                 exclusive, reverse)},
+      batch=batch_shift_axis)
 
 
 def _cumprod_vjp(g, x, ans, *, axis, exclusive, reverse):
@@ -533,7 +540,8 @@ def _cumprod_jvp(t, x, ans, *, axis, exclusive, reverse):
     return ans * cumsum(t / x, axis + batch_dims(t, x), exclusive, reverse)
 
 
-defop("Cumprod", ["x"], shape=_scan_rule, vjp={"x": _cumprod_vjp}, jvp={"x": _cumprod_jvp})
+defop("Cumprod", ["x"], shape=_scan_rule, vjp={"x": _cumprod_vjp}, jvp={"x": _cumprod_jvp},
+      batch=batch_shift_axis)
 
 
 # --------------------------------------------------------------------------- add_n
