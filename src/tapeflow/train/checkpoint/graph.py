@@ -82,6 +82,10 @@ def collect(root) -> tuple[dict[str, Variable | ObjectState], dict[str, str]]:
 
     walk(root, "")
     add_state(root, "")
+    # `walk` refers to itself, so its closure outlives this call until the cycle collector
+    # runs: let go of the objects now, or they would outlive their owners (and keep
+    # restores waiting for them)
+    seen.clear()
     return values, aliases
 
 
