@@ -86,7 +86,7 @@ def restore(root, path: str, optional: frozenset = frozenset(),
                          "changed:\n" + "\n".join(problems))
     _assign_all([(target, value) for _, target, value in plan])
     consumed = {source for source, _, _ in plan}
-    deferred = DeferredRestore(root, path, {_restored_key(t) for _, t, _ in plan})
+    deferred = DeferredRestore(path, {_restored_key(t) for _, t, _ in plan})
     for name in sorted(set(values) - consumed - ignored):
         deferred.place(root, name, name, values[name])
     deferred.start()
@@ -208,7 +208,7 @@ class DeferredRestore:
     docstring). `waiting`, `taken`, `lost` and `abandoned` are the names of values waiting
     now, assigned after the restore, never assignable, and dropped with their anchor."""
 
-    def __init__(self, root, path: str, restored: set):
+    def __init__(self, path: str, restored: set):
         self.path = path
         self.restored = restored  # _restored_key of everything restored, now or later
         self.waiting: set[str] = set()
