@@ -23,6 +23,10 @@ class Context(threading.local):
         self.profilers: list = []
         self.graph = None               # the FuncGraph being traced (tapeflow.function)
         self.name_scopes: list = []     # full scope names entered ("a/", "a/b/"), innermost last
+        # objects told of each Variable made here (`variable_created(variable)`): a
+        # checkpoint restore with values waiting for variables not made yet, registered only
+        # while they wait (train/checkpoint/status.py)
+        self.variable_observers: list = []
         self.debug = False
         # (op name, site, "backward"/"JVP") of the rules running now: debug mode blames
         # the op being differentiated for a NaN that one of its rule's ops produces

@@ -51,6 +51,9 @@ class Variable(Resource):
         scope = ctx.name_scopes[-1] if ctx.name_scopes else ""
         self._name = scope + (name if name is not None else "Variable")
         self._declared_shape = TensorShape(shape) if shape is not None else None
+        if ctx.variable_observers:  # a restore waiting for variables (deferred restoration)
+            for observer in tuple(ctx.variable_observers):
+                observer.variable_created(self)
 
     # --- metadata
     @property

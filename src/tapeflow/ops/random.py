@@ -334,6 +334,21 @@ class Generator:
         self._count += 1
         return (self._key & _MASK64, self._key >> 64, _STREAM_GENERATOR, self._count)
 
+    # The trackable protocol (train/checkpoint/trackable.py), duck-typed so this floor
+    # imports nothing above it: a checkpoint saves the key and the counter, and restoring
+    # them continues the stream where it was saved.
+    def _trackable_children(self) -> dict:
+        return {}
+
+    def _serialize_to_tensors(self) -> dict:
+        """{"state": [key low 64 bits, key high 64 bits, counter]} as uint64."""
+        return {"state": np.array([self._key & _MASK64, self._key >> 64, self._count],
+                                  dtype=np.uint64)}
+
+    def _restore_from_tensors(self, values: dict) -> None:
+        low, high, count = (int(w) for w in np.asarray(values["state"]).reshape(3))
+        self._key, self._count = low | high << 64, count
+
     def split(self, count: int = 1) -> list:
         """`count` new generators with streams derived from (and independent of) this one."""
         k0, k1, _, c = self._next()

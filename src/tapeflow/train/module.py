@@ -5,27 +5,21 @@ is registered on assignment): attribute names in sorted order, into lists, tuple
 (dicts by sorted key), each object once. A module's own attributes come before those of its
 submodules, which are walked in the order they were found, as TensorFlow does.
 
-`_trackable_children` is the protocol the checkpoint code walks: a module's direct named
-children ("layers/0/kernel" is the path of a variable two levels down).
+`_trackable_children` implements the trackable protocol (documented in
+train/checkpoint/trackable.py): a module's direct named children ("layers/0/kernel" is the
+path of a variable two levels down). A module knows nothing of restoring: values waiting
+for variables it has yet to create find them without its help.
 """
 from __future__ import annotations
 
 import functools
 import re
-import weakref
 from typing import Callable, Iterator
 
 from .._core.context import ctx
 from .._core.variable import Variable
 
 __all__ = ["Module", "name_scope"]
-
-# Checkpoint values waiting for a variable not yet created (deferred restoration, filled by
-# checkpoint.py): {module: {path below it: entry}}. Setting an attribute of a waiting module
-# hands them on (Module.__setattr__), so a model that builds its variables on first call
-# still gets the restored values, as in TensorFlow.
-deferred_restores: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
 
 class name_scope:
     """A context manager that prefixes the names of variables created inside it.
@@ -245,12 +239,6 @@ class Module:
             with self.name_scope:
                 return method(self, *args, **kwargs)
         return method_with_name_scope
-
-    def __setattr__(self, name: str, value) -> None:
-        object.__setattr__(self, name, value)
-        if deferred_restores and self in deferred_restores:
-            from .checkpoint import resolve_deferred
-            resolve_deferred(self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self._name!r}>"

@@ -258,7 +258,9 @@ class Optimizer:
                              + [s for slots in self._slots for s in slots.values()])
 
     def _trackable_children(self) -> dict:
-        """Checkpoint names of the state: "iterations" and "<slot>/<build index>"."""
+        """Checkpoint names of the state (the trackable protocol): "iterations" and
+        "<slot>/<build index>". A restore made before the slots exist keeps their values
+        waiting; a slot gets its value when `build` creates it, before its first use."""
         children = {"iterations": self._iterations}
         for i, slots in enumerate(self._slots):
             for slot, var in slots.items():
