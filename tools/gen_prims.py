@@ -2,7 +2,8 @@
 name, no validation), as TensorFlow generates its gen_*_ops.py from the op registry.
 
 Run it after adding or renaming an op: `python tools/gen_prims.py` (tests/_core/
-test_prims.py fails while the checked-in file differs from what this writes).
+test_prims.py fails while the checked-in file differs from what this writes; `--print`
+writes the text to standard output instead).
 """
 from __future__ import annotations
 
@@ -69,6 +70,9 @@ TARGET = os.path.join(os.path.dirname(__file__), "..", "src", "tapeflow", "_core
 
 if __name__ == "__main__":
     text = render()
+    if "--print" in sys.argv[1:]:  # for the test that compares it with the checked-in file
+        sys.stdout.write(text)
+        sys.exit(0)
     with open(TARGET, "w") as f:
         f.write(text)
     print(f"wrote {os.path.normpath(TARGET)}: {text.count(chr(10) + 'def ')} bindings",

@@ -423,7 +423,7 @@ def test_metadata_disagreeing_with_data_is_corrupt(tmp_path, good):
 
 
 def failing_writer(monkeypatch, after):
-    real = ckpt_mod._write_member
+    real = ckpt_mod.format._write_member
     calls = []
 
     def write(zf, key, array):
@@ -432,7 +432,7 @@ def failing_writer(monkeypatch, after):
             raise OSError("disk full (simulated)")
         real(zf, key, array)
 
-    monkeypatch.setattr(ckpt_mod, "_write_member", write)
+    monkeypatch.setattr(ckpt_mod.format, "_write_member", write)  # the file writer
 
 
 def test_a_crash_mid_write_leaves_the_old_checkpoint(tmp_path, monkeypatch):
@@ -638,7 +638,7 @@ class FakeClock:
 
 def test_manager_keep_checkpoint_every_n_hours(tmp_path, monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(ckpt_mod, "_time", clock)
+    monkeypatch.setattr(ckpt_mod.manager, "_time", clock)  # the manager's clock
     ckpt = tf.train.Checkpoint(v=tf.Variable(1.0))
     d = str(tmp_path)
     manager = tf.train.CheckpointManager(ckpt, d, max_to_keep=1,

@@ -12,36 +12,14 @@ This package re-exports the public names.
 """
 from __future__ import annotations
 
-import sys
-import types
-
-from . import format as _format
-from . import manager as _manager
+from . import format, manager  # noqa: F401  (submodules, as `checkpoint.format`)
 from .checkpoint import Checkpoint
-from .format import _write_member, latest_checkpoint, list_variables, load_variable
+from .format import latest_checkpoint, list_variables, load_variable
 from .graph import collect as _collect
-from .manager import CheckpointManager, _time
+from .manager import CheckpointManager
 from .status import CheckpointLoadStatus, InitializationOnlyStatus
 from .trackable import Trackable
 
 __all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus",
            "InitializationOnlyStatus", "Trackable", "latest_checkpoint", "list_variables",
            "load_variable"]
-
-# Private names of the submodules that code written against the single-module layout
-# patches here (tests replace the file writer and the manager's clock): setting one on
-# this package sets it where it is read.
-_FORWARDED = {"_write_member": _format, "_time": _manager}
-
-
-class _Package(types.ModuleType):
-    """This package's module type: forwards assignments of the names in `_FORWARDED`."""
-
-    def __setattr__(self, name: str, value) -> None:
-        owner = _FORWARDED.get(name)
-        if owner is not None:
-            setattr(owner, name, value)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
