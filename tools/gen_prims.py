@@ -12,10 +12,10 @@ import os
 import re
 import sys
 
-HEADER = '''"""Primitive bindings: one plain function per registered op, calling `run_kernel` by name
-with no validation (inputs positionally or by name, attributes as keywords). Shape, VJP
-and JVP rules, vspace, Variable and the engine's helpers call these instead of the public
-ops above them, so nothing below `ops/` reaches up at run time.
+HEADER = '''"""Primitive bindings: one plain function per registered op, calling `run_kernel` by
+name with no validation (inputs positionally or by name, attributes as keywords). Rules,
+Variable and the engine's helpers call these instead of the public ops of other families,
+so nothing reaches up or sideways at run time.
 
 Generated from the op registry by tools/gen_prims.py, checked in; do not edit by hand.
 Example:
@@ -57,11 +57,19 @@ def render() -> str:
         seen[name] = op_name
         params = ", ".join(list(op.inputs) + ["**attrs"])
         inputs = ", ".join(f'"{k}": {k}' for k in op.inputs)
+        signature = f"def {name}({params}):"
+        if len(signature) > 100:
+            signature = f"def {name}(\n        " + f",\n        ".join(
+                list(op.inputs) + ["**attrs"]) + "):"
+        call = f'    return run_kernel("{op_name}", {{{inputs}}}, attrs)'
+        if len(call) > 100:
+            call = (f'    return run_kernel("{op_name}", {{\n        '
+                    + ",\n        ".join(f'"{k}": {k}' for k in op.inputs) + "}, attrs)")
         parts.append(f'''
 
-def {name}({params}):
+{signature}
     """{op_name} ({_where(op.site)})."""
-    return run_kernel("{op_name}", {{{inputs}}}, attrs)
+{call}
 ''')
     return "".join(parts)
 

@@ -1,7 +1,7 @@
-"""Primitive bindings: one plain function per registered op, calling `run_kernel` by name
-with no validation (inputs positionally or by name, attributes as keywords). Shape, VJP
-and JVP rules, vspace, Variable and the engine's helpers call these instead of the public
-ops above them, so nothing below `ops/` reaches up at run time.
+"""Primitive bindings: one plain function per registered op, calling `run_kernel` by
+name with no validation (inputs positionally or by name, attributes as keywords). Rules,
+Variable and the engine's helpers call these instead of the public ops of other families,
+so nothing reaches up or sideways at run time.
 
 Generated from the op registry by tools/gen_prims.py, checked in; do not edit by hand.
 Example:
@@ -335,12 +335,18 @@ def inplace_add(ref, value, **attrs):
 
 def inplace_scatter_add(ref, indices, updates, **attrs):
     """InplaceScatterAdd (tapeflow/ops/state.py)."""
-    return run_kernel("InplaceScatterAdd", {"ref": ref, "indices": indices, "updates": updates}, attrs)
+    return run_kernel("InplaceScatterAdd", {
+        "ref": ref,
+        "indices": indices,
+        "updates": updates}, attrs)
 
 
 def inplace_scatter_update(ref, indices, updates, **attrs):
     """InplaceScatterUpdate (tapeflow/ops/state.py)."""
-    return run_kernel("InplaceScatterUpdate", {"ref": ref, "indices": indices, "updates": updates}, attrs)
+    return run_kernel("InplaceScatterUpdate", {
+        "ref": ref,
+        "indices": indices,
+        "updates": updates}, attrs)
 
 
 def inplace_sub(ref, value, **attrs):
@@ -695,12 +701,18 @@ def reshape(x, **attrs):
 
 def resource_scatter_add(resource, indices, updates, **attrs):
     """ResourceScatterAdd (tapeflow/ops/state.py)."""
-    return run_kernel("ResourceScatterAdd", {"resource": resource, "indices": indices, "updates": updates}, attrs)
+    return run_kernel("ResourceScatterAdd", {
+        "resource": resource,
+        "indices": indices,
+        "updates": updates}, attrs)
 
 
 def resource_scatter_update(resource, indices, updates, **attrs):
     """ResourceScatterUpdate (tapeflow/ops/state.py)."""
-    return run_kernel("ResourceScatterUpdate", {"resource": resource, "indices": indices, "updates": updates}, attrs)
+    return run_kernel("ResourceScatterUpdate", {
+        "resource": resource,
+        "indices": indices,
+        "updates": updates}, attrs)
 
 
 def reverse(x, **attrs):
@@ -820,7 +832,9 @@ def softsign(x, **attrs):
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits, **attrs):
     """SparseSoftmaxCrossEntropyWithLogits (tapeflow/ops/nn.py)."""
-    return run_kernel("SparseSoftmaxCrossEntropyWithLogits", {"labels": labels, "logits": logits}, attrs)
+    return run_kernel("SparseSoftmaxCrossEntropyWithLogits", {
+        "labels": labels,
+        "logits": logits}, attrs)
 
 
 def split(x, **attrs):
@@ -910,7 +924,10 @@ def tensor_list_resize(x, size, **attrs):
 
 def tensor_scatter_nd_update(tensor, indices, updates, **attrs):
     """TensorScatterNdUpdate (tapeflow/ops/indexing.py)."""
-    return run_kernel("TensorScatterNdUpdate", {"tensor": tensor, "indices": indices, "updates": updates}, attrs)
+    return run_kernel("TensorScatterNdUpdate", {
+        "tensor": tensor,
+        "indices": indices,
+        "updates": updates}, attrs)
 
 
 def tile(x, **attrs):
@@ -960,12 +977,21 @@ def where(condition, **attrs):
 
 def while_(loop_vars, args, resources, maximum_iterations, **attrs):
     """While (tapeflow/function/control_flow.py)."""
-    return run_kernel("While", {"loop_vars": loop_vars, "args": args, "resources": resources, "maximum_iterations": maximum_iterations}, attrs)
+    return run_kernel("While", {
+        "loop_vars": loop_vars,
+        "args": args,
+        "resources": resources,
+        "maximum_iterations": maximum_iterations}, attrs)
 
 
 def while_grad(cots, loop_vars, args, resources, count, **attrs):
     """WhileGrad (tapeflow/function/control_flow.py)."""
-    return run_kernel("WhileGrad", {"cots": cots, "loop_vars": loop_vars, "args": args, "resources": resources, "count": count}, attrs)
+    return run_kernel("WhileGrad", {
+        "cots": cots,
+        "loop_vars": loop_vars,
+        "args": args,
+        "resources": resources,
+        "count": count}, attrs)
 
 
 def zeros(**attrs):

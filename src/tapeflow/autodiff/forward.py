@@ -1,8 +1,9 @@
 """Forward mode: ForwardAccumulator, JVPs computed as ops run.
 
-While an accumulator is active, dispatch calls `_on_op` (its jvp hook) after every op. For each active
-accumulator holding a tangent of some input, the op's JVP rule runs at once and the output
-tangents are stored by tensor id; they are released as soon as the primal tensor dies.
+While an accumulator is active, dispatch calls `_on_op` (its jvp hook) after every op. For
+each active accumulator holding a tangent of some input, the op's JVP rule runs at once and
+the output tangents are stored by tensor id; they are released as soon as the primal tensor
+dies.
 Ops without a JVP rule transpose their VJP (the double-VJP trick of TensorFlow).
 
 A call-state stack keeps the rule ops of accumulator A invisible to A and to accumulators

@@ -239,7 +239,8 @@ class TensorArray:
         i = index if isinstance(index, Tensor) else convert_to_tensor(index, int32)
         n, k = _static_int(self._size), _static_int(i)
         if self._dynamic_size:
-            buffer = resize_axis(buffer, math_ops.maximum(array_ops.shape(buffer, i.dtype)[0], i + 1))
+            size = math_ops.maximum(array_ops.shape(buffer, i.dtype)[0], i + 1)
+            buffer = resize_axis(buffer, size)
         elif n is not None and k is not None and k >= n:
             raise InvalidArgumentError(
                 f"TensorArray.write: tried to write to index {k} but array is not resizeable "
@@ -295,7 +296,8 @@ class TensorArray:
             top = reduction_ops.reduce_max(array_ops.concat([array_ops.reshape(idx, [-1]) + 1,
                                              array_ops.shape(buffer, idx.dtype)[:1]], 0))
             buffer = resize_axis(buffer, top)
-        buffer = indexing_ops.tensor_scatter_nd_update(buffer, array_ops.expand_dims(idx, -1), value)
+        buffer = indexing_ops.tensor_scatter_nd_update(buffer, array_ops.expand_dims(idx, -1),
+                                                       value)
         return self._with(buffer)
 
     # ------------------------------------------------------------------ reading

@@ -9,9 +9,9 @@ from ._kernel import (MAX_RANK, along_last, check_rank, ensure_array, kernel, su
 
 
 @kernel("Reshape")
-def reshape(i, a, b):
-    x = i["x"]
-    shape = a["shape"]
+def reshape(inputs, attrs, backend):
+    x = inputs["x"]
+    shape = attrs["shape"]
     check_rank("reshape", len(shape))  # before the engine makes the aliasing tensor
     size = x.size
     if -1 in shape:  # math.prod: np.prod costs microseconds on small tuples
@@ -25,19 +25,19 @@ def reshape(i, a, b):
 
 
 @kernel("Identity")
-def identity(i, a, b):
-    return Alias("x", i["x"].shape)
+def identity(inputs, attrs, backend):
+    return Alias("x", inputs["x"].shape)
 
 
 @kernel("BroadcastTo")
-def broadcast_to(i, a, b):
-    check_rank("broadcast_to", len(a["shape"]))
-    return np.broadcast_to(i["x"], a["shape"])
+def broadcast_to(inputs, attrs, backend):
+    check_rank("broadcast_to", len(attrs["shape"]))
+    return np.broadcast_to(inputs["x"], attrs["shape"])
 
 
 @kernel("Transpose")
-def transpose(i, a, b):
-    x, perm = i["x"], a["perm"]
+def transpose(inputs, attrs, backend):
+    x, perm = inputs["x"], attrs["perm"]
     s = x.shape
     moved = [p for p in perm if s[p] != 1]
     if moved == sorted(moved):  # only size-1 dims move: a reshape, so share the buffer
@@ -46,9 +46,9 @@ def transpose(i, a, b):
 
 
 @kernel("ExpandDims")
-def expand_dims(i, a, b):
-    out = list(i["x"].shape)
-    for ax in a["axis"]:
+def expand_dims(inputs, attrs, backend):
+    out = list(inputs["x"].shape)
+    for ax in attrs["axis"]:
         if ax > len(out):
             raise ValueError(f"axis {ax} out of range")
         out.insert(ax, 1)
@@ -57,16 +57,16 @@ def expand_dims(i, a, b):
 
 
 @kernel("Squeeze")
-def squeeze(i, a, b):
-    s, axes = i["x"].shape, a["axis"]
+def squeeze(inputs, attrs, backend):
+    s, axes = inputs["x"].shape, attrs["axis"]
     if any(s[ax] != 1 for ax in axes):
         raise ValueError(f"cannot squeeze axes {axes} of shape {s}")
     return Alias("x", [d for k, d in enumerate(s) if k not in axes])
 
 
 @kernel("Concat")
-def concat(i, a, b):
-    return np.concatenate(i["values"], axis=a["axis"])
+def concat(inputs, attrs, backend):
+    return np.concatenate(inputs["values"], axis=attrs["axis"])
 
 
 def _fill_sizes(sizes, d):
@@ -83,8 +83,8 @@ def _fill_sizes(sizes, d):
 
 
 @kernel("Split")
-def split(i, a, b):
-    x, ax, sizes = i["x"], a["axis"], a["sizes"]
+def split(inputs, attrs, backend):
+    x, ax, sizes = inputs["x"], attrs["axis"], attrs["sizes"]
     if sum(sizes) != x.shape[ax]:
         sizes = _fill_sizes(sizes, x.shape[ax])
     lead = (slice(None),) * ax  # plain slicing: np.split costs several microseconds more
@@ -96,25 +96,25 @@ def split(i, a, b):
 
 
 @kernel("Stack")
-def stack(i, a, b):
-    xs = i["values"]
+def stack(inputs, attrs, backend):
+    xs = inputs["values"]
     check_rank("stack", (xs[0].ndim if xs else 0) + 1)
-    return np.stack(i["values"], axis=a["axis"])
+    return np.stack(inputs["values"], axis=attrs["axis"])
 
 
 @kernel("Unstack")
-def unstack(i, a, b):
-    x, ax = i["x"], a["axis"]
-    if x.shape[ax] != a["num"]:
-        raise ValueError(f"dimension {ax} of {x.shape} is not {a['num']}")
+def unstack(inputs, attrs, backend):
+    x, ax = inputs["x"], attrs["axis"]
+    if x.shape[ax] != attrs["num"]:
+        raise ValueError(f"dimension {ax} of {x.shape} is not {attrs['num']}")
     if ax:
         x = np.moveaxis(x, ax, 0)
-    return [x[k, ...] for k in range(a["num"])]
+    return [x[k, ...] for k in range(attrs["num"])]
 
 
 @kernel("Tile")
-def tile(i, a, b):
-    return np.tile(i["x"], a["multiples"])
+def tile(inputs, attrs, backend):
+    return np.tile(inputs["x"], attrs["multiples"])
 
 
 def _along(axis, s):
@@ -122,27 +122,27 @@ def _along(axis, s):
 
 
 @kernel("Pad")
-def pad(i, a, b):
-    x, paddings = i["x"], a["paddings"]
-    mode = a["mode"]
+def pad(inputs, attrs, backend):
+    x, paddings = inputs["x"], attrs["paddings"]
+    mode = attrs["mode"]
     if mode == "CONSTANT":
         out = np.full([d + p + q for d, (p, q) in zip(x.shape, paddings)],
-                      a["constant_values"], dtype=x.dtype)
+                      attrs["constant_values"], dtype=x.dtype)
         out[tuple(slice(p, p + d) for d, (p, q) in zip(x.shape, paddings))] = x
         return out
     return np.pad(x, paddings, mode="reflect" if mode == "REFLECT" else "symmetric")
 
 
 @kernel("PadGrad")
-def pad_grad(i, a, b):
+def pad_grad(inputs, attrs, backend):
     """Crop the padding away; mirrored modes first add each border onto its source."""
-    g, paddings = i["x"], a["paddings"]
+    g, paddings = inputs["x"], attrs["paddings"]
     if any(d < p + q for d, (p, q) in zip(g.shape, paddings)) or len(paddings) != g.ndim:
         raise ValueError(f"paddings {paddings} exceed shape {g.shape}")
-    if a["mode"] == "CONSTANT":  # (indexing a 0-d g with () gives a scalar)
+    if attrs["mode"] == "CONSTANT":  # (indexing a 0-d g with () gives a scalar)
         return ensure_array(
             g[tuple(slice(p, g.shape[k] - q) for k, (p, q) in enumerate(paddings))])
-    shift = 1 if a["mode"] == "REFLECT" else 0  # REFLECT does not repeat the edge
+    shift = 1 if attrs["mode"] == "REFLECT" else 0  # REFLECT does not repeat the edge
     for k, (p, q) in enumerate(paddings):
         if not (p or q):
             continue
@@ -158,33 +158,33 @@ def pad_grad(i, a, b):
 
 
 @kernel("Reverse")
-def reverse(i, a, b):
-    x = i["x"]
-    if not a["axis"]:
+def reverse(inputs, attrs, backend):
+    x = inputs["x"]
+    if not attrs["axis"]:
         return Alias("x", x.shape)
-    return np.flip(x, a["axis"])
+    return np.flip(x, attrs["axis"])
 
 
 @kernel("StopGradient")
-def stop_gradient(i, a, b):
-    return Alias("x", i["x"].shape)
+def stop_gradient(inputs, attrs, backend):
+    return Alias("x", inputs["x"].shape)
 
 
 @kernel("Shape")
-def shape(i, a, b):
-    return np.array(i["x"].shape, dtype=a["out_type"]._np)
+def shape(inputs, attrs, backend):
+    return np.array(inputs["x"].shape, dtype=attrs["out_type"]._np)
 
 
 @kernel("Size")
-def size(i, a, b):
-    return np.array(i["x"].size, dtype=a["out_type"]._np)
+def size(inputs, attrs, backend):
+    return np.array(inputs["x"].size, dtype=attrs["out_type"]._np)
 
 
 @kernel("ArgSort")
-def argsort(i, a, b):
-    x, ax = i["x"], a["axis"]
+def argsort(inputs, attrs, backend):
+    x, ax = inputs["x"], attrs["axis"]
     x = np.moveaxis(x, ax, -1)
-    if not a["descending"]:
+    if not attrs["descending"]:
         idx = along_last(np.argsort, x, kind="stable")
     else:  # stable descending: sort the reversed array ascending, then map back
         idx = (x.shape[-1] - 1) - along_last(np.argsort, x[..., ::-1], kind="stable")[..., ::-1]
@@ -192,8 +192,8 @@ def argsort(i, a, b):
 
 
 @kernel("PermuteAlongAxis")
-def permute_along_axis(i, a, b):
-    x, idx, ax = i["x"], i["indices"], a["axis"]
+def permute_along_axis(inputs, attrs, backend):
+    x, idx, ax = inputs["x"], inputs["indices"], attrs["axis"]
     if x.ndim < MAX_RANK:
         return np.take_along_axis(x, idx, axis=ax)
     # (NumPy's take_along_axis takes at most 63 dims)
@@ -202,19 +202,19 @@ def permute_along_axis(i, a, b):
 
 
 @kernel("SequenceMask")
-def sequence_mask(i, a, b):
-    lengths, maxlen = i["lengths"], a["maxlen"]
+def sequence_mask(inputs, attrs, backend):
+    lengths, maxlen = inputs["lengths"], attrs["maxlen"]
     check_rank("sequence_mask", lengths.ndim + 1)
     if maxlen == -1:  # a traced default: the longest length
         maxlen = max(int(lengths.max()), 0) if lengths.size else 0
     mask = np.arange(maxlen) < lengths[..., None]
-    return mask.astype(a["dtype"]._np, copy=False)
+    return mask.astype(attrs["dtype"]._np, copy=False)
 
 
 @kernel("SumTo")
-def sum_to(i, a, b):
+def sum_to(inputs, attrs, backend):
     """Sum x down to the run-time `shape`, undoing broadcasting (see ops/_op.sum_to_shape)."""
-    x, shape = i["x"], tuple(a["shape"])
+    x, shape = inputs["x"], tuple(attrs["shape"])
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + k for k, d in enumerate(shape)
                                       if d == 1 and x.shape[lead + k] != 1)
@@ -226,21 +226,21 @@ def sum_to(i, a, b):
 
 
 @kernel("Unique")
-def unique(i, a, b):
-    x = i["x"]
+def unique(inputs, attrs, backend):
+    x = inputs["x"]
     _, first, inverse = np.unique(x, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")  # np.unique sorts; TF keeps first appearance
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    return [x[np.sort(first)], rank[inverse.reshape(-1)].astype(a["out_idx"]._np)]
+    return [x[np.sort(first)], rank[inverse.reshape(-1)].astype(attrs["out_idx"]._np)]
 
 
 @kernel("SearchSorted")
-def searchsorted(i, a, b):
-    seq, v = i["sorted_sequence"], i["values"]
+def searchsorted(inputs, attrs, backend):
+    seq, v = inputs["sorted_sequence"], inputs["values"]
     lead = seq.shape[:-1]
     s2, v2 = seq.reshape(-1, seq.shape[-1]), v.reshape(-1, v.shape[-1])
-    out = np.empty(v2.shape, a["out_type"]._np)
+    out = np.empty(v2.shape, attrs["out_type"]._np)
     for r in range(s2.shape[0]):
-        out[r] = np.searchsorted(s2[r], v2[r], side=a["side"])
+        out[r] = np.searchsorted(s2[r], v2[r], side=attrs["side"])
     return out.reshape(lead + v.shape[-1:])

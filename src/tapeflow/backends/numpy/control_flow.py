@@ -22,14 +22,15 @@ def _placeholder(spec):
 
 
 @kernel("If")
-def _if(i, a, b):
-    take = bool(i["pred"])
-    outs = list(a["then_branch" if take else "else_branch"]._program(b)(list(i["args"])))
-    n_out = a["n_out"]
+def _if(inputs, attrs, backend):
+    take = bool(inputs["pred"])
+    branch = attrs["then_branch" if take else "else_branch"]
+    outs = list(branch._program(backend)(list(inputs["args"])))
+    n_out = attrs["n_out"]
     if take:
-        outs += [_placeholder(s) for s in a["else_pad"]]
+        outs += [_placeholder(s) for s in attrs["else_pad"]]
     else:
-        outs[n_out:n_out] = [_placeholder(s) for s in a["then_pad"]]
+        outs[n_out:n_out] = [_placeholder(s) for s in attrs["then_pad"]]
     if not n_out:  # branches without outputs: the node returns the predicate
         return np.asarray(take)
     outs = [ensure_array(o) for o in outs]  # a ufunc kernel's 0-d result is a scalar
@@ -42,11 +43,11 @@ def _limit(i):
 
 
 @kernel("While")
-def _while(i, a, b):
-    cond = a["cond"]._program(b) if a["cond"] is not None else None
-    body = a["body"]._program(b)
-    xs, args = list(i["loop_vars"]), list(i["args"])
-    limit = _limit(i)
+def _while(inputs, attrs, backend):
+    cond = attrs["cond"]._program(backend) if attrs["cond"] is not None else None
+    body = attrs["body"]._program(backend)
+    xs, args = list(inputs["loop_vars"]), list(inputs["args"])
+    limit = _limit(inputs)
     n = 0
     while (limit is None or n < limit) and (cond is None or cond(xs + args)[0]):
         xs = list(body(xs + args))
@@ -76,7 +77,7 @@ def _accumulate(sums: list, j: int, g, owned: set) -> None:
 
 
 @kernel("WhileGrad")
-def _while_grad(i, a, b):
+def _while_grad(inputs, attrs, backend):
     """Input gradients of a While from its final cotangents, running the loop backwards.
 
     The loop state is stored only every k iterations (a first pass from the initial state);
@@ -85,25 +86,25 @@ def _while_grad(i, a, b):
     function reads) and the body's backward function runs over them in reverse. Memory:
     n/k checkpoints plus one segment of k iterations' saved tensors, O(sqrt(n)) for the
     automatic k."""
-    grad = a["grad"]
+    grad = attrs["grad"]
     if grad.state_change:
         raise InvalidArgumentError(
             f"while_loop: cannot differentiate the loop {grad.body.name}: its body changes "
             f"state ({grad.state_change}), and the gradient recomputes iterations from stored "
             "loop states, which would change it again. Make the values loop variables, or "
             "move the state change out of the loop")
-    body = grad.body._program(b)
-    variant = grad.variant._program(b)
-    backward = grad.backward._program(b)
-    captured = grad.backward_captures(b)
+    body = grad.body._program(backend)
+    variant = grad.variant._program(backend)
+    backward = grad.backward._program(backend)
+    captured = grad.backward_captures(backend)
     saved_at, slots = grad.saved_positions, grad.slots
     n_vars, n_args = grad.n_vars, grad.n_args
-    x0, args = list(i["loop_vars"]), list(i["args"])
-    n = int(i["count"])
-    k = checkpoint_stride(n, a["k"])
+    x0, args = list(inputs["loop_vars"]), list(inputs["args"])
+    n = int(inputs["count"])
+    k = checkpoint_stride(n, attrs["k"])
     # the cotangent of every loop variable (zeros for the non-trainable ones: the body's
     # backward function takes a cotangent for each output)
-    given = iter(i["cots"])
+    given = iter(inputs["cots"])
     cot = [next(given) if trainable else np.zeros(np.shape(x), x.dtype)
            for trainable, x in zip(grad.var_trainable, x0)]
     arg_grads = [None] * n_args

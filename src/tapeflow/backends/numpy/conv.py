@@ -213,23 +213,23 @@ def _depthwise_filters(w, groups):
 
 
 @kernel("Conv2D")
-def conv2d(i, a, b):
-    fmt, groups = a["data_format"], a["groups"]
-    x, w = i["x"], i["filters"]
+def conv2d(inputs, attrs, backend):
+    fmt, groups = attrs["data_format"], attrs["groups"]
+    x, w = inputs["x"], inputs["filters"]
     dtype = x.dtype
     work = _work_dtype(dtype)
     x = _nhwc(x, fmt).astype(work, copy=False)
     w = w.astype(work, copy=False)
     n, h, wd = x.shape[-4:-1]
     kh, kw, _, o = w.shape[-4:]
-    out, pads = _geometry((h, wd), (kh, kw), a)
-    p = _windows(_pad(x, pads, scratch="pad"), out, (kh, kw), a["strides"], a["dilations"])
+    out, pads = _geometry((h, wd), (kh, kw), attrs)
+    p = _windows(_pad(x, pads, scratch="pad"), out, (kh, kw), attrs["strides"], attrs["dilations"])
     if groups == 1 and w.ndim == 4:
         # No batch on the filters: one (rows, K) x (K, O) product over every leading dim.
         # (Sizes spelled out, no -1: it is ambiguous when a dimension is 0.)
         k = kh * kw * x.shape[-1]
         if x.ndim == 4:
-            tap_major = _tap_major(x.shape[-1], kw, a["dilations"][1], work)
+            tap_major = _tap_major(x.shape[-1], kw, attrs["dilations"][1], work)
             cols = _cols(p, tap_major)
             y = (cols.T if tap_major else cols) @ w.reshape(k, o)
         else:
@@ -245,17 +245,17 @@ def conv2d(i, a, b):
 
 
 @kernel("Conv2DBackpropInput")
-def conv2d_backprop_input(i, a, b):
-    fmt, groups = a["data_format"], a["groups"]
-    dy, w = i["dy"], i["filters"]
+def conv2d_backprop_input(inputs, attrs, backend):
+    fmt, groups = attrs["data_format"], attrs["groups"]
+    dy, w = inputs["dy"], inputs["filters"]
     dtype = dy.dtype
     work = _work_dtype(dtype)
     dy = _nhwc(dy, fmt).astype(work, copy=False)
     w = w.astype(work, copy=False)
     n, oh, ow, o = dy.shape[-4:]
     kh, kw, cg, _ = w.shape[-4:]
-    hw = a["input_hw"]
-    out, pads = _geometry(hw, (kh, kw), a)
+    hw = attrs["input_hw"]
+    out, pads = _geometry(hw, (kh, kw), attrs)
     if out != (oh, ow):
         raise ValueError(f"dy has spatial size {(oh, ow)} but an input of size {tuple(hw)} "
                          f"gives {out}")
@@ -267,9 +267,9 @@ def conv2d_backprop_input(i, a, b):
         wg = _depthwise_filters(w, groups)
         lead = broadcast_shapes(lead_dy, w.shape[:-4]) + (n, groups)
 
-        def tap(i, j):
-            return np.einsum("...gm,...gm->...g", dyg, wg[..., i, j, None, None, None, :, :])
-        dx = _scatter_taps(tap, lead, (kh, kw), hw, out, pads, a["strides"], a["dilations"],
+        def tap(row, col):
+            return np.einsum("...gm,...gm->...g", dyg, wg[..., row, col, None, None, None, :, :])
+        dx = _scatter_taps(tap, lead, (kh, kw), hw, out, pads, attrs["strides"], attrs["dilations"],
                            work)
         return _from_nhwc(dx, fmt, dtype)
     if groups == 1 and dy.ndim == 4 and w.ndim == 4:
@@ -281,8 +281,8 @@ def conv2d_backprop_input(i, a, b):
         else:
             col = rows @ np.swapaxes(w.reshape(kh * kw, cg, o), -1, -2)
         col = col.reshape(kh, kw, n, oh, ow, cg)
-        dx = _scatter_taps(lambda i, j: col[i, j], (n, cg), (kh, kw), hw, out, pads,
-                           a["strides"], a["dilations"], work)
+        dx = _scatter_taps(lambda row, column: col[row, column], (n, cg), (kh, kw), hw, out, pads,
+                           attrs["strides"], attrs["dilations"], work)
         return _from_nhwc(dx, fmt, dtype)
     if groups == 1:
         col = dy.reshape(lead_dy + (n * oh * ow, o)) @ np.swapaxes(
@@ -294,28 +294,28 @@ def conv2d_backprop_input(i, a, b):
         col = col.reshape(col.shape[:-2] + (n, oh, ow, kh, kw, cg))
         col = np.moveaxis(col, -7, -2)
         col = col.reshape(col.shape[:-2] + (groups * cg,))
-    dx = _scatter_cols(col, hw, out, pads, a["strides"], a["dilations"], work)
+    dx = _scatter_cols(col, hw, out, pads, attrs["strides"], attrs["dilations"], work)
     return _from_nhwc(dx, fmt, dtype)
 
 
 @kernel("Conv2DBackpropFilter")
-def conv2d_backprop_filter(i, a, b):
-    fmt, groups = a["data_format"], a["groups"]
-    x, dy = i["x"], i["dy"]
+def conv2d_backprop_filter(inputs, attrs, backend):
+    fmt, groups = attrs["data_format"], attrs["groups"]
+    x, dy = inputs["x"], inputs["dy"]
     dtype = x.dtype
     work = _work_dtype(dtype)
     x = _nhwc(x, fmt).astype(work, copy=False)
     dy = _nhwc(dy, fmt).astype(work, copy=False)
     h, wd, c = x.shape[-3:]
     n, oh, ow, o = dy.shape[-4:]
-    kh, kw = a["filter_hw"]
-    out, pads = _geometry((h, wd), (kh, kw), a)
+    kh, kw = attrs["filter_hw"]
+    out, pads = _geometry((h, wd), (kh, kw), attrs)
     if out != (oh, ow):
         raise ValueError(f"dy has spatial size {(oh, ow)} but the input gives {out}")
-    p = _windows(_pad(x, pads, scratch="pad"), out, (kh, kw), a["strides"], a["dilations"])
+    p = _windows(_pad(x, pads, scratch="pad"), out, (kh, kw), attrs["strides"], attrs["dilations"])
     cg = c // groups
     if groups == 1 and x.ndim == 4 and dy.ndim == 4:
-        tap_major = _tap_major(c, kw, a["dilations"][1], work)
+        tap_major = _tap_major(c, kw, attrs["dilations"][1], work)
         cols = _cols(p, tap_major)
         dw = (cols if tap_major else cols.T) @ dy.reshape(n * oh * ow, o)
         return np.ascontiguousarray(dw.reshape(kh, kw, c, o), dtype=dtype)
@@ -393,27 +393,27 @@ def _maskable(g) -> bool:
 
 
 @kernel("MaxPool")
-def max_pool(i, a, b):
-    fmt = a["data_format"]
-    x = _nhwc(i["x"], fmt)
-    _, _, _, taps = _pool_taps(x, a, _lowest(x.dtype))
+def max_pool(inputs, attrs, backend):
+    fmt = attrs["data_format"]
+    x = _nhwc(inputs["x"], fmt)
+    _, _, _, taps = _pool_taps(x, attrs, _lowest(x.dtype))
     return _from_nhwc(_window_max(taps), fmt, x.dtype)
 
 
 @kernel("MaxPoolGrad")
-def max_pool_grad(i, a, b):
+def max_pool_grad(inputs, attrs, backend):
     """dy routed to the argmax of each window of x: the VJP of MaxPool."""
-    fmt = a["data_format"]
-    x, dy = _nhwc(i["x"], fmt), _nhwc(i["dy"], fmt)
-    out, pads, xp, taps = _pool_taps(x, a, _lowest(x.dtype))
+    fmt = attrs["data_format"]
+    x, dy = _nhwc(inputs["x"], fmt), _nhwc(inputs["dy"], fmt)
+    out, pads, xp, taps = _pool_taps(x, attrs, _lowest(x.dtype))
     lead = broadcast_shapes(x.shape[:-3], dy.shape[:-3])  # includes N
-    overlap, product = _overlapping(a), _maskable(dy)
+    overlap, product = _overlapping(attrs), _maskable(dy)
     # Windows that tile the padded input write each element once: no zeroing needed.
     tiled = product and all(k == s and n * k == p for k, s, n, p in zip(
-        a["ksize"], a["strides"], out, xp.shape[-3:-1]))
+        attrs["ksize"], attrs["strides"], out, xp.shape[-3:-1]))
     dx = (np.empty if tiled else np.zeros)(lead + xp.shape[-3:], dy.dtype)
     for m, d in zip(_first_max(taps, _window_max(taps)),
-                    _taps(dx, out, a["ksize"], a["strides"])):
+                    _taps(dx, out, attrs["ksize"], attrs["strides"])):
         if overlap:  # windows share elements: their gradients add up
             if product:
                 d += dy * m
@@ -429,17 +429,17 @@ def max_pool_grad(i, a, b):
 
 
 @kernel("MaxPoolGradGrad")
-def max_pool_grad_grad(i, a, b):
+def max_pool_grad_grad(inputs, attrs, backend):
     """dx gathered at the argmax of each window of x: the JVP of MaxPool."""
-    fmt = a["data_format"]
-    x, dx = _nhwc(i["x"], fmt), _nhwc(i["dx"], fmt)
-    out, pads, _, taps = _pool_taps(x, a, _lowest(x.dtype))
+    fmt = attrs["data_format"]
+    x, dx = _nhwc(inputs["x"], fmt), _nhwc(inputs["dx"], fmt)
+    out, pads, _, taps = _pool_taps(x, attrs, _lowest(x.dtype))
     y = _window_max(taps)
     lead = broadcast_shapes(x.shape[:-3], dx.shape[:-3])
     res = np.zeros(lead + y.shape[-3:], dx.dtype)
     product = _maskable(dx)
     for m, g in zip(_first_max(taps, y), _taps(_pad(dx, pads, scratch="pad_dx"), out,
-                                                a["ksize"], a["strides"])):
+                                                attrs["ksize"], attrs["strides"])):
         if product:  # one mask holds each window: the sum of products picks its tap
             res += g * m
         else:
@@ -458,34 +458,34 @@ def _window_counts(hw, out, pads, a):
 
 
 @kernel("AvgPool")
-def avg_pool(i, a, b):
-    fmt = a["data_format"]
-    x = _nhwc(i["x"], fmt)
+def avg_pool(inputs, attrs, backend):
+    fmt = attrs["data_format"]
+    x = _nhwc(inputs["x"], fmt)
     dtype = x.dtype
     xw = x.astype(_work_dtype(dtype), copy=False)
-    out, pads, _, taps = _pool_taps(xw, a)
+    out, pads, _, taps = _pool_taps(xw, attrs)
     y = taps[0].copy()  # summed tap by tap, as _window_max does
     for t in taps[1:]:
         y += t
-    y /= _window_counts(x.shape[-3:-1], out, pads, a).astype(xw.dtype)
+    y /= _window_counts(x.shape[-3:-1], out, pads, attrs).astype(xw.dtype)
     return _from_nhwc(y, fmt, dtype)
 
 
 @kernel("AvgPoolGrad")
-def avg_pool_grad(i, a, b):
+def avg_pool_grad(inputs, attrs, backend):
     """dy spread evenly over each window's real elements: the VJP of AvgPool."""
-    fmt = a["data_format"]
-    dy = _nhwc(i["dy"], fmt)
+    fmt = attrs["data_format"]
+    dy = _nhwc(inputs["dy"], fmt)
     dtype = dy.dtype
     work = _work_dtype(dtype)
-    hw = a["input_hw"]
-    out, pads = _pool_geometry(hw, a)
+    hw = attrs["input_hw"]
+    out, pads = _pool_geometry(hw, attrs)
     if out != dy.shape[-3:-1]:
         raise ValueError(f"dy has spatial size {dy.shape[-3:-1]} but an input of size "
                          f"{tuple(hw)} gives {out}")
-    share = dy.astype(work, copy=False) / _window_counts(hw, out, pads, a).astype(work)
-    kh, kw = a["ksize"]
+    share = dy.astype(work, copy=False) / _window_counts(hw, out, pads, attrs).astype(work)
+    kh, kw = attrs["ksize"]
     col = np.broadcast_to(share[..., None, None, :],
                           share.shape[:-1] + (kh, kw, share.shape[-1]))
-    dx = _scatter_cols(col, hw, out, pads, a["strides"], (1, 1), work)
+    dx = _scatter_cols(col, hw, out, pads, attrs["strides"], (1, 1), work)
     return _from_nhwc(dx, fmt, dtype)

@@ -6,31 +6,31 @@ from ._kernel import check_rank, kernel
 
 
 @kernel("Fill")
-def fill(i, a, b):
-    check_rank("fill", len(a["shape"]))
-    return np.full(a["shape"], i["value"], dtype=i["value"].dtype)
+def fill(inputs, attrs, backend):
+    check_rank("fill", len(attrs["shape"]))
+    return np.full(attrs["shape"], inputs["value"], dtype=inputs["value"].dtype)
 
 
 @kernel("ZerosLike")
-def zeros_like(i, a, b):
-    return np.zeros_like(i["x"])
+def zeros_like(inputs, attrs, backend):
+    return np.zeros_like(inputs["x"])
 
 
 @kernel("OnesLike")
-def ones_like(i, a, b):
-    return np.ones_like(i["x"])
+def ones_like(inputs, attrs, backend):
+    return np.ones_like(inputs["x"])
 
 
 @kernel("Zeros")
-def zeros(i, a, b):
-    check_rank("zeros", len(a["shape"]))
-    return np.zeros(a["shape"], dtype=a["dtype"]._np)
+def zeros(inputs, attrs, backend):
+    check_rank("zeros", len(attrs["shape"]))
+    return np.zeros(attrs["shape"], dtype=attrs["dtype"]._np)
 
 
 @kernel("Ones")
-def ones(i, a, b):
-    check_rank("ones", len(a["shape"]))
-    return np.ones(a["shape"], dtype=a["dtype"]._np)
+def ones(inputs, attrs, backend):
+    check_rank("ones", len(attrs["shape"]))
+    return np.ones(attrs["shape"], dtype=attrs["dtype"]._np)
 
 
 @kernel("Range")
@@ -44,10 +44,10 @@ def range_(i, a, b, dtype=None):
 
 
 @kernel("RangeV2")
-def range_v2(i, a, b):
+def range_v2(inputs, attrs, backend):
     # traced range: the arguments arrive as 0-d arrays, so checks TF's Range kernel makes
     # at run time happen here
-    start, limit, delta = (i[k].item() for k in ("start", "limit", "delta"))
+    start, limit, delta = (inputs[k].item() for k in ("start", "limit", "delta"))
     if delta == 0:
         raise InvalidArgumentError("Range: delta must not be 0")
     if (delta > 0 and start > limit) or (delta < 0 and start < limit):
@@ -55,25 +55,25 @@ def range_v2(i, a, b):
             f"Range: start {start} must be {'<=' if delta > 0 else '>='} limit {limit} "
             f"when delta is {delta}")
     return range_(None, {"start": start, "limit": limit, "delta": delta,
-                         "dtype": None}, b, dtype=i["start"].dtype)
+                         "dtype": None}, backend, dtype=inputs["start"].dtype)
 
 
 @kernel("Eye")
-def eye(i, a, b):
-    rows, cols = a["num_rows"], a["num_columns"]
-    check_rank("eye", len(a["batch_shape"]) + 2)
-    out = np.zeros(tuple(a["batch_shape"]) + (rows, cols), dtype=a["dtype"]._np)
+def eye(inputs, attrs, backend):
+    rows, cols = attrs["num_rows"], attrs["num_columns"]
+    check_rank("eye", len(attrs["batch_shape"]) + 2)
+    out = np.zeros(tuple(attrs["batch_shape"]) + (rows, cols), dtype=attrs["dtype"]._np)
     k = np.arange(min(rows, cols))
     out[..., k, k] = 1
     return out
 
 
 @kernel("OneHot")
-def one_hot(i, a, b):
-    idx, dtype = i["indices"], a["dtype"]._np
+def one_hot(inputs, attrs, backend):
+    idx, dtype = inputs["indices"], attrs["dtype"]._np
     check_rank("one_hot", idx.ndim + 1)
-    hot = idx[..., None] == np.arange(a["depth"])
-    out = np.where(hot, np.array(a["on_value"], dtype), np.array(a["off_value"], dtype))
-    if a["axis"] != idx.ndim:
-        out = np.moveaxis(out, -1, a["axis"])
+    hot = idx[..., None] == np.arange(attrs["depth"])
+    out = np.where(hot, np.array(attrs["on_value"], dtype), np.array(attrs["off_value"], dtype))
+    if attrs["axis"] != idx.ndim:
+        out = np.moveaxis(out, -1, attrs["axis"])
     return out

@@ -20,17 +20,17 @@ def _slice_key(a):
 
 
 @kernel("StridedSlice")
-def strided_slice(i, a, b):
-    out = i["x"][_slice_key(a)]
+def strided_slice(inputs, attrs, backend):
+    out = inputs["x"][_slice_key(attrs)]
     # Copy: a view would keep the whole input buffer alive behind a small slice.
     return out.copy() if type(out) is np.ndarray else np.asarray(out)
 
 
 @kernel("StridedSliceGrad")
-def strided_slice_grad(i, a, b):
-    dy = i["dy"]
-    out = np.zeros(a["shape"], dtype=dy.dtype)
-    out[_slice_key(a)] = dy
+def strided_slice_grad(inputs, attrs, backend):
+    dy = inputs["dy"]
+    out = np.zeros(attrs["shape"], dtype=dy.dtype)
+    out[_slice_key(attrs)] = dy
     return out
 
 
@@ -55,9 +55,9 @@ def _prod(dims) -> int:
 
 
 @kernel("GatherV2")
-def gather(i, a, b):
-    params, idx = i["params"], i["indices"]
-    axis, nbatch = a["axis"], a["batch_dims"]
+def gather(inputs, attrs, backend):
+    params, idx = inputs["params"], inputs["indices"]
+    axis, nbatch = attrs["axis"], attrs["batch_dims"]
     _check_range("GatherV2", idx, params.shape[axis])
     check_rank("gather", params.ndim - 1 + idx.ndim - nbatch)  # np.take would crash
     if nbatch == 0:
@@ -84,9 +84,9 @@ def _rows_sum(row_ids, rows, num_rows):
 
 
 @kernel("UnsortedSegmentSum")
-def unsorted_segment_sum(i, a, b):
-    data, ids = i["data"], i["segment_ids"]
-    num, axis, nbatch = a["num_segments"], a["axis"], a["batch_dims"]
+def unsorted_segment_sum(inputs, attrs, backend):
+    data, ids = inputs["data"], inputs["segment_ids"]
+    num, axis, nbatch = attrs["num_segments"], attrs["axis"], attrs["batch_dims"]
     _check_range("UnsortedSegmentSum", ids, num, "segment_ids")
     ds = data.shape
     rest = axis + ids.ndim - nbatch
@@ -126,9 +126,9 @@ def _nd_rows(op, indices, shape, nbatch):
 
 
 @kernel("GatherNd")
-def gather_nd(i, a, b):
-    params, indices = i["params"], i["indices"]
-    nbatch = a["batch_dims"]
+def gather_nd(inputs, attrs, backend):
+    params, indices = inputs["params"], inputs["indices"]
+    nbatch = attrs["batch_dims"]
     k = indices.shape[-1]
     check_rank("gather_nd", indices.ndim - 1 + params.ndim - nbatch - k)
     rows, num_rows = _nd_rows("GatherNd", indices, params.shape, nbatch)
@@ -138,9 +138,9 @@ def gather_nd(i, a, b):
 
 
 @kernel("ScatterNd")
-def scatter_nd(i, a, b):
-    indices, updates = i["indices"], i["updates"]
-    shape, nbatch = tuple(a["shape"]), a["batch_dims"]
+def scatter_nd(inputs, attrs, backend):
+    indices, updates = inputs["indices"], inputs["updates"]
+    shape, nbatch = tuple(attrs["shape"]), attrs["batch_dims"]
     rows, num_rows = _nd_rows("ScatterNd", indices, shape, nbatch)
     tail = shape[nbatch + indices.shape[-1]:]
     out = _rows_sum(rows, updates.reshape(len(rows), _prod(tail)), num_rows)
@@ -148,9 +148,9 @@ def scatter_nd(i, a, b):
 
 
 @kernel("TensorScatterNdUpdate")
-def tensor_scatter_nd_update(i, a, b):
-    tensor, indices, updates = i["tensor"], i["indices"], i["updates"]
-    nbatch = a["batch_dims"]
+def tensor_scatter_nd_update(inputs, attrs, backend):
+    tensor, indices, updates = inputs["tensor"], inputs["indices"], inputs["updates"]
+    nbatch = attrs["batch_dims"]
     rows, num_rows = _nd_rows("TensorScatterNdUpdate", indices, tensor.shape, nbatch)
     tail = tensor.shape[nbatch + indices.shape[-1]:]
     out = tensor.reshape((num_rows,) + tail).copy()
@@ -160,20 +160,20 @@ def tensor_scatter_nd_update(i, a, b):
 
 
 @kernel("SelectV2")
-def select(i, a, b):
-    return np.where(i["condition"], i["x"], i["y"])
+def select(inputs, attrs, backend):
+    return np.where(inputs["condition"], inputs["x"], inputs["y"])
 
 
 @kernel("Where")
-def where(i, a, b):
-    return np.argwhere(i["condition"]).astype(np.int64, copy=False)
+def where(inputs, attrs, backend):
+    return np.argwhere(inputs["condition"]).astype(np.int64, copy=False)
 
 
 @kernel("RavelMultiIndex")
-def ravel_multi_index(i, a, b):
-    dims, axes = a["dims"], a["axes"]
+def ravel_multi_index(inputs, attrs, backend):
+    dims, axes = attrs["dims"], attrs["axes"]
     lin = None
-    for idx, d, axis in zip(i["indices"], dims, axes):
+    for idx, d, axis in zip(inputs["indices"], dims, axes):
         idx = np.asarray(idx, dtype=np.int64)
         low = idx.min() if idx.size else 0
         if idx.size and (low < -d or idx.max() >= d):
@@ -187,16 +187,16 @@ def ravel_multi_index(i, a, b):
 
 
 @kernel("SegmentSum")
-def segment_sum(i, a, b):
-    data, ids = i["data"], i["segment_ids"]
+def segment_sum(inputs, attrs, backend):
+    data, ids = inputs["data"], inputs["segment_ids"]
     if ids.size and ids.min() < 0:
         pos, value = _first_bad(ids, ids < 0)
         raise InvalidArgumentError(f"SegmentSum: segment_ids{pos} = {value} is negative")
-    if a["sorted_ids"] and ids.size > 1 and (np.diff(ids) < 0).any():
+    if attrs["sorted_ids"] and ids.size > 1 and (np.diff(ids) < 0).any():
         raise InvalidArgumentError("SegmentSum: segment ids are not increasing")
-    num = max(int(ids.max()) + 1 if ids.size else 0, a["minimum"])
-    if a["maximum"] >= 0:
-        num = min(num, a["maximum"])
+    num = max(int(ids.max()) + 1 if ids.size else 0, attrs["minimum"])
+    if attrs["maximum"] >= 0:
+        num = min(num, attrs["maximum"])
     out = _rows_sum(ids.astype(np.int64), data.reshape(data.shape[0], -1) if data.size
                     else np.zeros((data.shape[0], 0), data.dtype), num)
     return out.reshape((num,) + data.shape[1:])

@@ -50,20 +50,20 @@ def _adjoint(x):
 
 
 @kernel("MatMul")
-def matmul(i, a, b):
-    x, y = i["a"], i["b"]
-    if a["adjoint_a"]:
+def matmul(inputs, attrs, backend):
+    x, y = inputs["a"], inputs["b"]
+    if attrs["adjoint_a"]:
         x = _adjoint(x)
-    if a["adjoint_b"]:
+    if attrs["adjoint_b"]:
         y = _adjoint(y)
     return np.matmul(x, y)
 
 
 @kernel("Einsum")
-def einsum(i, a, b):
-    xs = i["inputs"]
+def einsum(inputs, attrs, backend):
+    xs = inputs["inputs"]
     # optimize=True routes two-operand contractions through tensordot (BLAS).
-    out = np.einsum(a["equation"], *xs, optimize=len(xs) > 1)
+    out = np.einsum(attrs["equation"], *xs, optimize=len(xs) > 1)
     return np.asarray(out, dtype=xs[0].dtype)
 
 
@@ -78,27 +78,27 @@ def _diag_dims(n, k, rows, cols):
 
 
 @kernel("MatrixDiag")
-def matrix_diag(i, a, b):
-    d = i["diagonal"]
+def matrix_diag(inputs, attrs, backend):
+    d = inputs["diagonal"]
     check_rank("matrix_diag", d.ndim + 1)
-    k = a["k"]
+    k = attrs["k"]
     n = d.shape[-1]
-    rows, cols = _diag_dims(n, k, a["num_rows"], a["num_cols"])
-    out = np.full(d.shape[:-1] + (rows, cols), a["padding_value"], dtype=d.dtype)
+    rows, cols = _diag_dims(n, k, attrs["num_rows"], attrs["num_cols"])
+    out = np.full(d.shape[:-1] + (rows, cols), attrs["padding_value"], dtype=d.dtype)
     idx = np.arange(n)
     out[..., idx + max(-k, 0), idx + max(k, 0)] = d
     return out
 
 
 @kernel("MatrixDiagPart")
-def matrix_diag_part(i, a, b):
-    return np.diagonal(i["input"], a["k"], -2, -1).copy()
+def matrix_diag_part(inputs, attrs, backend):
+    return np.diagonal(inputs["input"], attrs["k"], -2, -1).copy()
 
 
 @kernel("MatrixBandPart")
-def matrix_band_part(i, a, b):
-    x = i["input"]
-    lower, upper = a["num_lower"], a["num_upper"]
+def matrix_band_part(inputs, attrs, backend):
+    x = inputs["input"]
+    lower, upper = attrs["num_lower"], attrs["num_upper"]
     m, n = x.shape[-2:]
     offset = np.arange(n)[None, :] - np.arange(m)[:, None]  # column minus row
     keep = np.ones((m, n), dtype=bool)
@@ -110,38 +110,38 @@ def matrix_band_part(i, a, b):
 
 
 @kernel("MatrixInverse")
-def matrix_inverse(i, a, b):
-    return _batched(np.linalg.inv, i["input"])
+def matrix_inverse(inputs, attrs, backend):
+    return _batched(np.linalg.inv, inputs["input"])
 
 
 @kernel("MatrixDeterminant")
-def matrix_determinant(i, a, b):
-    x = i["input"]
+def matrix_determinant(inputs, attrs, backend):
+    x = inputs["input"]
     return np.asarray(_batched(np.linalg.det, x), dtype=x.dtype)
 
 
 @kernel("LogMatrixDeterminant")
-def log_matrix_determinant(i, a, b):
-    x = i["input"]
+def log_matrix_determinant(inputs, attrs, backend):
+    x = inputs["input"]
     sign, logabs = _batched(np.linalg.slogdet, x)
     return [np.asarray(sign, dtype=x.dtype), np.asarray(logabs, dtype=x.dtype)]
 
 
 @kernel("MatrixSolve")
-def matrix_solve(i, a, b):
-    m = i["matrix"]
-    return _batched(np.linalg.solve, _adjoint(m) if a["adjoint"] else m, i["rhs"])
+def matrix_solve(inputs, attrs, backend):
+    m = inputs["matrix"]
+    return _batched(np.linalg.solve, _adjoint(m) if attrs["adjoint"] else m, inputs["rhs"])
 
 
 @kernel("Cholesky")
-def cholesky(i, a, b):
-    return _batched(np.linalg.cholesky, i["input"])  # reads the lower triangle only
+def cholesky(inputs, attrs, backend):
+    return _batched(np.linalg.cholesky, inputs["input"])  # reads the lower triangle only
 
 
 @kernel("MatrixTriangularSolve")
-def matrix_triangular_solve(i, a, b):
-    m, rhs = i["matrix"], i["rhs"]
-    lower, adjoint = a["lower"], a["adjoint"]
+def matrix_triangular_solve(inputs, attrs, backend):
+    m, rhs = inputs["matrix"], inputs["rhs"]
+    lower, adjoint = attrs["lower"], attrs["adjoint"]
     if m.ndim == 2:
         # One matrix for every right-hand side: fold the batch into the columns and
         # make a single trsm call.
@@ -158,33 +158,33 @@ def matrix_triangular_solve(i, a, b):
 
 
 @kernel("Qr")
-def qr(i, a, b):
-    mode = "complete" if a["full_matrices"] else "reduced"
-    q, r = _batched(lambda x: np.linalg.qr(x, mode=mode), i["input"])
+def qr(inputs, attrs, backend):
+    mode = "complete" if attrs["full_matrices"] else "reduced"
+    q, r = _batched(lambda x: np.linalg.qr(x, mode=mode), inputs["input"])
     return [q, r]
 
 
 @kernel("SelfAdjointEig")
-def self_adjoint_eig(i, a, b):
-    x = i["input"]
+def self_adjoint_eig(inputs, attrs, backend):
+    x = inputs["input"]
     e, v = _batched(np.linalg.eigh, x)  # reads the lower triangle only
     return [e.astype(x.dtype), v]
 
 
 @kernel("Svd")
-def svd(i, a, b):
-    x = i["input"]
-    if not a["compute_uv"]:
+def svd(inputs, attrs, backend):
+    x = inputs["input"]
+    if not attrs["compute_uv"]:
         return _batched(lambda y: np.linalg.svd(y, compute_uv=False), x).astype(x.dtype)
-    full = a["full_matrices"]
+    full = attrs["full_matrices"]
     u, s, vh = _batched(lambda y: np.linalg.svd(y, full_matrices=full), x)
     return [s.astype(x.dtype), u, np.ascontiguousarray(_adjoint(vh))]
 
 
 @kernel("MatVec")
-def matvec(i, a, b):
-    m, v = i["a"], i["b"]
-    adjoint = a["adjoint_a"]
+def matvec(inputs, attrs, backend):
+    m, v = inputs["a"], inputs["b"]
+    adjoint = attrs["adjoint_a"]
     if m.ndim == 2:
         # One matrix for every vector: a single BLAS call (gemv, or gemm over the batch).
         if v.ndim == 1 and not adjoint:

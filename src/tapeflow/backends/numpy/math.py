@@ -51,22 +51,22 @@ def _no_int_zero(op, x, y):
 
 
 @kernel("FloorDiv")
-def floor_div(i, a, b):
-    x, y = i["x"], i["y"]
+def floor_div(inputs, attrs, backend):
+    x, y = inputs["x"], inputs["y"]
     _no_int_zero("floordiv", x, y)
     return ensure_array(np.floor_divide(x, y))
 
 
 @kernel("FloorMod")
-def floor_mod(i, a, b):
-    x, y = i["x"], i["y"]
+def floor_mod(inputs, attrs, backend):
+    x, y = inputs["x"], inputs["y"]
     _no_int_zero("floormod", x, y)
     return ensure_array(np.mod(x, y))
 
 
 @kernel("SquaredDifference")
-def squared_difference(i, a, b):
-    d = ensure_array(np.subtract(i["x"], i["y"]))
+def squared_difference(inputs, attrs, backend):
+    d = ensure_array(np.subtract(inputs["x"], inputs["y"]))
     return np.multiply(d, d, out=d)
 
 
@@ -81,9 +81,9 @@ _unary("Sign", np.sign)
 
 
 @kernel("ComplexSign")
-def complex_sign(i, a, b):
+def complex_sign(inputs, attrs, backend):
     # x / |x| (0 at 0); NumPy < 2's np.sign used the sign of the real part instead.
-    x = i["x"]
+    x = inputs["x"]
     m = np.abs(x)
     return np.where(m == 0, 0, x / np.where(m == 0, 1, m)).astype(x.dtype)
 
@@ -110,37 +110,37 @@ _unary("Atanh", np.arctanh)
 
 
 @kernel("Rsqrt")
-def rsqrt(i, a, b):
-    out = ensure_array(np.sqrt(i["x"]))
+def rsqrt(inputs, attrs, backend):
+    out = ensure_array(np.sqrt(inputs["x"]))
     return np.reciprocal(out, out=out)
 
 
 @kernel("Atan2")
-def atan2(i, a, b):
-    return ensure_array(np.arctan2(i["y"], i["x"]))
+def atan2(inputs, attrs, backend):
+    return ensure_array(np.arctan2(inputs["y"], inputs["x"]))
 
 
 _expit = _special_fn(_special.expit)
 
 
 @kernel("Sigmoid")
-def sigmoid(i, a, b):
-    x = i["x"]
+def sigmoid(inputs, attrs, backend):
+    x = inputs["x"]
     if x.dtype.kind == "c":
         return ensure_array(np.reciprocal(1 + np.exp(-x)))
     return _expit(x)
 
 
 @kernel("Softplus")
-def softplus(i, a, b):
-    x = i["x"]
+def softplus(inputs, attrs, backend):
+    x = inputs["x"]
     # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large |x|.
     return ensure_array(np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))))
 
 
 @kernel("Softsign")
-def softsign(i, a, b):
-    x = i["x"]
+def softsign(inputs, attrs, backend):
+    x = inputs["x"]
     return ensure_array(x / (1 + np.abs(x)))
 
 
@@ -165,8 +165,8 @@ _polygamma_kernel = _special_fn(_polygamma)
 
 
 @kernel("Polygamma")
-def polygamma(i, a, b):
-    return _polygamma_kernel(i["a"], i["x"])
+def polygamma(inputs, attrs, backend):
+    return _polygamma_kernel(inputs["a"], inputs["x"])
 
 
 # --------------------------------------------------------------------------- rounding, tests
@@ -199,8 +199,8 @@ _unary("Angle", np.angle)
 
 
 @kernel("Complex")
-def complex_(i, a, b):
-    re, im = i["real"], i["imag"]
+def complex_(inputs, attrs, backend):
+    re, im = inputs["real"], inputs["imag"]
     out = np.empty(broadcast_shapes(re.shape, im.shape),
                    np.complex64 if re.dtype == np.float32 else np.complex128)
     out.real = re
@@ -209,9 +209,9 @@ def complex_(i, a, b):
 
 
 @kernel("Cast")
-def cast(i, a, b):
-    x = i["x"]
-    dt = a["dtype"]._np
+def cast(inputs, attrs, backend):
+    x = inputs["x"]
+    dt = attrs["dtype"]._np
     if x.dtype.kind == "c" and dt.kind != "c":
         x = x.real
     if dt.kind in "iu" and x.dtype.kind == "f":
@@ -222,8 +222,8 @@ def cast(i, a, b):
 
 # Fused backward steps: one output allocation instead of three temporaries.
 @kernel("TanhGrad")
-def _tanh_grad(i, a, b):
-    y, dy = i["y"], i["dy"]
+def _tanh_grad(inputs, attrs, backend):
+    y, dy = inputs["y"], inputs["dy"]
     if y.shape != dy.shape:  # broadcasting: the result has rank >= 1, so is an array
         return (1 - y * y) * dy
     out = ensure_array(np.multiply(y, y))
@@ -233,8 +233,8 @@ def _tanh_grad(i, a, b):
 
 
 @kernel("SigmoidGrad")
-def _sigmoid_grad(i, a, b):
-    y, dy = i["y"], i["dy"]
+def _sigmoid_grad(inputs, attrs, backend):
+    y, dy = inputs["y"], inputs["dy"]
     if y.shape != dy.shape:  # broadcasting: the result has rank >= 1, so is an array
         return y * (1 - y) * dy
     out = ensure_array(np.subtract(1, y))

@@ -9,45 +9,45 @@ from ._kernel import ensure_array, kernel
 
 
 @kernel("Relu")
-def relu(i, a, b):
-    return ensure_array(np.maximum(i["x"], 0))
+def relu(inputs, attrs, backend):
+    return ensure_array(np.maximum(inputs["x"], 0))
 
 
 @kernel("ReluGrad")
-def relu_grad(i, a, b):
-    return ensure_array(i["dy"] * (i["y"] > 0))
+def relu_grad(inputs, attrs, backend):
+    return ensure_array(inputs["dy"] * (inputs["y"] > 0))
 
 
 @kernel("Relu6")
-def relu6(i, a, b):
-    return ensure_array(np.clip(i["x"], 0, 6))
+def relu6(inputs, attrs, backend):
+    return ensure_array(np.clip(inputs["x"], 0, 6))
 
 
 @kernel("Relu6Grad")
-def relu6_grad(i, a, b):
-    y = i["y"]
-    return ensure_array(i["dy"] * ((y > 0) & (y < 6)))
+def relu6_grad(inputs, attrs, backend):
+    y = inputs["y"]
+    return ensure_array(inputs["dy"] * ((y > 0) & (y < 6)))
 
 
 @kernel("LeakyRelu")
-def leaky_relu(i, a, b):
-    x = i["x"]
+def leaky_relu(inputs, attrs, backend):
+    x = inputs["x"]
     # exact for any alpha (maximum(x, alpha * x) is only right for alpha <= 1)
-    return ensure_array(np.maximum(x, 0) + a["alpha"] * np.minimum(x, 0))
+    return ensure_array(np.maximum(x, 0) + attrs["alpha"] * np.minimum(x, 0))
 
 
 @kernel("LeakyReluGrad")
-def leaky_relu_grad(i, a, b):
-    dy, alpha = i["dy"], a["alpha"]
-    scale = (i["x"] > 0).astype(dy.dtype)
+def leaky_relu_grad(inputs, attrs, backend):
+    dy, alpha = inputs["dy"], attrs["alpha"]
+    scale = (inputs["x"] > 0).astype(dy.dtype)
     scale *= 1.0 - alpha
     scale += alpha
     return ensure_array(dy * scale)
 
 
 @kernel("Elu")
-def elu(i, a, b):
-    x = i["x"]
+def elu(inputs, attrs, backend):
+    x = inputs["x"]
     # expm1 of the negative part only: no overflow warnings for large positive inputs
     return ensure_array(np.expm1(np.minimum(x, 0)) + np.maximum(x, 0))
 
@@ -70,43 +70,43 @@ def _log_softmax(x, axis):
 
 
 @kernel("Softmax")
-def softmax(i, a, b):
-    return _softmax(i["logits"], a["axis"])
+def softmax(inputs, attrs, backend):
+    return _softmax(inputs["logits"], attrs["axis"])
 
 
 @kernel("SoftmaxGrad")
-def softmax_grad(i, a, b):
-    dy, y = i["dy"], i["y"]
+def softmax_grad(inputs, attrs, backend):
+    dy, y = inputs["dy"], inputs["y"]
     p = dy * y
-    p -= y * np.sum(p, axis=a["axis"], keepdims=True)
+    p -= y * np.sum(p, axis=attrs["axis"], keepdims=True)
     return p
 
 
 @kernel("LogSoftmax")
-def log_softmax(i, a, b):
-    return _log_softmax(i["logits"], a["axis"])
+def log_softmax(inputs, attrs, backend):
+    return _log_softmax(inputs["logits"], attrs["axis"])
 
 
 @kernel("LogSoftmaxGrad")
-def log_softmax_grad(i, a, b):
-    dy = i["dy"]
-    e = np.exp(i["y"]) * np.sum(dy, axis=a["axis"], keepdims=True)
+def log_softmax_grad(inputs, attrs, backend):
+    dy = inputs["dy"]
+    e = np.exp(inputs["y"]) * np.sum(dy, axis=attrs["axis"], keepdims=True)
     # in place unless dy and y broadcast (a batched tangent against y)
     return np.subtract(dy, e, out=e) if e.shape == dy.shape else dy - e
 
 
 @kernel("BiasAdd")
-def bias_add(i, a, b):
-    value, bias = i["value"], i["bias"]
-    if a["data_format"] == "NCHW":
+def bias_add(inputs, attrs, backend):
+    value, bias = inputs["value"], inputs["bias"]
+    if attrs["data_format"] == "NCHW":
         bias = bias.reshape(bias.shape + (1,) * (value.ndim - 2))
     return value + bias
 
 
 @kernel("SoftmaxCrossEntropyWithLogits")
-def softmax_cross_entropy(i, a, b):
-    labels, axis = i["labels"], a["axis"]
-    logsm = _log_softmax(i["logits"], axis)
+def softmax_cross_entropy(inputs, attrs, backend):
+    labels, axis = inputs["labels"], attrs["axis"]
+    logsm = _log_softmax(inputs["logits"], axis)
     loss = ensure_array(-np.sum(labels * logsm, axis=axis))  # a scalar for 1-D logits
     # d loss / d logits = softmax * sum(labels) - labels (exact even for unnormalized labels)
     np.exp(logsm, out=logsm)
@@ -116,8 +116,8 @@ def softmax_cross_entropy(i, a, b):
 
 
 @kernel("SparseSoftmaxCrossEntropyWithLogits")
-def sparse_softmax_cross_entropy(i, a, b):
-    labels, logits = i["labels"], i["logits"]
+def sparse_softmax_cross_entropy(inputs, attrs, backend):
+    labels, logits = inputs["labels"], inputs["logits"]
     classes = logits.shape[-1]
     flat = labels.reshape(-1)
     if flat.size and (flat.min() < 0 or flat.max() >= classes):
@@ -139,8 +139,8 @@ def sparse_softmax_cross_entropy(i, a, b):
 
 
 @kernel("SigmoidCrossEntropyWithLogits")
-def sigmoid_cross_entropy(i, a, b):
-    z, x = i["labels"], i["logits"]
+def sigmoid_cross_entropy(inputs, attrs, backend):
+    z, x = inputs["labels"], inputs["logits"]
     # max(x, 0) - x z + log(1 + exp(-|x|)): never exponentiates a large positive number
     out = ensure_array(np.log1p(np.exp(-np.abs(x))))
     out += np.maximum(x, 0)
@@ -149,6 +149,6 @@ def sigmoid_cross_entropy(i, a, b):
 
 
 @kernel("L2Loss")
-def l2_loss(i, a, b):
-    x = i["x"]
+def l2_loss(inputs, attrs, backend):
+    x = inputs["x"]
     return np.asarray(np.sum(np.square(x), dtype=x.dtype) / 2, dtype=x.dtype)

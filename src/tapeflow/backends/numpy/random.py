@@ -38,16 +38,16 @@ def _float_kind(dtype):
 
 
 @kernel("RandomStandardNormal")
-def standard_normal(i, a, b):
-    dtype = a["dtype"]._np
-    z = _generator(a["seed"]).standard_normal(a["shape"], dtype=_float_kind(dtype))
+def standard_normal(inputs, attrs, backend):
+    dtype = attrs["dtype"]._np
+    z = _generator(attrs["seed"]).standard_normal(attrs["shape"], dtype=_float_kind(dtype))
     return z.astype(dtype, copy=False)
 
 
 @kernel("RandomUniform")
-def uniform(i, a, b):
-    dtype = a["dtype"]._np
-    u = _generator(a["seed"]).random(a["shape"], dtype=_float_kind(dtype))
+def uniform(inputs, attrs, backend):
+    dtype = attrs["dtype"]._np
+    u = _generator(attrs["seed"]).random(attrs["shape"], dtype=_float_kind(dtype))
     if dtype.itemsize == 2:
         # Round down onto the half type's grid below 1 (float16: 2**-11 steps, bfloat16:
         # 2**-8), so the interval stays half-open after the cast.
@@ -57,31 +57,31 @@ def uniform(i, a, b):
 
 
 @kernel("RandomUniformInt")
-def uniform_int(i, a, b):
-    return _generator(a["seed"]).integers(a["minval"], a["maxval"], size=a["shape"],
-                                          dtype=a["dtype"]._np)
+def uniform_int(inputs, attrs, backend):
+    return _generator(attrs["seed"]).integers(attrs["minval"], attrs["maxval"], size=attrs["shape"],
+                                          dtype=attrs["dtype"]._np)
 
 
 @kernel("TruncatedNormal")
-def truncated_normal(i, a, b):
-    dtype = a["dtype"]._np
-    rng = _generator(a["seed"])
+def truncated_normal(inputs, attrs, backend):
+    dtype = attrs["dtype"]._np
+    rng = _generator(attrs["seed"])
     kind = _float_kind(dtype)
-    z = rng.standard_normal(a["shape"], dtype=kind).reshape(-1)
+    z = rng.standard_normal(attrs["shape"], dtype=kind).reshape(-1)
     bad = np.flatnonzero(np.abs(z) > 2)
     while bad.size:  # about 4.6% are redrawn per round, so few rounds run
         z[bad] = rng.standard_normal(bad.size, dtype=kind)
         bad = bad[np.abs(z[bad]) > 2]
-    return z.reshape(a["shape"]).astype(dtype, copy=False)
+    return z.reshape(attrs["shape"]).astype(dtype, copy=False)
 
 
 @kernel("Multinomial")
-def multinomial(i, a, b):
-    logits = i["logits"].astype(np.float64)
+def multinomial(inputs, attrs, backend):
+    logits = inputs["logits"].astype(np.float64)
     rows, classes = logits.shape
-    s = a["num_samples"]
+    s = attrs["num_samples"]
     if rows == 0 or s == 0:
-        return np.zeros((rows, s), a["dtype"]._np)
+        return np.zeros((rows, s), attrs["dtype"]._np)
     m = np.max(logits, axis=1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     cdf = np.cumsum(np.exp(logits - m), axis=1)
@@ -91,27 +91,27 @@ def multinomial(i, a, b):
     # Inverse-CDF sampling for all rows with one search: row r's CDF is shifted to
     # [r, r + 1], so the concatenated CDFs stay sorted.
     offset = np.arange(rows, dtype=np.float64)[:, None]
-    u = _generator(a["seed"]).random((rows, s))
+    u = _generator(attrs["seed"]).random((rows, s))
     target = np.minimum(u + offset, np.nextafter(offset + 1.0, 0.0))
     pos = np.searchsorted((cdf + offset).ravel(), target.ravel(), side="right")
     idx = pos.reshape(rows, s) - (np.arange(rows) * classes)[:, None]
-    return np.clip(idx, 0, classes - 1).astype(a["dtype"]._np)
+    return np.clip(idx, 0, classes - 1).astype(attrs["dtype"]._np)
 
 
 @kernel("RandomShuffle")
-def shuffle(i, a, b):
-    x, axis = i["x"], a["axis"]
-    perm = _generator(a["seed"]).permutation(x.shape[axis])
-    if a["inverse"]:
+def shuffle(inputs, attrs, backend):
+    x, axis = inputs["x"], attrs["axis"]
+    perm = _generator(attrs["seed"]).permutation(x.shape[axis])
+    if attrs["inverse"]:
         perm = np.argsort(perm)
     return np.take(x, perm, axis=axis)
 
 
 @kernel("Dropout")
-def dropout(i, a, b):
-    x = i["x"]
-    rate = a["rate"]
-    u = _generator(a["seed"]).random(a["noise_shape"], dtype=_float_kind(x.dtype))
+def dropout(inputs, attrs, backend):
+    x = inputs["x"]
+    rate = attrs["rate"]
+    u = _generator(attrs["seed"]).random(attrs["noise_shape"], dtype=_float_kind(x.dtype))
     mask = ensure_array((u >= rate).astype(x.dtype))
     mask *= x.dtype.type(1.0 / (1.0 - rate))
     return ensure_array(x * mask)

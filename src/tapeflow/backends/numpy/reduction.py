@@ -9,19 +9,19 @@ _HALF = (np.dtype(np.float16), np.dtype(_ml.bfloat16))
 
 
 @kernel("Sum")
-def sum_(i, a, b):
-    x, axis = i["x"], a["axis"]
-    if type(axis) is tuple and not a["keepdims"]:
+def sum_(inputs, attrs, backend):
+    x, axis = inputs["x"], attrs["axis"]
+    if type(axis) is tuple and not attrs["keepdims"]:
         fast = sum_leading(x, axis)
         if fast is not None:
             return fast
-    return ensure_array(np.sum(x, axis=axis, keepdims=a["keepdims"], dtype=x.dtype))
+    return ensure_array(np.sum(x, axis=axis, keepdims=attrs["keepdims"], dtype=x.dtype))
 
 
 @kernel("Mean")
-def mean(i, a, b):
-    x = i["x"]
-    axis, keepdims = a["axis"], a["keepdims"]
+def mean(inputs, attrs, backend):
+    x = inputs["x"]
+    axis, keepdims = attrs["axis"], attrs["keepdims"]
     if x.dtype.kind in "iu":
         # TensorFlow divides integer sums with truncation toward zero.
         n = int(np.prod([x.shape[k] for k in axis]))
@@ -47,29 +47,29 @@ def _extreme(x, axis, keepdims, fn, empty_value):
 
 
 @kernel("Max")
-def max_(i, a, b):
-    x = i["x"]
+def max_(inputs, attrs, backend):
+    x = inputs["x"]
     low = np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf
-    return _extreme(x, a["axis"], a["keepdims"], np.max, low)
+    return _extreme(x, attrs["axis"], attrs["keepdims"], np.max, low)
 
 
 @kernel("Min")
-def min_(i, a, b):
-    x = i["x"]
+def min_(inputs, attrs, backend):
+    x = inputs["x"]
     high = np.iinfo(x.dtype).max if x.dtype.kind in "iu" else np.inf
-    return _extreme(x, a["axis"], a["keepdims"], np.min, high)
+    return _extreme(x, attrs["axis"], attrs["keepdims"], np.min, high)
 
 
 @kernel("Prod")
-def prod(i, a, b):
-    x = i["x"]
-    return ensure_array(np.prod(x, axis=a["axis"], keepdims=a["keepdims"], dtype=x.dtype))
+def prod(inputs, attrs, backend):
+    x = inputs["x"]
+    return ensure_array(np.prod(x, axis=attrs["axis"], keepdims=attrs["keepdims"], dtype=x.dtype))
 
 
 @kernel("LogSumExp")
-def logsumexp(i, a, b):
-    x = i["x"]
-    axis, keepdims = a["axis"], a["keepdims"]
+def logsumexp(inputs, attrs, backend):
+    x = inputs["x"]
+    axis, keepdims = attrs["axis"], attrs["keepdims"]
     if x.size == 0:
         with np.errstate(divide="ignore"):
             return ensure_array(np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims)))
@@ -82,23 +82,23 @@ def logsumexp(i, a, b):
 
 
 @kernel("Any")
-def any_(i, a, b):
-    return ensure_array(np.any(i["x"], axis=a["axis"], keepdims=a["keepdims"]))
+def any_(inputs, attrs, backend):
+    return ensure_array(np.any(inputs["x"], axis=attrs["axis"], keepdims=attrs["keepdims"]))
 
 
 @kernel("All")
-def all_(i, a, b):
-    return ensure_array(np.all(i["x"], axis=a["axis"], keepdims=a["keepdims"]))
+def all_(inputs, attrs, backend):
+    return ensure_array(np.all(inputs["x"], axis=attrs["axis"], keepdims=attrs["keepdims"]))
 
 
 @kernel("ArgMax")
-def argmax(i, a, b):
-    return ensure_array(np.argmax(i["x"], axis=a["axis"]).astype(a["output_type"]._np))
+def argmax(inputs, attrs, backend):
+    return ensure_array(np.argmax(inputs["x"], axis=attrs["axis"]).astype(attrs["output_type"]._np))
 
 
 @kernel("ArgMin")
-def argmin(i, a, b):
-    return ensure_array(np.argmin(i["x"], axis=a["axis"]).astype(a["output_type"]._np))
+def argmin(inputs, attrs, backend):
+    return ensure_array(np.argmin(inputs["x"], axis=attrs["axis"]).astype(attrs["output_type"]._np))
 
 
 def _descending_order(x):
@@ -108,9 +108,9 @@ def _descending_order(x):
 
 
 @kernel("TopK")
-def top_k(i, a, b):
-    x = i["x"]
-    k = a["k"]
+def top_k(inputs, attrs, backend):
+    x = inputs["x"]
+    k = attrs["k"]
     n = x.shape[-1]
     if k == 0 or x.size == 0:
         idx = np.zeros(x.shape[:-1] + (k,), np.int64)
@@ -133,12 +133,12 @@ def top_k(i, a, b):
             vals = take_along_last(x, idx)
             idx = take_along_last(idx, _descending_order(vals))
     values = take_along_last(x, idx) if k else np.zeros(idx.shape, x.dtype)
-    return [values, idx.astype(a["index_type"]._np)]
+    return [values, idx.astype(attrs["index_type"]._np)]
 
 
 @kernel("GatherLastAxis")
-def gather_last_axis(i, a, b):
-    x, idx = i["x"], i["indices"]
+def gather_last_axis(inputs, attrs, backend):
+    x, idx = inputs["x"], inputs["indices"]
     lead = broadcast_shapes(x.shape[:-1], idx.shape[:-1])
     x = np.broadcast_to(x, lead + x.shape[-1:])
     idx = np.broadcast_to(idx, lead + idx.shape[-1:])
@@ -146,10 +146,10 @@ def gather_last_axis(i, a, b):
 
 
 @kernel("ScatterLastAxis")
-def scatter_last_axis(i, a, b):
-    u, idx = i["updates"], i["indices"]
+def scatter_last_axis(inputs, attrs, backend):
+    u, idx = inputs["updates"], inputs["indices"]
     lead = broadcast_shapes(u.shape[:-1], idx.shape[:-1])
-    out = np.zeros(lead + (a["n"],), u.dtype)
+    out = np.zeros(lead + (attrs["n"],), u.dtype)
     put_along_last(out, np.broadcast_to(idx, lead + idx.shape[-1:]),
                    np.broadcast_to(u, lead + u.shape[-1:]))
     return out
@@ -172,18 +172,18 @@ def _scan(x, attrs, fn, identity):
 
 
 @kernel("Cumsum")
-def cumsum(i, a, b):
-    return _scan(i["x"], a, np.cumsum, 0)
+def cumsum(inputs, attrs, backend):
+    return _scan(inputs["x"], attrs, np.cumsum, 0)
 
 
 @kernel("Cumprod")
-def cumprod(i, a, b):
-    return _scan(i["x"], a, np.cumprod, 1)
+def cumprod(inputs, attrs, backend):
+    return _scan(inputs["x"], attrs, np.cumprod, 1)
 
 
 @kernel("AddN")
-def add_n(i, a, b):
-    xs = i["inputs"]
+def add_n(inputs, attrs, backend):
+    xs = inputs["inputs"]
     if len(xs) == 1:
         return xs[0].copy()
     out = ensure_array(np.add(xs[0], xs[1]))

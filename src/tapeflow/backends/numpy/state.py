@@ -7,27 +7,27 @@ from ._kernel import kernel
 
 
 @kernel("InplaceAdd")
-def _inplace_add(i, a, b):
-    np.add(i["ref"], i["value"], out=i["ref"], casting="unsafe")
-    return Alias("ref", i["ref"].shape)
+def _inplace_add(inputs, attrs, backend):
+    np.add(inputs["ref"], inputs["value"], out=inputs["ref"], casting="unsafe")
+    return Alias("ref", inputs["ref"].shape)
 
 
 @kernel("InplaceSub")
-def _inplace_sub(i, a, b):
-    np.subtract(i["ref"], i["value"], out=i["ref"], casting="unsafe")
-    return Alias("ref", i["ref"].shape)
+def _inplace_sub(inputs, attrs, backend):
+    np.subtract(inputs["ref"], inputs["value"], out=inputs["ref"], casting="unsafe")
+    return Alias("ref", inputs["ref"].shape)
 
 
 # custom_gradient and recompute_grad in a compiled graph: their implementation's results
 # ("values") were traced as nodes of their own; the op passes them on
 @kernel("CustomGradient")
-def _custom_gradient_values(i, a, b):
-    return list(i["values"])
+def _custom_gradient_values(inputs, attrs, backend):
+    return list(inputs["values"])
 
 
 @kernel("RecomputeGrad")
-def _recompute_values(i, a, b):
-    return list(i["values"])
+def _recompute_values(inputs, attrs, backend):
+    return list(inputs["values"])
 
 
 # Sparse variable updates (ops/state.py): rows `indices` of `ref` changed in place.
@@ -39,24 +39,24 @@ def _check_rows(op, ref, indices):
 
 
 @kernel("InplaceScatterAdd")
-def _inplace_scatter_add(i, a, b):
-    ref, indices = i["ref"], i["indices"]
+def _inplace_scatter_add(inputs, attrs, backend):
+    ref, indices = inputs["ref"], inputs["indices"]
     _check_rows("ResourceScatterAdd", ref, indices)
-    np.add.at(ref, indices, i["updates"].astype(ref.dtype, copy=False))  # duplicates add up
+    np.add.at(ref, indices, inputs["updates"].astype(ref.dtype, copy=False))  # duplicates add up
     return Alias("ref", ref.shape)
 
 
 @kernel("InplaceScatterUpdate")
-def _inplace_scatter_update(i, a, b):
-    ref, indices = i["ref"], i["indices"]
+def _inplace_scatter_update(inputs, attrs, backend):
+    ref, indices = inputs["ref"], inputs["indices"]
     _check_rows("ResourceScatterUpdate", ref, indices)
-    ref[indices] = i["updates"]  # with duplicates, one of them wins (as in TF)
+    ref[indices] = inputs["updates"]  # with duplicates, one of them wins (as in TF)
     return Alias("ref", ref.shape)
 
 
 @kernel("UniqueSegmentSum")
-def _unique_segment_sum(i, a, b):
-    values, indices = i["values"], i["indices"]
+def _unique_segment_sum(inputs, attrs, backend):
+    values, indices = inputs["values"], inputs["indices"]
     unique, inverse = np.unique(indices, return_inverse=True)
     summed = np.zeros((unique.size,) + values.shape[1:], values.dtype)
     np.add.at(summed, inverse.reshape(-1), values)

@@ -6,9 +6,9 @@ from ._kernel import kernel
 
 
 @kernel("TensorListResize")
-def resize(i, a, b):
-    x, axis = i["x"], a["axis"]
-    n = int(i["size"])
+def resize(inputs, attrs, backend):
+    x, axis = inputs["x"], attrs["axis"]
+    n = int(inputs["size"])
     if n < 0:
         raise InvalidArgumentError(f"TensorArray: size must be >= 0, got {n}")
     have = x.shape[axis]
