@@ -41,7 +41,7 @@ def elementwise(dfdx: Callable, name: str = "x") -> dict:
 
     def vjp(g, *args, **attrs):
         d = dfdx(*args)
-        return g * (_conj(d) if d.dtype.is_complex else d)
+        return g * conjugate(d)
 
     def jvp(t, *args, **attrs):
         return t * dfdx(*args)
@@ -65,8 +65,14 @@ def nondifferentiable() -> dict:
     return {"differentiable": False}
 
 
-def _conj(x):
-    return prims.conj(x)
+def conjugate(x: Tensor) -> Tensor:
+    """x's complex conjugate, x itself when real: the conj rules use (no argument checks)."""
+    return prims.conj(x) if x.dtype.is_complex else x
+
+
+def cast_to(x: Tensor, dtype) -> Tensor:
+    """x as `dtype` (x itself when it has it): the cast rules use (no argument checks)."""
+    return x if x.dtype is dtype else prims.cast(x, dtype=dtype, source_dtype=x.dtype)
 
 
 def same_shape(shapes, dtypes, attrs):

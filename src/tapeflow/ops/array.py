@@ -14,9 +14,9 @@ from ._args import (ArgumentTypeError, choice_arg, dtype_arg, int_arg, int_list,
                     normalize_axis, sequence_arg, shape_arg, show, to_tensor)
 from ._define import defop, passthrough, same_shape
 from ._tangents import align_tangent, batch_dims
-from .creation import ones, zeros
+from .creation import ones
 from .math import conj, floormod
-from .reduction import cumsum, reduce_max, reduce_sum
+from .reduction import cumsum, reduce_max
 from ._batching import (NoBatchingRule, batch_elementwise, batch_reshape, batch_shift_axis,
                         batch_transpose, broadcast_batch)
 
@@ -158,7 +158,7 @@ def _full_tangents(t: list, values: list) -> tuple[list, int]:
     if all(ti is not None for ti in t):
         return list(t), nb
     lead = dims_of(ref)[:nb]
-    return [ti if ti is not None else zeros(lead + dims_of(v), ref.dtype)
+    return [ti if ti is not None else prims.zeros(shape=lead + dims_of(v), dtype=ref.dtype)
             for ti, v in zip(t, values)], nb
 
 
@@ -543,8 +543,8 @@ def _tile_vjp(g, x_shape, *, multiples):
             parts[-1][0] *= size
         elif size != 1:
             parts.append([size, summed])
-    out = reduce_sum(_reshape(g, tuple(p for p, _ in parts)),
-                     axis=tuple(k for k, (_, summed) in enumerate(parts) if summed))
+    out = prims.sum(_reshape(g, tuple(p for p, _ in parts)),
+                    axis=tuple(k for k, (_, summed) in enumerate(parts) if summed), keepdims=False)
     return _reshape(out, tuple(x_shape))
 
 

@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from .._core import dtypes as _dt
+from .._core import dtypes as _dt, prims
 from .._core.convert import convert_to_tensor, register_tensor_conversion_function
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
@@ -25,8 +25,8 @@ from . import _tangents
 from ._args import binary_operands, int_arg, int_list, normalize_axis, shape_arg, to_tensor
 from ._define import defop
 from ._tangents import align_tangent
-from .array import _broadcast_to, _reshape, reshape, transpose
-from .creation import ones_like, zeros, zeros_like
+from .array import reshape, transpose
+from .creation import ones_like, zeros_like
 from .math import cast, less
 from ._batching import batch_broadcasting, batch_gather
 
@@ -49,7 +49,7 @@ def _index_tensor(op: str, indices, arg: str = "indices") -> Tensor:
 
 def _bcast_lead(indices: Tensor, t: Tensor, nb: int) -> Tensor:
     """`indices` repeated over a batched tangent's `nb` leading dims (as batch dims)."""
-    return _broadcast_to(indices, t._shape[:nb] + indices._shape)
+    return prims.broadcast_to(indices, shape=t._shape[:nb] + indices._shape)
 
 
 # --------------------------------------------------------------------------- StridedSlice
@@ -344,8 +344,8 @@ def getitem(tensor, key) -> Tensor:
 
 def _mask_indices(mask: Tensor) -> Tensor:
     """Flat positions (int64 [n]) of the true elements of `mask`."""
-    flat = mask if mask.ndim == 1 else _reshape(mask, (-1,))
-    return _reshape(run_kernel("Where", {"condition": flat}), (-1,))
+    flat = mask if mask.ndim == 1 else prims.reshape(mask, shape=(-1,))
+    return prims.reshape(run_kernel("Where", {"condition": flat}), shape=(-1,))
 
 
 def _advanced(x: Tensor, entries) -> Tensor:
@@ -363,7 +363,7 @@ def _advanced(x: Tensor, entries) -> Tensor:
             xdim += 1
         elif kind is _BOOL and v.ndim == 0:  # x[True]: a new axis indexed by [True]
             spec.append((_NEW, None))
-            adv.append([pos, ydim, _BOOL, _reshape(v, (1,)), -1])
+            adv.append([pos, ydim, _BOOL, prims.reshape(v, shape=(1,)), -1])
             ydim += 1
         else:
             k = v.ndim if kind is _BOOL else 1
@@ -390,7 +390,7 @@ def _advanced(x: Tensor, entries) -> Tensor:
         else:
             merged.append(a[3])
     if shift:
-        y = _reshape(y, tuple(shape))
+        y = prims.reshape(y, shape=tuple(shape))
     dims = [a[1] for a in adv]
     if len(adv) == 1 and adv[0][2] is _BOOL:
         index = merged[0]  # already valid, non-negative positions
@@ -407,7 +407,7 @@ def _advanced(x: Tensor, entries) -> Tensor:
     first = dims[0]
     if len(dims) > 1:
         shape[first:first + len(dims)] = [dims_product(shape[first:first + len(dims)])]
-        y = _reshape(y, tuple(shape))
+        y = prims.reshape(y, shape=tuple(shape))
     return run_kernel("GatherV2", {"params": y, "indices": index},
                       {"axis": first, "batch_dims": 0})
 
@@ -474,8 +474,9 @@ def _gather_vjp(g, params_shape, indices, *, axis, batch_dims):
     if axis == 0 and not has_dims(params_shape):
         # (so batch_dims == 0) whole rows of params: TensorFlow's sparse gradient; with
         # run-time dims (Dims, which no dense_shape constant can hold) a dense one
-        values = _reshape(g, (size_of(indices, range(indices.ndim)),) + params_shape[1:])
-        flat = indices if indices.ndim == 1 else _reshape(indices, (-1,))
+        rows = size_of(indices, range(indices.ndim))
+        values = prims.reshape(g, shape=(rows,) + params_shape[1:])
+        flat = indices if indices.ndim == 1 else prims.reshape(indices, shape=(-1,))
         return IndexedSlices(values, flat, params_shape)
     return _segment_sum(g, indices, params_shape[axis], axis, batch_dims)
 
@@ -506,8 +507,8 @@ def _segment_sum(data, segment_ids, num_segments, axis=0, batch_dims=0) -> Tenso
     if 0 in rest:
         # Zero-width rows, which the NumPy kernel cannot lay out: the sum is empty anyway.
         dims = dims_of(data)
-        return zeros(dims[:axis] + (num_segments,) + dims[axis + segment_ids.ndim - batch_dims:],
-                     data.dtype)
+        return prims.zeros(shape=dims[:axis] + (num_segments,)
+                           + dims[axis + segment_ids.ndim - batch_dims:], dtype=data.dtype)
     return run_kernel("UnsortedSegmentSum", {"data": data, "segment_ids": segment_ids},
                       {"num_segments": num_segments, "axis": axis,
                        "batch_dims": batch_dims})
@@ -717,15 +718,16 @@ def _tsu_shape(shapes, dtypes, attrs):
 
 def _tsu_tensor_vjp(g, indices, updates_shape, *, batch_dims):
     # g with the overwritten elements zeroed: scatter zero updates into it
-    return _tensor_scatter_nd_update(g, indices, zeros(updates_shape, g.dtype), batch_dims)
+    zero = prims.zeros(shape=tuple(updates_shape), dtype=g.dtype)
+    return _tensor_scatter_nd_update(g, indices, zero, batch_dims)
 
 
 def _tsu_tensor_jvp(t, tensor, indices, updates, *, batch_dims):
     nb = _tangents.batch_dims(t, tensor)
     if nb:
         indices = _bcast_lead(indices, t, nb)
-    return _tensor_scatter_nd_update(t, indices, zeros(dims_of(t)[:nb] + dims_of(updates), t.dtype),
-                                     batch_dims + nb)
+    zero = prims.zeros(shape=dims_of(t)[:nb] + dims_of(updates), dtype=t.dtype)
+    return _tensor_scatter_nd_update(t, indices, zero, batch_dims + nb)
 
 
 def _tsu_updates_jvp(t, tensor, updates, indices, *, batch_dims):
@@ -777,7 +779,7 @@ def _select_shape(shapes, dtypes, attrs):
 
 
 def _zero(like: Tensor) -> Tensor:
-    return zeros((), like.dtype)
+    return prims.zeros(shape=(), dtype=like.dtype)
 
 
 def _select_jvp_x(t, condition, x, y):
@@ -825,7 +827,8 @@ def boolean_mask(tensor, mask, axis=None, name=None) -> Tensor:
             f"of tensor {describe(x)} starting at axis {axis}")
     if k > 1:
         shape = dims_of(x)
-        x = _reshape(x, shape[:axis] + (dims_product(shape[axis:axis + k]),) + shape[axis + k:])
+        merged = dims_product(shape[axis:axis + k])
+        x = prims.reshape(x, shape=shape[:axis] + (merged,) + shape[axis + k:])
     return run_kernel("GatherV2", {"params": x, "indices": _mask_indices(m)},
                       {"axis": axis, "batch_dims": 0})
 
@@ -861,8 +864,10 @@ def _dyn_segment_sum_jvp(t, data, segment_ids, *, minimum, maximum, sorted_ids):
         return _dyn_segment_sum(t, segment_ids, minimum, maximum, sorted_ids)
     # Batched tangents: move the segment axis first and back.
     perm = [nb] + list(range(nb)) + list(range(nb + 1, t.ndim))
-    out = _dyn_segment_sum(transpose(t, perm), segment_ids, minimum, maximum, sorted_ids)
-    return transpose(out, list(range(1, nb + 1)) + [0] + list(range(nb + 1, t.ndim)))
+    out = _dyn_segment_sum(prims.transpose(t, perm=tuple(perm)), segment_ids, minimum, maximum,
+                           sorted_ids)
+    back = tuple(range(1, nb + 1)) + (0,) + tuple(range(nb + 1, t.ndim))
+    return prims.transpose(out, perm=back)
 
 
 defop("SegmentSum", ["data", "segment_ids"], shape=_dyn_segment_sum_shape,

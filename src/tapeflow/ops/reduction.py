@@ -11,10 +11,10 @@ from .._core.shape import broadcast_shapes, is_dim, num_elements
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._args import dtype_arg, int_arg, normalize_axes, normalize_axis, to_tensor
-from ._define import defop
+from ._define import cast_to, conjugate, defop
 from ._tangents import align_tangent, batch_dims
-from .math import (abs as _abs, cast, conj, equal, exp, greater, is_finite, maximum, minimum,
-                   not_equal, real, rsqrt, sqrt, square)
+from .math import (abs as _abs, cast, conj, greater, maximum, minimum, not_equal, real, rsqrt,
+                   sqrt, square)
 from ._batching import batch_shift_axis
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
@@ -165,7 +165,7 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
 def _mean_vjp(g, x_shape, *, axis, keepdims):
     n = num_elements(x_shape, axis)
     if isinstance(n, Tensor):  # unknown dims in a traced graph: counted when it runs
-        return _broadcast_back(g / cast(n, g.dtype), x_shape, axis, keepdims)
+        return _broadcast_back(g / cast_to(n, g.dtype), x_shape, axis, keepdims)
     # n == 0: x, and so its gradient, is empty; skip the division by zero
     return _broadcast_back(g / n if n else g, x_shape, axis, keepdims)
 
@@ -200,7 +200,7 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
 
 def _extreme_weights(x, ans, axis, keepdims):
     """1/(number of ties) where x attains the reduced extreme, 0 elsewhere (x's shape)."""
-    hit = cast(equal(x, _keep(ans, axis, keepdims)), x.dtype)
+    hit = cast_to(prims.equal(x, _keep(ans, axis, keepdims)), x.dtype)
     return hit / reduce_sum(hit, axis, keepdims=True)
 
 
@@ -250,7 +250,7 @@ def _others_product(x, axis):
 def _prod_vjp(g, x, *, axis, keepdims):
     if not axis:
         return g
-    return _keep(g, axis, keepdims) * conj(_others_product(x, axis))
+    return _keep(g, axis, keepdims) * conjugate(_others_product(x, axis))
 
 
 def _prod_jvp(t, x, *, axis, keepdims):
@@ -283,8 +283,8 @@ def _softmax(x, axis):
     lands in the exponent (at x = [3e7] * 3 in float32 each weight came out as e**-2)."""
     m = reduce_max(x, axis, keepdims=True)
     # an infinite max is not shifted (the kernel's rule); the shift has no derivative
-    shift = prims.select_v2(is_finite(m), m, prims.zeros_like(m))
-    e = exp(x - prims.stop_gradient(shift))
+    shift = prims.select_v2(prims.is_finite(m), m, prims.zeros_like(m))
+    e = prims.exp(x - prims.stop_gradient(shift))
     return e / reduce_sum(e, axis, keepdims=True)
 
 
@@ -533,7 +533,7 @@ defop("Cumsum", ["x"], shape=_scan_rule,
 
 def _cumprod_vjp(g, x, ans, *, axis, exclusive, reverse):
     # d ans_j / d x_i = ans_j / x_i for every j whose product includes i (as TensorFlow).
-    return cumsum(g * conj(ans), axis, exclusive, not reverse) / conj(x)
+    return cumsum(g * conjugate(ans), axis, exclusive, not reverse) / conjugate(x)
 
 
 def _cumprod_jvp(t, x, ans, *, axis, exclusive, reverse):
