@@ -27,7 +27,11 @@ def test_every_topic_has_a_guide():
 README = os.path.join(os.path.dirname(DOCS), "README.md")
 
 
-@pytest.mark.parametrize("guide", [g for g in GUIDES if g != "README.md"] + ["../README.md"])
+# pages that are an index or a reference, not a guide with examples
+REFERENCE = {"README.md", "api.md"}
+
+
+@pytest.mark.parametrize("guide", [g for g in GUIDES if g not in REFERENCE] + ["../README.md"])
 def test_guide_examples_run(guide, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # examples that write files write here
     path = os.path.normpath(os.path.join(DOCS, guide))
@@ -39,3 +43,20 @@ def test_guide_examples_run(guide, tmp_path, monkeypatch, capsys):
     for line, source in found:
         code = compile("\n" * (line - 1) + source, path, "exec")
         exec(code, namespace)  # noqa: S102 - the repository's own documentation
+
+
+_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("page", [g for g in GUIDES] + ["../README.md"])
+def test_links_point_to_files_in_the_repository(page):
+    path = os.path.normpath(os.path.join(DOCS, page))
+    root = os.path.dirname(DOCS)
+    with open(path) as f:
+        text = f.read()
+    for target in _LINK.findall(text):
+        if "://" in target:
+            continue
+        resolved = os.path.normpath(os.path.join(os.path.dirname(path), target))
+        assert resolved.startswith(root + os.sep) and os.path.exists(resolved), (page, target)
+    assert "../shared" not in text, page
