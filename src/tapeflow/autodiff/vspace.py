@@ -1,14 +1,12 @@
 """What the tape needs from tensors: ones/zeros, sizes and gradient aggregation."""
 from __future__ import annotations
 
+from .._core import prims
 from .._core.convert import convert_to_tensor
 from .._core.indexed_slices import IndexedSlices
-from .._core.shape import has_dims
+from .._core.shape import dims_of, has_dims
 from .._core.tensor import Tensor
-from ..ops.array import _broadcast_to, concat
-from ..ops.creation import ones as _ones, zeros as _zeros
-from ..ops.math import add, cast
-from ..ops.reduction import add_n
+from ..ops._define import cast_to
 
 # Sum pending gradients of one tensor early once they hold this many bytes (or this many
 # gradients), so a tensor used by many ops does not pin all of them until the end.
@@ -17,13 +15,17 @@ EARLY_AGGREGATE_COUNT = 8
 
 
 def ones(shape, dtype) -> Tensor:
-    return _ones(shape, dtype)
+    return prims.ones(shape=tuple(shape), dtype=dtype)
 
 
 def zeros(shape, dtype) -> Tensor:
     if has_dims(shape):  # run-time dims of a traced graph
-        return _broadcast_to(_zeros((), dtype), tuple(shape))
-    return _zeros(shape, dtype)
+        return prims.broadcast_to(prims.zeros(shape=(), dtype=dtype), shape=tuple(shape))
+    return prims.zeros(shape=tuple(shape), dtype=dtype)
+
+
+def _concat_rows(parts: list) -> Tensor:
+    return prims.concat(parts, axis=0, sizes=tuple(dims_of(p)[0] for p in parts))
 
 
 def num_bytes(g) -> int:
@@ -43,12 +45,12 @@ def should_aggregate_early(pending: list) -> bool:
 def aggregate(grads: list):
     """Sum gradients of one tensor: add_n for dense, concatenation for IndexedSlices."""
     if all(isinstance(g, IndexedSlices) for g in grads):
-        return IndexedSlices(concat([g.values for g in grads], axis=0),
-                             concat([cast(g.indices, grads[0].indices.dtype)
-                                     for g in grads], axis=0),
+        return IndexedSlices(_concat_rows([g.values for g in grads]),
+                             _concat_rows([cast_to(g.indices, grads[0].indices.dtype)
+                                           for g in grads]),
                              grads[0].dense_shape)
     dense = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
              for g in grads]
     if len(dense) == 2:
-        return add(dense[0], dense[1])
-    return add_n(dense)
+        return prims.add(dense[0], dense[1])
+    return prims.add_n(dense, N=len(dense)) if len(dense) > 1 else dense[0]
