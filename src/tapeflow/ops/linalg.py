@@ -14,7 +14,7 @@ from collections import Counter
 
 import numpy as np
 
-from .._core import dtypes as _dt
+from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError, UnimplementedError
 from .._core.shape import broadcast_shapes, dims_of, is_dim
@@ -24,12 +24,11 @@ from ._args import (ArgumentTypeError, as_int, binary_operands, choice_arg, int_
                     normalize_axis, show, to_tensor)
 from ._define import composite, defop
 from ._tangents import align_tangent, batch_dims
-from .array import concat, expand_dims, reshape, split, squeeze, stack, transpose
+from .array import expand_dims, reshape, squeeze, stack, transpose
 from ._batching import batch_broadcasting, batch_elementwise
-from .creation import eye, ones_like, zeros_like
+from .creation import ones_like, zeros_like
 from .indexing import where
-from .math import (abs as _abs, complex as _complex, conj, imag, log, pow as _pow, real, sqrt,
-                   square, subtract)
+from .math import abs as _abs, conj, log, pow as _pow, real, sqrt, square, subtract
 from .reduction import add_n, reduce_max, reduce_sum
 
 __all__ = ["matmul", "matvec", "tensordot", "einsum", "inv", "det", "slogdet", "solve",
@@ -103,15 +102,52 @@ def _swap_perm(rank: int) -> tuple:
     return tuple(range(rank - 2)) + (rank - 1, rank - 2)
 
 
+# Rules below build their tensors from these prims-based helpers, not from the public ops
+# of other families (array, creation, math): those validate and normalise arguments the
+# rules already have in canonical form (issue #15). Each does what the public op it stands
+# for does with such arguments, real dtypes included.
+
+
+def _conj(x: Tensor) -> Tensor:
+    """conj(x): x itself for real dtypes, as the public conj."""
+    return prims.conj(x) if x.dtype.is_complex else x
+
+
+def _real(x: Tensor) -> Tensor:
+    """real(x): x itself for real dtypes, as the public real."""
+    return prims.real(x) if x.dtype.is_complex else x
+
+
+def _imag(x: Tensor) -> Tensor:
+    """imag(x): zeros for real dtypes, as the public imag."""
+    return prims.imag(x) if x.dtype.is_complex else prims.zeros_like(x)
+
+
+def _adj(x: Tensor) -> Tensor:
+    """adjoint(x) of a tensor of rank >= 2 (a plain transpose for real dtypes)."""
+    out = prims.transpose(x, perm=_swap_perm(len(x._shape)))
+    return prims.conj(out) if x.dtype.is_complex else out
+
+
+def _as_row(v: Tensor) -> Tensor:
+    """v[..., None, :]: vectors as 1 x N matrices (expand_dims(v, -2))."""
+    return prims.expand_dims(v, axis=(len(v._shape) - 1,))
+
+
+def _as_col(v: Tensor) -> Tensor:
+    """v[..., :, None]: vectors as N x 1 matrices (expand_dims(v, -1))."""
+    return prims.expand_dims(v, axis=(len(v._shape),))
+
+
 def _eye_like(d: Tensor) -> Tensor:
     """A (batch of) identity matrices sized by the last axis of the vector(s) `d`."""
-    return diag(ones_like(d))
+    return diag(prims.ones_like(d))
 
 
 def _gap_reciprocal(e: Tensor) -> Tensor:
     """F with F[..., i, j] = 1 / (e_j - e_i) off the diagonal and 0 on it."""
     eye_ = _eye_like(e)
-    return 1.0 / (expand_dims(e, -2) - expand_dims(e, -1) + eye_) - eye_
+    return 1.0 / (_as_row(e) - _as_col(e) + eye_) - eye_
 
 
 def _real_only(op: str, x: Tensor, what: str) -> None:
@@ -126,7 +162,7 @@ def _phi(x: Tensor) -> Tensor:
 
 
 def _sym(x: Tensor) -> Tensor:
-    return 0.5 * (x + adjoint(x))
+    return 0.5 * (x + _adj(x))
 
 
 def _may_exceed(a, b) -> bool:
@@ -140,7 +176,8 @@ def _fold(x: Tensor, y: Tensor):
     -1 in the reshape would be ambiguous or unknown (M or N zero or not known)."""
     if not (x._shape[-1] and y._shape[-1]):
         return None
-    return reshape(x, (-1, x._shape[-1])), reshape(y, (-1, y._shape[-1]))
+    return (prims.reshape(x, shape=(-1, x._shape[-1])),
+            prims.reshape(y, shape=(-1, y._shape[-1])))
 
 
 # --------------------------------------------------------------------------- matmul
@@ -288,7 +325,7 @@ def _matvec_shape(shapes, dtypes, attrs):
 
 def _outer(x: Tensor, y: Tensor) -> Tensor:
     """x y^H over the last axes: [..., M] and [..., N] -> [..., M, N] (batch broadcasting)."""
-    return expand_dims(x, -1) * expand_dims(conj(y), -2)
+    return _as_col(x) * _as_row(_conj(y))
 
 
 # c = op(A) b: dA = g b^H (or b g^H when A enters adjointed), db = op(A)^H g.
@@ -298,7 +335,7 @@ def _matvec_vjp_a(g, b, a_shape, *, adjoint_a):
     if folded is not None:
         # One matrix for a batch of vectors: one (M x P) @ (P x N) product instead of a
         # batch of outer products summed afterwards; X^T conj(Y) = conj(X)^H conj(Y).
-        return _mm(conj(folded[0]), conj(folded[1]), True, False)
+        return _mm(_conj(folded[0]), _conj(folded[1]), True, False)
     return _outer(x, y)
 
 
@@ -479,19 +516,23 @@ def _einsum_grad_plan(equation: str, k: int):
     return grad_eq, diag, tuple(i for i, c in enumerate(full) if c not in present)
 
 
+def _eye(n, dtype) -> Tensor:
+    """The n x n identity (n an int or a traced run-time size), as eye(n, dtype=dtype)."""
+    return prims.eye(num_rows=n, num_columns=n, batch_shape=(), dtype=dtype)
+
+
 def _einsum_vjp(g, inputs, *, equation):
     grads = []
     for k, x in enumerate(inputs):
         grad_eq, diag, lonely = _einsum_grad_plan(equation, k)
         r = g if grad_eq is None else \
-            _einsum_expanded(grad_eq, g, *[conj(y) for j, y in enumerate(inputs) if j != k])
+            _einsum_expanded(grad_eq, g, *[_conj(y) for j, y in enumerate(inputs) if j != k])
         if diag is not None:
             eq, axes = diag
-            r = _einsum_expanded(eq, r, *[eye(dims_of(x)[i], dtype=g.dtype) for i in axes])
+            r = _einsum_expanded(eq, r, *[_eye(dims_of(x)[i], g.dtype) for i in axes])
         if lonely:  # letters summed away inside operand k alone: broadcast back
-            for i in lonely:
-                r = expand_dims(r, i)
-            r = r * ones_like(x)
+            # `lonely` is ascending: its entries are the output positions of the new axes
+            r = prims.expand_dims(r, axis=lonely) * prims.ones_like(x)
         grads.append(r)
     return grads
 
@@ -630,7 +671,7 @@ def adjoint(matrix, name=None) -> Tensor:
     """Conjugate transpose of the last two axes. Example: `tf.linalg.adjoint(x)`."""
     x = matrix if type(matrix) is Tensor else to_tensor(matrix, None, "adjoint", "matrix")
     _check_matrix("adjoint", x._shape, "matrix")
-    return transpose(x, _swap_perm(len(x._shape)), conjugate=True)
+    return _adj(x)
 
 
 # --------------------------------------------------------------------------- diagonals
@@ -822,11 +863,12 @@ def _trace_inv_times(x, t):
 
 def _times_inv_adjoint(c, x):
     """c[..., None, None] * x^-H: the gradient of a function of det(x) with coefficient c."""
-    return expand_dims(expand_dims(c, -1), -1) * adjoint(inv(x))
+    r = len(c._shape)
+    return prims.expand_dims(c, axis=(r, r + 1)) * _adj(inv(x))
 
 
 defop("MatrixDeterminant", ["input"], shape=_batch_shape("MatrixDeterminant"),
-      vjp={"input": lambda g, input, ans: _times_inv_adjoint(g * conj(ans), input)},
+      vjp={"input": lambda g, input, ans: _times_inv_adjoint(g * _conj(ans), input)},
       jvp={"input": lambda t, input, ans: ans * _trace_inv_times(input, t)})
 
 
@@ -853,14 +895,14 @@ def _slogdet_vjp(g, input, ans):
             return None  # the sign is piecewise constant
         coef = g_log
     else:
-        re = real(g_log) if g_log is not None else None
+        re = _real(g_log) if g_log is not None else None
         # The sign moves by i sign Im(tr(A^-1 dA)): its cotangent adds -Im(conj(g_sign) sign)
         # to the imaginary part of the coefficient of A^-H.
-        im = -imag(conj(g_sign) * ans[0]) if g_sign is not None else None
+        im = -_imag(_conj(g_sign) * ans[0]) if g_sign is not None else None
         if re is None and im is None:
             return None
-        coef = _complex(re if re is not None else zeros_like(im),
-                        im if im is not None else zeros_like(re))
+        coef = prims.complex(re if re is not None else prims.zeros_like(im),
+                             im if im is not None else prims.zeros_like(re))
     return _times_inv_adjoint(coef, input)
 
 
@@ -868,9 +910,9 @@ def _slogdet_jvp(t, input, ans):
     tau = _trace_inv_times(input, t)
     if not input.dtype.is_complex:
         return [None, tau]
-    re, im = real(tau), imag(tau)
-    zero = zeros_like(re)
-    return [ans[0] * _complex(zero, im), _complex(re, zero)]
+    re, im = _real(tau), _imag(tau)
+    zero = prims.zeros_like(re)
+    return [ans[0] * prims.complex(zero, im), prims.complex(re, zero)]
 
 
 defop("LogMatrixDeterminant", ["input"], num_outputs=2, shape=_slogdet_shape,
@@ -996,13 +1038,13 @@ def cholesky(input, name=None) -> Tensor:
 def _cholesky_vjp(g, ans):
     # Murray (2016): S = L^-H Phi(L^H G) L^-1, gradient (S + S^H) / 2.
     y = triangular_solve(ans, _phi(_mm(ans, g, True, False)), adjoint=True)  # L^-H P
-    return _sym(triangular_solve(ans, adjoint(y), adjoint=True))             # S^H = L^-H Y^H
+    return _sym(triangular_solve(ans, _adj(y), adjoint=True))                # S^H = L^-H Y^H
 
 
 def _cholesky_jvp(t, ans):
     # dL = L Phi(L^-1 dA L^-H) for the symmetric part dA of the tangent.
     y = triangular_solve(ans, _sym(t))               # L^-1 dA
-    w = triangular_solve(ans, adjoint(y))            # L^-1 dA L^-H
+    w = triangular_solve(ans, _adj(y))               # L^-1 dA L^-H
     return _mm(ans, _phi(w))
 
 
@@ -1051,7 +1093,7 @@ def _qr_dims(q, r, full_matrices, what):
 
 def _right_solve_adj(x, r):
     """x @ R^-H for upper-triangular R."""
-    return adjoint(triangular_solve(r, adjoint(x), lower=False))
+    return _adj(triangular_solve(r, _adj(x), lower=False))
 
 
 def _qr_grad_tall(q, r, gq, gr):
@@ -1063,13 +1105,27 @@ def _qr_grad_tall(q, r, gq, gr):
     m = None
     for part in (qdq, rdr):
         if part is not None:
-            part = part - adjoint(part)
+            part = part - _adj(part)
             m = part if m is None else m + part
     inner = _right_solve_adj(band_part(m, -1, 0), r)
     grad = _mm(q, inner if gr is None else gr + inner)
     if gq is not None and _may_exceed(q._shape[-2], r._shape[-1]):  # 0 for a square Q
         grad = grad + _right_solve_adj(gq - _mm(q, qdq), r)
     return grad
+
+
+def _split_cols(x: Tensor, m: int) -> list:
+    """x's first m columns and the rest (split(x, [m, -1], axis=-1)); the rest's size is
+    resolved here when known, as split does."""
+    ax, d = len(x._shape) - 1, x._shape[-1]
+    return prims.split(x, axis=ax, sizes=(m, -1 if d is None else d - m))
+
+
+def _concat_cols(x: Tensor, y: Tensor) -> Tensor:
+    """x and y side by side (concat([x, y], -1)); `sizes`, the run-time column counts, lets
+    Concat's VJP split the cotangent."""
+    ax = len(x._shape) - 1
+    return prims.concat([x, y], axis=ax, sizes=(dims_of(x)[ax], dims_of(y)[ax]))
 
 
 def _qr_vjp(g, ans, *, full_matrices):
@@ -1080,20 +1136,20 @@ def _qr_vjp(g, ans, *, full_matrices):
         return _qr_grad_tall(q, r, gq, gr)
     # Wide: A = [X | Y] with X = Q U (square) and Y = Q V. V = Q^H Y gives Y the gradient
     # Q gV, and its dependence on Q adds Y gV^H = Q V gV^H to the cotangent of Q.
-    u, v = split(r, [m, -1], axis=-1)
+    u, v = _split_cols(r, m)
     if gr is None:
-        return concat([_qr_grad_tall(q, u, gq, None), zeros_like(v)], -1)
-    gu, gv = split(gr, [m, -1], axis=-1)
+        return _concat_cols(_qr_grad_tall(q, u, gq, None), prims.zeros_like(v))
+    gu, gv = _split_cols(gr, m)
     gq_x = _mm(q, _mm(v, gv, False, True))
     gq_x = gq_x if gq is None else gq + gq_x
-    return concat([_qr_grad_tall(q, u, gq_x, gu), _mm(q, gv)], -1)
+    return _concat_cols(_qr_grad_tall(q, u, gq_x, gu), _mm(q, gv))
 
 
 def _qr_jvp_tall(t, q, r):
-    x = adjoint(triangular_solve(r, adjoint(t), lower=False, adjoint=True))  # dA R^-1
+    x = _adj(triangular_solve(r, _adj(t), lower=False, adjoint=True))        # dA R^-1
     c = _mm(q, x, True, False)                                               # Q^H dA R^-1
     low = band_part(c, -1, 0) - band_part(c, 0, 0)
-    c_minus_omega = c - low + adjoint(low)                                   # upper triangular
+    c_minus_omega = c - low + _adj(low)                                      # upper triangular
     return [x - _mm(q, c_minus_omega), _mm(c_minus_omega, r)]
 
 
@@ -1103,10 +1159,10 @@ def _qr_jvp(t, ans, *, full_matrices):
     if m >= n:
         return _qr_jvp_tall(t, q, r)
     # Wide, as in the VJP: dV = dQ^H Y + Q^H dY = Q^H (dY - dQ V), Q^H dQ being skew.
-    u, v = split(r, [m, -1], axis=-1)
-    tx, ty = split(t, [m, -1], axis=-1)
+    u, v = _split_cols(r, m)
+    tx, ty = _split_cols(t, m)
     dq, du = _qr_jvp_tall(tx, q, u)
-    return [dq, concat([du, _mm(q, ty - _mm(dq, v), True, False)], -1)]
+    return [dq, _concat_cols(du, _mm(q, ty - _mm(dq, v), True, False))]
 
 
 defop("Qr", ["input"], num_outputs=2, shape=_qr_shape,
@@ -1206,15 +1262,15 @@ def _svd_vjp(g, input, ans, *, full_matrices, compute_uv):
         f = _gap_reciprocal(s * s)
     if gu is not None:  # (F o (U^H gU - gU^H U)) S
         mu = _mm(u, gu, True, False)
-        part = f * (mu - adjoint(mu)) * expand_dims(s, -2)
+        part = f * (mu - _adj(mu)) * _as_row(s)
         inner = part if inner is None else inner + part
     if gv is not None:  # S (F o (V^H gV - gV^H V))
         mv = _mm(v, gv, True, False)
-        part = expand_dims(s, -1) * (f * (mv - adjoint(mv)))
+        part = _as_col(s) * (f * (mv - _adj(mv)))
         inner = part if inner is None else inner + part
     grad = _mm(_mm(u, inner), v, False, True) if inner is not None else None
     m, n = input._shape[-2:]
-    inv_s = expand_dims(1.0 / s, -2)
+    inv_s = _as_row(1.0 / s)
     extra = []  # terms that vanish for a square U (V), skipped when known to
     if gu is not None and _may_exceed(m, n):  # (I - U U^H) gU S^-1 V^H
         extra.append(_mm((gu - _mm(u, _mm(u, gu, True, False))) * inv_s, v, False, True))
@@ -1232,12 +1288,12 @@ def _svd_jvp(t, input, ans, *, full_matrices, compute_uv):
     if not compute_uv:
         return ds
     f = _gap_reciprocal(s * s)
-    ps = p * expand_dims(s, -2)                        # dP S
-    sp = expand_dims(s, -1) * p                        # S dP
-    du = _mm(u, f * (ps + adjoint(ps)))
-    dv = _mm(v, f * (sp + adjoint(sp)))
+    ps = p * _as_row(s)                                # dP S
+    sp = _as_col(s) * p                                # S dP
+    du = _mm(u, f * (ps + _adj(ps)))
+    dv = _mm(v, f * (sp + _adj(sp)))
     m, n = input._shape[-2:]
-    inv_s = expand_dims(1.0 / s, -2)
+    inv_s = _as_row(1.0 / s)
     if _may_exceed(m, n):  # as in the VJP: these vanish for a square U (V)
         y = _mm(t, v)
         du = du + (y - _mm(u, _mm(u, y, True, False))) * inv_s
