@@ -6,7 +6,7 @@ ops carry their own rules so every derivative order works. The rest are composit
 """
 from __future__ import annotations
 
-from .._core import dtypes as _dt
+from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.shape import broadcast_shapes, compatible
@@ -73,6 +73,16 @@ def _compatible(op: str, a, b, what: str) -> tuple:
         raise InvalidArgumentError(f"{op}: {what} must have the same shape, got "
                                    f"{list(a)} and {list(b)}")
     return tuple(x if x is not None else y for x, y in zip(a, b))
+
+
+def _sum(x: Tensor, axis, keepdims: bool = False) -> Tensor:
+    """reduce_sum for the rules, on the Sum primitive (issue #15: rules do not call other
+    families' public ops). `axis` is an int, negative counting from the end of `x` itself
+    (so a tangent's leading batch dims do not shift it), or a sorted tuple of non-negative
+    axes: the forms reduce_sum normalises to."""
+    if type(axis) is int:
+        axis = (axis + x.ndim if axis < 0 else axis,)
+    return prims.sum(x, axis=axis, keepdims=keepdims)
 
 
 # --------------------------------------------------------------------------- masked gradients
@@ -297,8 +307,8 @@ defop("Softmax", ["logits"], shape=_softmax_shape("Softmax"),
 # J t = t - sum(softmax * t); a negative axis counts from the end, past any batch dims.
 defop("LogSoftmax", ["logits"], shape=_softmax_shape("LogSoftmax"),
       vjp={"logits": lambda g, ans, *, axis: _log_softmax_grad(g, ans, axis)},
-      jvp={"logits": lambda t, ans, *, axis: t - reduce_sum(
-          exp(ans) * t, axis - ans.ndim, keepdims=True)}, batch=batch_shift_axis)
+      jvp={"logits": lambda t, ans, *, axis: t - _sum(
+          prims.exp(ans) * t, axis - ans.ndim, keepdims=True)}, batch=batch_shift_axis)
 
 
 # SoftmaxGrad(dy, y) = y * (dy - sum(dy * y)) and LogSoftmaxGrad(dy, y) = dy - exp(y) * sum(dy):
@@ -313,15 +323,14 @@ def _linear_in_dy_jvp(grad):
 
 
 def _softmax_grad_vjp_y(g, dy, y, *, axis):
-    s = reduce_sum(dy * y, axis, keepdims=True)
-    return g * (dy - s) - dy * reduce_sum(g * y, axis, keepdims=True)
+    s = _sum(dy * y, axis, keepdims=True)
+    return g * (dy - s) - dy * _sum(g * y, axis, keepdims=True)
 
 
 def _softmax_grad_jvp_y(t, dy, y, *, axis):
     r = max(dy.ndim, y.ndim)
     a, t = axis - r, align_tangent(t, y, r)  # negative axis: robust to the batch dims
-    return t * (dy - reduce_sum(dy * y, a, keepdims=True)) - y * reduce_sum(dy * t, a,
-                                                                            keepdims=True)
+    return t * (dy - _sum(dy * y, a, keepdims=True)) - y * _sum(dy * t, a, keepdims=True)
 
 
 defop("SoftmaxGrad", ["dy", "y"], shape=_grad_shape("SoftmaxGrad"),
@@ -330,16 +339,16 @@ defop("SoftmaxGrad", ["dy", "y"], shape=_grad_shape("SoftmaxGrad"),
 
 
 def _log_softmax_grad_vjp_y(g, dy, y, *, axis):
-    return -(g * exp(y) * reduce_sum(dy, axis - max(dy.ndim, y.ndim), keepdims=True))
+    return -(g * prims.exp(y) * _sum(dy, axis - max(dy.ndim, y.ndim), keepdims=True))
 
 
 def _log_softmax_grad_jvp_y(t, dy, y, *, axis):
     r = max(dy.ndim, y.ndim)
-    return -(align_tangent(t, y, r) * exp(y) * reduce_sum(dy, axis - r, keepdims=True))
+    return -(align_tangent(t, y, r) * prims.exp(y) * _sum(dy, axis - r, keepdims=True))
 
 
 defop("LogSoftmaxGrad", ["dy", "y"], shape=_grad_shape("LogSoftmaxGrad"),
-      vjp={"dy": lambda g, y, *, axis: g - reduce_sum(g * exp(y), axis, keepdims=True),
+      vjp={"dy": lambda g, y, *, axis: g - _sum(g * prims.exp(y), axis, keepdims=True),
            "y": _log_softmax_grad_vjp_y},
       jvp={"dy": _linear_in_dy_jvp(_log_softmax_grad), "y": _log_softmax_grad_jvp_y})
 
