@@ -6,9 +6,10 @@ ops carry their own rules so every derivative order works. The rest are composit
 """
 from __future__ import annotations
 
-from .._core import dtypes as _dt
+from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
+from .._core.memory import scalar_constant
 from .._core.shape import broadcast_shapes, compatible
 from .._core.tensor import Tensor
 from . import conv
@@ -16,10 +17,10 @@ from ._args import float_arg, normalize_axes, normalize_axis, to_tensor
 from ._define import composite, defop, derived, elementwise, passthrough, same_shape
 from ._tangents import align_tangent, batch_dims
 from ._batching import batch_elementwise, batch_shift_axis
-from .array import concat, expand_dims, identity, squeeze
+from .array import concat, expand_dims, squeeze
 from .indexing import gather, where
-from .math import (abs as _abs, cast, erfc, exp, log1p, minimum, negative, rsqrt,
-                   squared_difference, tanh)
+from .math import (abs as _abs, cast, erfc, exp, log1p, negative, rsqrt, squared_difference,
+                   tanh)
 from .math import sigmoid, softplus  # noqa: F401  (tf.nn re-exports them)
 from .reduction import clip_by_norm, reduce_mean, reduce_sum
 
@@ -73,6 +74,16 @@ def _compatible(op: str, a, b, what: str) -> tuple:
         raise InvalidArgumentError(f"{op}: {what} must have the same shape, got "
                                    f"{list(a)} and {list(b)}")
     return tuple(x if x is not None else y for x, y in zip(a, b))
+
+
+def _sum(x: Tensor, axis, keepdims: bool = False) -> Tensor:
+    """reduce_sum for the rules, on the Sum primitive (issue #15: rules do not call other
+    families' public ops). `axis` is an int, negative counting from the end of `x` itself
+    (so a tangent's leading batch dims do not shift it), or a sorted tuple of non-negative
+    axes: the forms reduce_sum normalises to."""
+    if type(axis) is int:
+        axis = (axis + x.ndim if axis < 0 else axis,)
+    return prims.sum(x, axis=axis, keepdims=keepdims)
 
 
 # --------------------------------------------------------------------------- masked gradients
@@ -172,8 +183,11 @@ def elu(features, name=None) -> Tensor:
 
 
 # elu'(x) = 1 for x > 0 and exp(x) = elu(x) + 1 otherwise, i.e. 1 + min(ans, 0)
-# (not ans - relu(ans) + 1, which is inf - inf at ans = inf).
-defop("Elu", ["x"], shape=same_shape, **elementwise(lambda ans: minimum(ans, 0.0) + 1.0),
+# (not ans - relu(ans) + 1, which is inf - inf at ans = inf). The Minimum primitive does not
+# adapt a Python scalar (it would become float32): the 0 is the cached scalar in ans's dtype
+# that tf.minimum itself would use.
+defop("Elu", ["x"], shape=same_shape,
+      **elementwise(lambda ans: prims.minimum(ans, scalar_constant(0.0, ans.dtype)) + 1.0),
       batch=batch_elementwise)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -243,7 +257,9 @@ def softmax(logits, axis=None, name=None) -> Tensor:
         _operand("softmax", logits, "logits")
     axis = _class_axis("softmax", x, axis)
     if x._shape[axis] == 0:
-        return identity(x)  # nothing to normalize; the kernel's max needs an element
+        # nothing to normalize; the kernel's max needs an element. Identity's primitive, as
+        # the cross-entropy rules call softmax and rules use no other family's ops (#15).
+        return prims.identity(x)
     return run_kernel("Softmax", {"logits": x}, {"axis": axis})
 
 
@@ -256,7 +272,7 @@ def log_softmax(logits, axis=None, name=None) -> Tensor:
         _operand("log_softmax", logits, "logits")
     axis = _class_axis("log_softmax", x, axis)
     if x._shape[axis] == 0:
-        return identity(x)  # nothing to normalize; the kernel's max needs an element
+        return prims.identity(x)  # as in softmax
     return run_kernel("LogSoftmax", {"logits": x}, {"axis": axis})
 
 
@@ -297,8 +313,8 @@ defop("Softmax", ["logits"], shape=_softmax_shape("Softmax"),
 # J t = t - sum(softmax * t); a negative axis counts from the end, past any batch dims.
 defop("LogSoftmax", ["logits"], shape=_softmax_shape("LogSoftmax"),
       vjp={"logits": lambda g, ans, *, axis: _log_softmax_grad(g, ans, axis)},
-      jvp={"logits": lambda t, ans, *, axis: t - reduce_sum(
-          exp(ans) * t, axis - ans.ndim, keepdims=True)}, batch=batch_shift_axis)
+      jvp={"logits": lambda t, ans, *, axis: t - _sum(
+          prims.exp(ans) * t, axis - ans.ndim, keepdims=True)}, batch=batch_shift_axis)
 
 
 # SoftmaxGrad(dy, y) = y * (dy - sum(dy * y)) and LogSoftmaxGrad(dy, y) = dy - exp(y) * sum(dy):
@@ -313,15 +329,14 @@ def _linear_in_dy_jvp(grad):
 
 
 def _softmax_grad_vjp_y(g, dy, y, *, axis):
-    s = reduce_sum(dy * y, axis, keepdims=True)
-    return g * (dy - s) - dy * reduce_sum(g * y, axis, keepdims=True)
+    s = _sum(dy * y, axis, keepdims=True)
+    return g * (dy - s) - dy * _sum(g * y, axis, keepdims=True)
 
 
 def _softmax_grad_jvp_y(t, dy, y, *, axis):
     r = max(dy.ndim, y.ndim)
     a, t = axis - r, align_tangent(t, y, r)  # negative axis: robust to the batch dims
-    return t * (dy - reduce_sum(dy * y, a, keepdims=True)) - y * reduce_sum(dy * t, a,
-                                                                            keepdims=True)
+    return t * (dy - _sum(dy * y, a, keepdims=True)) - y * _sum(dy * t, a, keepdims=True)
 
 
 defop("SoftmaxGrad", ["dy", "y"], shape=_grad_shape("SoftmaxGrad"),
@@ -330,16 +345,16 @@ defop("SoftmaxGrad", ["dy", "y"], shape=_grad_shape("SoftmaxGrad"),
 
 
 def _log_softmax_grad_vjp_y(g, dy, y, *, axis):
-    return -(g * exp(y) * reduce_sum(dy, axis - max(dy.ndim, y.ndim), keepdims=True))
+    return -(g * prims.exp(y) * _sum(dy, axis - max(dy.ndim, y.ndim), keepdims=True))
 
 
 def _log_softmax_grad_jvp_y(t, dy, y, *, axis):
     r = max(dy.ndim, y.ndim)
-    return -(align_tangent(t, y, r) * exp(y) * reduce_sum(dy, axis - r, keepdims=True))
+    return -(align_tangent(t, y, r) * prims.exp(y) * _sum(dy, axis - r, keepdims=True))
 
 
 defop("LogSoftmaxGrad", ["dy", "y"], shape=_grad_shape("LogSoftmaxGrad"),
-      vjp={"dy": lambda g, y, *, axis: g - reduce_sum(g * exp(y), axis, keepdims=True),
+      vjp={"dy": lambda g, y, *, axis: g - _sum(g * prims.exp(y), axis, keepdims=True),
            "y": _log_softmax_grad_vjp_y},
       jvp={"dy": _linear_in_dy_jvp(_log_softmax_grad), "y": _log_softmax_grad_jvp_y})
 
@@ -402,7 +417,7 @@ def _bias_add_shape(shapes, dtypes, attrs):
 
 def _bias_add_vjp_bias(g, *, data_format):
     channel = 1 if data_format == "NCHW" else g.ndim - 1
-    return reduce_sum(g, tuple(i for i in range(g.ndim) if i != channel))
+    return _sum(g, tuple(i for i in range(g.ndim) if i != channel))
 
 
 def _bias_add_jvp_bias(t, ans, *, data_format):
@@ -410,7 +425,7 @@ def _bias_add_jvp_bias(t, ans, *, data_format):
     # batched (B, C) after its batch axis, so (C,) and (B, C) need only NCHW's trailing
     # unit axes: (C, 1, ...) and (B, C, 1, ...).
     for _ in range(ans.ndim - 2 if data_format == "NCHW" else 0):
-        t = expand_dims(t, -1)
+        t = prims.expand_dims(t, axis=(t.ndim,))
     return t
 
 
@@ -460,7 +475,7 @@ def _xent_shape(shapes, dtypes, attrs):
 def _xent_logits_grad(g, backprop, logits, axis, total):
     """Logits' cotangent; `total` = sum(labels) (keepdims), None when it is 1 (sparse)."""
     g_loss, g_backprop = g
-    out = None if g_loss is None else expand_dims(g_loss, axis) * backprop
+    out = None if g_loss is None else prims.expand_dims(g_loss, axis=(axis,)) * backprop
     if g_backprop is not None:  # second order: d backprop / d logits = total * d softmax
         if total is not None:
             g_backprop = g_backprop * total
@@ -470,16 +485,17 @@ def _xent_logits_grad(g, backprop, logits, axis, total):
 
 
 def _xent_vjp_logits(g, ans, labels, logits, *, axis):
-    total = reduce_sum(labels, axis, keepdims=True) if g[1] is not None else None
+    total = _sum(labels, axis, keepdims=True) if g[1] is not None else None
     return _xent_logits_grad(g, ans[1], logits, axis, total)
 
 
 def _xent_vjp_labels(g, logits, *, axis):
     g_loss, g_backprop = g
-    out = None if g_loss is None else -(expand_dims(g_loss, axis) * log_softmax(logits, axis))
+    out = None if g_loss is None else \
+        -(prims.expand_dims(g_loss, axis=(axis,)) * log_softmax(logits, axis))
     if g_backprop is not None:  # backprop = softmax * sum(labels) - labels
         sm = softmax(logits, axis)
-        extra = reduce_sum(g_backprop * sm, axis, keepdims=True) - g_backprop
+        extra = _sum(g_backprop * sm, axis, keepdims=True) - g_backprop
         out = extra if out is None else out + extra
     return out
 
@@ -487,17 +503,17 @@ def _xent_vjp_labels(g, logits, *, axis):
 def _xent_logits_jvp(t, backprop, logits, axis, total):
     a = axis - logits.ndim  # negative: robust to a tangent's batch dims
     t_backprop = _softmax_grad(t, softmax(logits, axis), axis + batch_dims(t, logits))
-    return [reduce_sum(backprop * t, a), t_backprop if total is None else t_backprop * total]
+    return [_sum(backprop * t, a), t_backprop if total is None else t_backprop * total]
 
 
 def _xent_jvp_logits(t, ans, labels, logits, *, axis):
-    return _xent_logits_jvp(t, ans[1], logits, axis, reduce_sum(labels, axis, keepdims=True))
+    return _xent_logits_jvp(t, ans[1], logits, axis, _sum(labels, axis, keepdims=True))
 
 
 def _xent_jvp_labels(t, logits, *, axis):
     a = axis - logits.ndim
-    t_backprop = softmax(logits, axis) * reduce_sum(t, a, keepdims=True) - t
-    return [-reduce_sum(log_softmax(logits, axis) * t, a), t_backprop]
+    t_backprop = softmax(logits, axis) * _sum(t, a, keepdims=True) - t
+    return [-_sum(log_softmax(logits, axis) * t, a), t_backprop]
 
 
 defop("SoftmaxCrossEntropyWithLogits", ["labels", "logits"], num_outputs=2,
@@ -589,9 +605,9 @@ def _sigmoid_xent_shape(shapes, dtypes, attrs):
 # d/dz = -x and d/dx = sigmoid(x) - z for logits x and labels z.
 defop("SigmoidCrossEntropyWithLogits", ["labels", "logits"], shape=_sigmoid_xent_shape,
       vjp={"labels": lambda g, logits: -(g * logits),
-           "logits": lambda g, labels, logits: g * (sigmoid(logits) - labels)},
+           "logits": lambda g, labels, logits: g * (prims.sigmoid(logits) - labels)},
       jvp={"labels": lambda t, logits: -(t * logits),
-           "logits": lambda t, labels, logits: t * (sigmoid(logits) - labels)})
+           "logits": lambda t, labels, logits: t * (prims.sigmoid(logits) - labels)})
 
 
 # --------------------------------------------------------------------------- l2_loss, moments
@@ -605,12 +621,12 @@ def l2_loss(t, name=None) -> Tensor:
 def _l2_loss_batch(op, inputs, attrs, batched, size):
     """The batching rule: one loss per element, summed over the axes after the batch axis."""
     x = inputs["x"]
-    return reduce_sum(x * x, tuple(range(1, x.ndim))) * 0.5
+    return _sum(x * x, tuple(range(1, x.ndim))) * 0.5
 
 
 defop("L2Loss", ["x"], shape=lambda shapes, dtypes, attrs: [((), dtypes["x"])],
       vjp={"x": lambda g, x: g * x},
-      jvp={"x": lambda t, x: reduce_sum(x * t, tuple(range(batch_dims(t, x), t.ndim)))},
+      jvp={"x": lambda t, x: _sum(x * t, tuple(range(batch_dims(t, x), t.ndim)))},
       batch=_l2_loss_batch)
 
 
