@@ -194,8 +194,9 @@ def test_graph_is_printable_checked_and_reads_like_a_graph_def():
     text = str(g)
     assert "Sin(x=x:0)" in text and "float32[None, 2]" in text  # named after the argument
     nodes = g.as_graph_def().node
-    assert [n.op for n in nodes] == ["Placeholder", "Sin", "Placeholder", "Mul"]
+    assert [n.op for n in nodes] == ["Placeholder", "Sin", "Const", "Mul"]  # 2.0: a constant
     assert nodes[1].input == ["x:0"] and nodes[3].name == "Mul" and nodes[0].name == "x"
+    assert [t.name for t in g.inputs] == ["x:0"] and g.captures == []
     assert g.get_operations()[1].name == "Sin"
     assert "digraph" in g.to_dot() and '"Sin" -> "Mul"' in g.to_dot()
     assert cf.outputs == g.outputs and cf.inputs == g.inputs

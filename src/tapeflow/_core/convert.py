@@ -11,9 +11,10 @@ from typing import Callable
 import numpy as np
 
 from . import dtypes as _dt
+from .context import ctx
 from .errors import InvalidArgumentError
 from .memory import wrap_native
-from .tensor import Resource, Tensor
+from .tensor import mark_traced_constant, Resource, Tensor
 
 _NP2DT = _dt._BY_NP
 # (priority, order, base type, conversion function), lowest priority first (TF's order)
@@ -102,7 +103,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
                 f"convert_to_tensor: {value!r} does not fit in {target.name} "
                 f"([{info.min}, {info.max}])")
     arr = np.array(arr, dtype=target._np, copy=True)
-    return wrap_native(arr)
+    t = wrap_native(arr)
+    if ctx.graph is not None:  # a value written in traced code: the graph's constant
+        mark_traced_constant(t)
+    return t
 
 
 def from_dlpack(obj) -> Tensor:

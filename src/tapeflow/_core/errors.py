@@ -57,10 +57,19 @@ class OperatorNotAllowedInGraphError(TapeflowError, TypeError):
     as a Python bool, in `.numpy()`, as an index. TensorFlow raises the same TypeError."""
 
 
+_INSIDE: dict = {}  # code file name -> whether it belongs to the tapeflow package
+
+
 def user_site() -> str | None:
     """'file:line' of the innermost frame outside the tapeflow package."""
     f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG_DIR):
+    while f is not None:
+        name = f.f_code.co_filename
+        inside = _INSIDE.get(name)
+        if inside is None:  # one path normalisation per file, not per frame and call
+            inside = _INSIDE[name] = os.path.abspath(name).startswith(_PKG_DIR)
+        if not inside:
+            break
         f = f.f_back
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
 

@@ -168,6 +168,11 @@ def conj(x, **attrs):
     return run_kernel("Conj", {"x": x}, attrs)
 
 
+def const(**attrs):
+    """Const (tapeflow/ops/creation.py)."""
+    return run_kernel("Const", {}, attrs)
+
+
 def conv2d(x, filters, **attrs):
     """Conv2D (tapeflow/ops/conv.py)."""
     return run_kernel("Conv2D", {"x": x, "filters": filters}, attrs)

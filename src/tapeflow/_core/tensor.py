@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Iterable
 
 import numpy as np
@@ -20,6 +21,16 @@ counters = [0, 0, 0]
 death_listeners: list = []
 # Ids of engine constants (cached scalar operands): shared, never disposed.
 pinned_ids: set = set()
+# Ids of tensors made from Python or NumPy values while a function is traced: a graph
+# holds them as constants (Const nodes), not as captured inputs. An entry goes when its
+# tensor dies (ids are never reused).
+traced_constants: dict = {}
+
+
+def mark_traced_constant(t: "Tensor") -> None:
+    """Note that `t` holds a value written in traced code (a graph constant)."""
+    key = t.id
+    traced_constants[key] = weakref.ref(t, lambda _, key=key: traced_constants.pop(key, None))
 # The `_buf` of a symbolic tensor (traced, no value); falsy like None, but not disposed.
 SYMBOLIC = ()
 

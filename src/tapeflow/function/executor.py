@@ -11,14 +11,14 @@ import itertools
 import traceback
 from typing import Callable
 
-from .._core import registry as _reg
+from .._core import dtypes as _dt, registry as _reg
 from .._core.backends import Backend
 from .._core.dispatch import Alias, _kernel_error, check_numerics, no_recording, run_kernel
 from .._core.errors import InvalidArgumentError, NotFoundError
 from .._core.memory import native_of, wrap_native
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from .graph import DIM_SOURCES, attr_resolver, late_attrs
+from .graph import _rule_attrs, attr_resolver, DIM_SOURCES, late_attrs
 
 _program_ids = itertools.count(1)
 
@@ -205,18 +205,52 @@ class Program:
         try:
             return self.fn(*natives)
         except Exception as e:  # noqa: BLE001 - re-raised naming the node
-            node = None if getattr(e, "checked", False) else self._failing_node(e)
-            if node is None:
+            found = None if getattr(e, "checked", False) else self._failing_node(e)
+            if found is None:
                 raise
-            err = _kernel_error(node.op, node.inputs, node.attrs, e)
+            node, given = found
+            # the op's own message, with the shapes and dtypes it really got at run time
+            # (not the traced ones, which may hold None) and the line that created it
+            inputs = {k: v for k, v in (given or node.inputs).items() if k != DIM_SOURCES}
+            err = _kernel_error(node.op, {k: _run_time(v) for k, v in inputs.items()},
+                                _rule_attrs(node.attrs), e)
+            what, site = node.site or ("forward", None)
+            made = "" if site is None else (
+                f", created at {site}" if what == "forward" else f", made by the {what} "
+                f"(forward op at {site})")
             raise InvalidArgumentError(f"{err} (node {node.name} of function "
-                                       f"{self.graph.name})") from e
+                                       f"{self.graph.name}{made})") from e
 
     def _failing_node(self, e):
+        """(node, its native inputs when the failing line had built them) or None."""
         for frame, line in traceback.walk_tb(e.__traceback__):
             if frame.f_code.co_filename == self.name:
-                return self.line_nodes.get(line)
+                node = self.line_nodes.get(line)
+                if node is None:
+                    return None
+                given = frame.f_locals.get("n")
+                return node, (given if isinstance(given, dict) and given.keys()
+                              == node.inputs.keys() else None)
         return None
+
+
+class _RunTime:
+    """A native array as error messages and shape rules read a tensor: its real shape and
+    dtype (`_shape`, `shape`, `dtype`)."""
+
+    __slots__ = ("_shape", "shape", "dtype")
+
+    def __init__(self, array):
+        self._shape = self.shape = tuple(array.shape)
+        self.dtype = _dt.from_numpy(array.dtype)
+
+
+def _run_time(v):
+    if isinstance(v, (list, tuple)):
+        return [_run_time(m) for m in v]
+    if isinstance(v, (Tensor, Variable)) or not hasattr(v, "shape"):
+        return v
+    return _RunTime(v)
 
 
 def natives_of(tensors: list, backend: Backend) -> list:

@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 
 from .._core import registry as _reg
-from .._core.context import ctx, debug_on, hooks
+from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel, shape_args, watch_variables, with_resources
-from .._core.dtypes import DType
+from .._core.dtypes import DType, from_numpy
 from .._core.errors import describe, InvalidArgumentError, user_site
 from .._core.registry import LateAttr
 from .._core.shape import Dim, known_dims
-from .._core.tensor import _ids, SYMBOLIC, Tensor, TensorShape
+from .._core.tensor import _ids, pinned_ids, SYMBOLIC, Tensor, TensorShape, traced_constants
 from .._core.variable import Variable
 
 _new_tensor = Tensor.__new__
@@ -137,9 +137,9 @@ class Node:
         self.name, self.op, self.inputs, self.attrs = name, op, inputs, attrs
         self.outputs: list = []
         self.stateful = stateful
-        # debug mode: (what the node computes, the user's line it is blamed on), for the
-        # executor's NaN/Inf checks; None otherwise
-        self.site = _debug_site() if debug_on[0] else None
+        # (what the node computes, the user's line it is blamed on): named by run-time
+        # errors and by debug mode's NaN/Inf checks
+        self.site = _debug_site()
 
     @property
     def type(self) -> str:
@@ -188,6 +188,15 @@ class GraphDef:
     __repr__ = __str__
 
 
+def _attr_repr(value) -> str:
+    """An attribute as a printed graph shows it: an array value briefly (a constant)."""
+    if isinstance(value, np.ndarray):
+        if value.size <= 6:
+            return repr(value.tolist())
+        return f"<{value.dtype}{list(value.shape)}>"
+    return repr(value)
+
+
 def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
@@ -210,6 +219,14 @@ def _attr_text(value) -> list[str]:
     if isinstance(value, (list, tuple)):
         items = [line for v in value for line in _attr_text(v)]
         return ["list {", *("  " + i for i in items), "}"]
+    if isinstance(value, np.ndarray):  # a Const node's value: TF's TensorProto text
+        lines = ["tensor {", f"  dtype: {_dtype_enum(from_numpy(value.dtype))}",
+                 "  tensor_shape {"]
+        for d in value.shape:
+            lines += ["    dim {", f"      size: {d}", "    }"]
+        lines.append("  }")
+        lines += [f"  val: {v!r}" for v in value.reshape(-1)[:8].tolist()]
+        return lines + ["}"]
     if isinstance(value, bool):
         return [f"b: {'true' if value else 'false'}"]
     if isinstance(value, (int, np.integer)):
@@ -241,6 +258,8 @@ class FuncGraph:
         self.outputs: list = []
         self.captures: list[tuple] = []    # (outside tensor, placeholder)
         self._captured: dict[int, Tensor] = {}
+        self._constants: dict[int, Tensor] = {}   # eager tensor id -> Const node output
+        self._constant_values: dict[int, Tensor] = {}
         self.variables: dict[int, Variable] = {}  # variables read or assigned, in order
         self._counts: dict[str, int] = {}
         self.created_variables: list = []  # variables created while this graph was traced
@@ -290,13 +309,33 @@ class FuncGraph:
             self.captures.append((t, ph))
         return ph
 
+    def constant(self, t: Tensor) -> Tensor:
+        """The output of a Const node holding eager tensor `t`'s value (one per tensor)."""
+        out = self._constants.get(t.id)
+        if out is None:
+            self._building()
+            node = Node(self._node_name("Const"), "Const", {},
+                        {"value": t._native, "dtype": t.dtype}, False)
+            out = self._symbolic(t._shape, t.dtype, node, 0, f"{node.name}:0")
+            node.outputs.append(out)
+            self.nodes.append(node)
+            self._constants[t.id] = out
+            self._constant_values[t.id] = t  # keeps the id from being reused meanwhile
+        return out
+
     def owns(self, t: Tensor) -> bool:
         return t._buf == SYMBOLIC and t._native.graph is self
 
     def _operand(self, v):
-        """An op input as this graph sees it (a tensor of this graph, or a variable)."""
+        """An op input as this graph sees it (a tensor of this graph, a Const node for a
+        value written in the traced code, a placeholder capturing an outside tensor, or a
+        variable)."""
         if type(v) is Tensor:
-            return v if self.owns(v) else self.capture(v)
+            if self.owns(v):
+                return v
+            if v.id in pinned_ids or v.id in traced_constants:
+                return self.constant(v)
+            return self.capture(v)
         if isinstance(v, Variable):
             self.variables.setdefault(v.id, v)
             return v
@@ -304,7 +343,7 @@ class FuncGraph:
             return v if self.owns(v) else self.capture(v)
         # (an IndexedSlices densifies with ops of this graph: its result is no capture)
         t = convert_to_tensor(v)
-        return t if self.owns(t) else self.capture(t)
+        return t if self.owns(t) else self._operand(t)
 
     def add_op(self, name: str, inputs: dict, attrs: dict) -> list[Tensor]:
         """Append a node for op `name`; its outputs come from the op's shape rule."""
@@ -413,7 +452,7 @@ class FuncGraph:
                 names = ", ".join(m.name for m in vs)
                 args.append(f"{k}=[{names}]" if isinstance(v, (list, tuple)) else
                             f"{k}={names}")
-            args += [f"{k}={v!r}" for k, v in node.attrs.items()]
+            args += [f"{k}={_attr_repr(v)}" for k, v in node.attrs.items()]
             outs = ", ".join(f"{o.name}: {describe(o)}" for o in node.outputs) or "()"
             lines.append(f"  {outs} = {node.op}({', '.join(args)})")
         outs = ", ".join(o.name if isinstance(o, Tensor) else repr(o) for o in self.outputs)

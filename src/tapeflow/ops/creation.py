@@ -86,6 +86,11 @@ def ones(shape, dtype=_dt.float32, name=None) -> Tensor:
 
 
 defop("Zeros", [], shape=_creation_shape, differentiable=False)
+# A value written in traced code (a Python number, a list, a NumPy array): a graph holds
+# it as a Const node (`value`, a native array), as TensorFlow does, not as a captured input.
+defop("Const", [], shape=lambda shapes, dtypes, attrs: [(tuple(attrs["value"].shape),
+                                                         attrs["dtype"])],
+      differentiable=False, batch=batch_elementwise)
 defop("Ones", [], shape=_creation_shape, differentiable=False)
 
 

@@ -21,6 +21,11 @@ def ones_like(inputs, attrs, backend):
     return np.ones_like(inputs["x"])
 
 
+@kernel("Const")
+def const(inputs, attrs, backend):
+    return attrs["value"]  # never written to: kernels and tensors treat arrays as immutable
+
+
 @kernel("Zeros")
 def zeros(inputs, attrs, backend):
     check_rank("zeros", len(attrs["shape"]))

@@ -1,0 +1,71 @@
+"""Graph-level behaviour of traced functions (API §6.5): values written in traced code are
+Const nodes, not inputs; a kernel failing at run time names the op, the real shapes and
+dtypes, and the user's line."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+
+def test_python_numbers_and_arrays_are_constants_not_inputs():
+    @tf.function
+    def f(x):
+        return tf.sin(x) * 2.0 + tf.constant([1.0, 2.0]) + np.float32(3.0)
+
+    x = tf.constant([0.5, 1.0])
+    cf = f.get_concrete_function(x)
+    assert [t.name for t in cf.graph.inputs] == ["x:0"] and cf.captured_inputs == []
+    consts = [n for n in cf.graph.get_operations() if n.op == "Const"]
+    assert len(consts) == 3
+    np.testing.assert_array_equal(f(x).numpy(), (tf.sin(x) * 2.0 + [1.0, 2.0] + 3.0).numpy())
+    assert "Const(value=2.0" in str(cf.graph) and "val: 2.0" in str(cf.graph.as_graph_def())
+
+
+def test_outside_tensors_stay_captures_and_constants_are_not_differentiated():
+    outside = tf.constant([10.0, 20.0])
+
+    @tf.function
+    def f(x):
+        return x * 3.0 + outside
+
+    x = tf.constant([1.0, 2.0])
+    cf = f.get_concrete_function(x)
+    assert len(cf.captured_inputs) == 1 and cf.captured_inputs[0] is outside
+    with tf.GradientTape() as tape:
+        tape.watch([x, outside])
+        y = tf.reduce_sum(f(x))
+    gx, go = tape.gradient(y, [x, outside])
+    np.testing.assert_array_equal(gx.numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(go.numpy(), [1.0, 1.0])
+
+
+def test_a_constant_made_inside_can_be_watched_by_a_tape_inside():
+    @tf.function
+    def f(x):
+        c = tf.constant(2.0)
+        with tf.GradientTape() as tape:
+            tape.watch(c)
+            y = c * c * x
+        return tape.gradient(y, c)
+
+    assert f(tf.constant(3.0)).numpy() == pytest.approx(12.0)
+
+
+def test_a_run_time_kernel_error_names_op_real_shapes_and_user_line():
+    @tf.function(input_signature=[tf.TensorSpec([None, 3]), tf.TensorSpec([None, 4])])
+    def f(a, b):
+        c = tf.sin(a)
+        return tf.matmul(c, b)  # the line the error must name
+
+    line = inspect.getsourcelines(f.python_function)[1] + 3
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        f(tf.ones([2, 3]), tf.ones([5, 4]))
+    message = str(info.value)
+    assert "MatMul" in message
+    assert "float32[2, 3]" in message and "float32[5, 4]" in message  # run time, not None
+    assert "None" not in message
+    assert f"{__file__}:{line}" in message
