@@ -9,6 +9,7 @@ from ._core.context import ctx, debug_on
 from ._core.convert import convert_to_tensor
 from ._core.tensor import Tensor
 from .autodiff import explain, gradient_tape
+from .function import passes as _passes
 from .function.trace import functions_run_eagerly, run_functions_eagerly  # noqa: F401
 
 
@@ -65,3 +66,9 @@ experimental = types.SimpleNamespace(
     list_physical_devices=list_physical_devices, list_logical_devices=list_logical_devices,
     get_visible_devices=get_visible_devices, set_visible_devices=set_visible_devices,
     set_memory_growth=_device.set_memory_growth, get_memory_growth=_device.get_memory_growth)
+
+# `tf.config.optimizer`: graph optimization passes switched by TensorFlow's option names
+# (API §6.5).
+optimizer = types.SimpleNamespace(
+    set_experimental_options=_passes.set_experimental_options,
+    get_experimental_options=_passes.get_experimental_options)

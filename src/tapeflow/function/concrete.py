@@ -20,6 +20,7 @@ from .._core.variable import Variable
 from .backprop import backward_function, jvp_function
 from .executor import natives_of, Program
 from .graph import DIM_SOURCES, FuncGraph
+from .passes import active_passes, optimize
 
 
 def _call_impl(inputs: dict, attrs: dict) -> list:
@@ -124,12 +125,32 @@ class ConcreteFunction:
 
     # ------------------------------------------------------------------ running
     def _program(self, backend) -> Program:
-        key = (backend, debug_on[0])  # debug mode runs a program with NaN/Inf checks
+        passes = active_passes()
+        # debug mode runs a program with NaN/Inf checks; the optimizer options change it
+        key = (backend, debug_on[0], passes)
         prog = self._programs.get(key)
         if prog is None:
-            prog = self._programs[key] = Program(self.graph, self._flat_outputs, backend,
-                                                 debug_on[0])
+            graph, outputs, report = self.graph, self._flat_outputs, None
+            if passes:
+                graph, outputs, report = optimize(self.graph, self._flat_outputs, passes)
+            prog = Program(graph, outputs, backend, debug_on[0])
+            prog.report = report
+            if report is not None:
+                prog.pruned += report.removed
+            self._programs[key] = prog
         return prog
+
+    @property
+    def optimized_graph(self) -> FuncGraph:
+        """The graph that runs: `graph` after the optimization passes (API §6.5).
+
+        Example:
+            >>> cf = tf.function(lambda x: (x * 1.0) * 2.0).get_concrete_function(
+            ...     tf.constant([1.0]))
+            >>> [n.op for n in cf.optimized_graph.get_operations()]
+            ['Placeholder', 'Const', 'Mul']
+        """
+        return self._program(_backends.active or _backends.ensure_active()).graph
 
     def __call__(self, *args, **kwargs):
         """Run the graph on arguments of the traced signature, by position or keyword:

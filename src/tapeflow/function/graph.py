@@ -259,7 +259,6 @@ class FuncGraph:
         self.captures: list[tuple] = []    # (outside tensor, placeholder)
         self._captured: dict[int, Tensor] = {}
         self._constants: dict[int, Tensor] = {}   # eager tensor id -> Const node output
-        self._constant_values: dict[int, Tensor] = {}
         self.variables: dict[int, Variable] = {}  # variables read or assigned, in order
         self._counts: dict[str, int] = {}
         self.created_variables: list = []  # variables created while this graph was traced
@@ -313,14 +312,17 @@ class FuncGraph:
         """The output of a Const node holding eager tensor `t`'s value (one per tensor)."""
         out = self._constants.get(t.id)
         if out is None:
-            self._building()
-            node = Node(self._node_name("Const"), "Const", {},
-                        {"value": t._native, "dtype": t.dtype}, False)
-            out = self._symbolic(t._shape, t.dtype, node, 0, f"{node.name}:0")
-            node.outputs.append(out)
-            self.nodes.append(node)
-            self._constants[t.id] = out
-            self._constant_values[t.id] = t  # keeps the id from being reused meanwhile
+            out = self._constants[t.id] = self.const_node(t._native, t.dtype)
+        return out
+
+    def const_node(self, value, dtype: DType, name: str = "Const") -> Tensor:
+        """A new Const node holding native array `value`; returns its output."""
+        self._building()
+        node = Node(self._node_name(name), "Const", {}, {"value": value, "dtype": dtype},
+                    False)
+        out = self._symbolic(tuple(value.shape), dtype, node, 0, f"{node.name}:0")
+        node.outputs.append(out)
+        self.nodes.append(node)
         return out
 
     def owns(self, t: Tensor) -> bool:

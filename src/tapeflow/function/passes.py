@@ -1,0 +1,405 @@
+"""Graph optimization (API §6.5): a traced graph is rebuilt, node by node, into an
+optimized copy before the executor compiles it.
+
+The rebuild is one `eval_graph` whose `apply` emits each node into a new graph unless a
+pass has something better (the IR is checked on the result):
+- dead-code elimination: only nodes the outputs need, and stateful nodes, are visited;
+- arithmetic simplification: a table of rules keyed by op (x*1, x-0, x+zeros, double
+  negation, transpose of transpose, reshape chains, casts to the same dtype, SumTo and
+  BroadcastTo to the same shape, Identity and StopGradient) that may answer with a
+  tensor the new graph already has;
+- common-subexpression elimination: a pure node equal to an earlier one (same op,
+  inputs and attributes) reuses its outputs;
+- constant folding: a pure node whose inputs are all constants runs now, through its
+  kernel, and becomes Const nodes (never a stateful or random op).
+
+Passes are switched by TensorFlow's option names (`config.optimizer.
+set_experimental_options`): "constant_folding", "arithmetic_optimization" (CSE and
+simplification), "dependency_optimization" (Identity and StopGradient removal),
+"disable_model_pruning" (no dead-code elimination), "disable_meta_optimizer" (none).
+The values computed are the eager ones: folding runs the same kernels, and the rules are
+exact (x + 0 -> x alone can turn a -0.0 into 0.0, as in TensorFlow's optimizer).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import registry as _reg
+from .._core.context import ctx
+from .._core.dispatch import no_recording, run_kernel
+from .._core.dtypes import DType
+from .._core.memory import wrap_native
+from .._core.shape import Dim
+from .._core.tensor import Tensor
+from .._core.variable import Variable
+from .executor import live_nodes
+from .graph import _dims_in, FuncGraph, late_attrs
+from .interpret import eval_graph
+
+# TensorFlow's option names (tf.config.optimizer.set_experimental_options); the ones
+# tapeflow has no pass for are accepted and kept, as settings with no effect.
+OPTION_NAMES = ("layout_optimizer", "constant_folding", "shape_optimization", "remapping",
+                "arithmetic_optimization", "dependency_optimization", "loop_optimization",
+                "function_optimization", "debug_stripper", "disable_model_pruning",
+                "scoped_allocator_optimization", "pin_to_host_optimization",
+                "implementation_selector", "auto_mixed_precision", "disable_meta_optimizer",
+                "min_graph_nodes", "auto_parallel")
+_options: dict = {"disable_model_pruning": False, "disable_meta_optimizer": False}
+# Folded constants larger than this many elements are not made: a graph would carry them.
+FOLD_LIMIT = 1 << 20
+
+
+def set_experimental_options(options: dict) -> None:
+    """Switch graph optimizations by TensorFlow's names (values merge with earlier ones).
+
+    Example:
+        >>> tf.config.optimizer.set_experimental_options({"constant_folding": False})
+        >>> tf.config.optimizer.get_experimental_options()["constant_folding"]
+        False
+    """
+    if not isinstance(options, dict):
+        raise TypeError(f"set_experimental_options: options must be a dict, got "
+                        f"{type(options).__name__}")
+    unknown = sorted(set(options) - set(OPTION_NAMES))
+    if unknown:
+        raise ValueError(f"set_experimental_options: unknown option(s) {unknown}; valid: "
+                         f"{list(OPTION_NAMES)}")
+    for key, value in options.items():
+        if key == "min_graph_nodes":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"set_experimental_options: min_graph_nodes must be an "
+                                f"int, got {value!r}")
+        elif not isinstance(value, bool):
+            raise TypeError(f"set_experimental_options: {key} must be True or False, got "
+                            f"{value!r}")
+    _options.update(options)
+
+
+def get_experimental_options() -> dict:
+    """The optimizer options set so far (TensorFlow's names), as a new dict.
+
+    Example: `tf.config.optimizer.get_experimental_options()` ->
+    `{'disable_model_pruning': False, 'disable_meta_optimizer': False}` by default.
+    """
+    return dict(_options)
+
+
+def active_passes() -> tuple:
+    """The passes the options leave on, in a hashable form (part of a program's key)."""
+    if _options.get("disable_meta_optimizer"):
+        return ()
+    on = []
+    if not _options.get("disable_model_pruning"):
+        on.append("dce")
+    if _options.get("arithmetic_optimization", True):
+        on += ["simplify", "cse"]
+    if _options.get("dependency_optimization", True):
+        on.append("identity")
+    if _options.get("constant_folding", True):
+        on.append("fold")
+    return tuple(on)
+
+
+class Report:
+    """What a rebuild did: counts per pass (`removed` is dead code not visited)."""
+
+    def __init__(self):
+        self.removed = self.simplified = self.deduplicated = self.folded = 0
+
+    def __repr__(self):
+        return (f"Report(removed={self.removed}, simplified={self.simplified}, "
+                f"deduplicated={self.deduplicated}, folded={self.folded})")
+
+
+def optimize(graph: FuncGraph, outputs: list, passes: tuple) -> tuple:
+    """(optimized graph, its outputs for `outputs`, Report): `graph` rebuilt with `passes`
+    (names from `active_passes`). The inputs keep their order and specs."""
+    report = Report()
+    new = FuncGraph(graph.name)
+    env = {}
+    for t in graph.inputs:
+        ph = new.placeholder(t._shape, t.dtype, t.name.split(":")[0])
+        env[t.id] = ph
+    nodes = live_nodes(graph.nodes, outputs) if "dce" in passes else [
+        n for n in graph.nodes if n.op != "Placeholder"]
+    report.removed = sum(n.op != "Placeholder" for n in graph.nodes) - len(nodes)
+    builder = _Builder(new, passes, report, env)
+    saved = ctx.graph
+    ctx.graph = None  # folding runs kernels eagerly; nothing here is traced
+    ctx.refresh()
+    try:
+        env = eval_graph(graph, env, builder.apply, nodes)
+    finally:
+        ctx.graph = saved
+        ctx.refresh()
+    if len(new.inputs) != len(graph.inputs):  # a rewrite reached a tensor it did not map
+        raise RuntimeError(f"optimizing {graph.name}: the rebuilt graph captured "
+                           f"{len(new.inputs) - len(graph.inputs)} tensor(s) of the old one")
+    new_outputs = [env[t.id] if isinstance(t, Tensor) else t for t in outputs]
+    # what the rewrites left unused (a folded constant's inputs, an inner transpose)
+    new.nodes = [n for n in new.nodes if n.op == "Placeholder"] + live_nodes(new.nodes,
+                                                                             new_outputs)
+    new.outputs = list(new_outputs)
+    new.variables = dict(graph.variables)
+    new.check()
+    new.frozen = True
+    return new, new_outputs, report
+
+
+def _freeze(value):
+    """A hashable key of an attribute value for CSE, or raise TypeError."""
+    if type(value) is bool or value is None or type(value) is str:
+        return value
+    if type(value) is int:
+        return ("i", value)
+    if type(value) is float:
+        return ("f", value.hex())  # 0.0 and -0.0 differ; so do 1 and 1.0
+    if isinstance(value, (list, tuple)):
+        return ("t",) + tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return ("d",) + tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, np.ndarray):
+        if value.size <= 64:
+            return ("a", value.dtype.str, value.shape, value.tobytes())
+        return ("o", id(value))
+    if type(value) is Dim:
+        return ("dim", value.tensor.id, _freeze(value.axis))
+    if isinstance(value, (DType, np.generic)):
+        return ("v", type(value).__name__, str(value))
+    return ("o", id(value))  # anything else (a ConcreteFunction): by identity
+
+
+def _node_of(t) -> object:
+    return t._native.node if isinstance(t, Tensor) else None
+
+
+def constant_value(t):
+    """The value of a new-graph tensor whose producer makes a known constant (Const,
+    Zeros/Ones with a static shape, ZerosLike/OnesLike of a static shape), else None."""
+    node = _node_of(t)
+    if node is None:
+        return None
+    if node.op == "Const":
+        return node.attrs["value"]
+    if None in t._shape:
+        return None
+    if node.op in ("Zeros", "ZerosLike"):
+        return np.zeros(t._shape, t.dtype._np)
+    if node.op in ("Ones", "OnesLike"):
+        return np.ones(t._shape, t.dtype._np)
+    return None
+
+
+def _is_all(t, number) -> bool:
+    """Whether `t` is a known constant every element of which equals `number`."""
+    node = _node_of(t)
+    if node is None:
+        return False
+    if node.op in ("Zeros", "ZerosLike"):
+        return number == 0
+    if node.op in ("Ones", "OnesLike"):
+        return number == 1
+    if node.op == "Const":
+        value = node.attrs["value"]
+        return value.size > 0 and bool(np.all(value == number))
+    return False
+
+
+def _same(t, like) -> bool:
+    """Whether tensor `t` can stand for an op's output `like`: same dtype, same static
+    shape (no broadcasting to undo, no unknown dims to trust)."""
+    return (isinstance(t, Tensor) and t.dtype is like.dtype and None not in t._shape
+            and tuple(t._shape) == tuple(like._shape))
+
+
+# ------------------------------------------------------------------ simplification rules
+# rule(node, inputs) -> a tensor of the new graph that the node's one output equals, or
+# None; `node` is the original node (its outputs give the static shape and dtype).
+
+def _mul(node, ins):
+    x, y, out = ins["x"], ins["y"], node.outputs[0]
+    if _is_all(y, 1) and _same(x, out):
+        return x
+    if _is_all(x, 1) and _same(y, out):
+        return y
+    return None
+
+
+def _add(node, ins):
+    x, y, out = ins["x"], ins["y"], node.outputs[0]
+    if _is_all(y, 0) and _same(x, out):
+        return x
+    if _is_all(x, 0) and _same(y, out):
+        return y
+    return None
+
+
+def _sub(node, ins):
+    x, out = ins["x"], node.outputs[0]
+    return x if _is_all(ins["y"], 0) and _same(x, out) else None
+
+
+def _div(node, ins):
+    x, out = ins["x"], node.outputs[0]
+    return x if _is_all(ins["y"], 1) and _same(x, out) else None
+
+
+def _neg(node, ins):
+    inner = _node_of(ins["x"])
+    if inner is not None and inner.op == "Neg":
+        return inner.inputs["x"]
+    return None
+
+
+def _same_as_input(node, ins):
+    """Cast to its own dtype, SumTo / BroadcastTo / Reshape to its own shape."""
+    x = ins["x"]
+    return x if _same(x, node.outputs[0]) else None
+
+
+def _passthrough(node, ins):
+    return ins["x"]
+
+
+def _transpose(node, ins):
+    perm = tuple(node.attrs["perm"])
+    if perm == tuple(range(len(perm))):
+        return ins["x"]
+    return None
+
+
+SIMPLIFY = {"Mul": _mul, "Add": _add, "Sub": _sub, "RealDiv": _div, "Neg": _neg,
+            "Cast": _same_as_input, "SumTo": _same_as_input, "BroadcastTo": _same_as_input,
+            "Reshape": _same_as_input, "Transpose": _transpose}
+# Removed by "dependency_optimization" (as TensorFlow's dependency optimizer prunes
+# Identity): in a graph that runs, StopGradient is the identity too.
+IDENTITIES = {"Identity": _passthrough, "StopGradient": _passthrough}
+
+
+def _merge(node, ins, attrs):
+    """Rewrites into another node: transpose of transpose, reshape of reshape. Returns
+    (op, inputs, attrs) to emit instead, or None."""
+    inner = _node_of(ins.get("x"))
+    if inner is None or inner.op != node.op or len(inner.outputs) != 1:
+        return None
+    if node.op == "Transpose":
+        p1, p2 = tuple(inner.attrs["perm"]), tuple(node.attrs["perm"])
+        return "Transpose", {"x": inner.inputs["x"]}, {"perm": tuple(p1[i] for i in p2)}
+    if node.op == "Reshape" and not _dims_in(inner.attrs):
+        return "Reshape", {"x": inner.inputs["x"]}, attrs  # (its dims on the new graph)
+    return None
+
+
+class _Builder:
+    """The `apply` of an optimizing rebuild: emits nodes into `graph`."""
+
+    def __init__(self, graph: FuncGraph, passes: tuple, report: Report, env: dict):
+        self.graph, self.passes, self.report, self.env = graph, passes, report, env
+        self.seen: dict = {}  # CSE key -> outputs
+        self.backend = None
+
+    def _attrs(self, node) -> dict:
+        """The node's attributes with its run-time dims (Dims) on the new graph's tensors."""
+        if not _dims_in(node.attrs):
+            return node.attrs
+        env = self.env
+
+        def local(d):
+            return Dim(env[d.tensor.id], d.axis) if type(d) is Dim else d
+        return {k: (tuple(local(d) for d in v) if type(v) is tuple or type(v) is list
+                    else local(v)) for k, v in node.attrs.items()}
+
+    def apply(self, node, ins: dict):
+        attrs = self._attrs(node)
+        pure = not node.stateful and not late_attrs(node.attrs) and node.op != "Const"
+        op = node.op
+        if pure and len(node.outputs) == 1:
+            rule = None
+            if "simplify" in self.passes:
+                rule = SIMPLIFY.get(op)
+            if rule is None and "identity" in self.passes:
+                rule = IDENTITIES.get(op)
+            found = rule(node, ins) if rule is not None else None
+            if found is not None:
+                self.report.simplified += 1
+                return found
+            if "simplify" in self.passes and op in ("Transpose", "Reshape"):
+                merged = _merge(node, ins, attrs)
+                if merged is not None:
+                    self.report.simplified += 1
+                    op, ins, attrs = merged
+                    if (op == "Transpose" and attrs["perm"] == tuple(range(len(attrs["perm"])))
+                            or op == "Reshape" and _same(ins["x"], node.outputs[0])):
+                        return ins["x"]  # the two cancel
+        if pure and "fold" in self.passes:
+            folded = self._fold(node, op, ins, attrs)
+            if folded is not None:
+                return folded
+        key = None
+        if "cse" in self.passes and (pure or op == "Const"):
+            try:
+                key = (op, _freeze([(k, [m.id if isinstance(m, (Tensor, Variable)) else
+                                          _freeze(m) for m in v] if isinstance(v, list)
+                                     else (v.id if isinstance(v, (Tensor, Variable))
+                                           else _freeze(v)))
+                                    for k, v in ins.items()]), _freeze(attrs))
+            except TypeError:
+                key = None
+            if key is not None and key in self.seen:
+                self.report.deduplicated += 1
+                outs = self.seen[key]
+                return outs if len(outs) != 1 else outs[0]
+        outs = self._emit(node, op, ins, attrs)
+        if key is not None:
+            self.seen[key] = outs
+        return outs if len(outs) != 1 else outs[0]
+
+    def _emit(self, node, op: str, ins: dict, attrs: dict) -> list:
+        graph = self.graph
+        if op == "Const":
+            outs = [graph.const_node(attrs["value"], attrs["dtype"])]
+        else:
+            outs = graph.add_op(op, ins, attrs)
+        made = graph.nodes[-1]
+        if op == node.op:
+            made.name = node.name  # errors and profiles name the node the user's graph has
+        made.site = node.site
+        made.stateful = node.stateful  # set per node for calls and loops with effects
+        return outs
+
+    def _fold(self, node, op: str, ins: dict, attrs: dict):
+        """Const nodes for a pure node whose tensor inputs are all known constants."""
+        if op in ("Zeros", "Ones") or _dims_in(attrs) or not ins:
+            return None  # a constant already; run-time dims are not known yet
+        if op in _reg.COMPOSITES or op not in _reg.KERNELS:
+            return None
+        values = {}
+        for k, v in ins.items():
+            if isinstance(v, list):
+                vs = [constant_value(m) if isinstance(m, Tensor) else None for m in v]
+                if any(x is None for x in vs):
+                    return None
+                values[k] = [wrap_native(x) for x in vs]
+            elif isinstance(v, Tensor):
+                x = constant_value(v)
+                if x is None:
+                    return None
+                values[k] = wrap_native(x)
+            else:
+                return None  # a variable: read at run time
+        if any(None in o._shape or int(np.prod(o._shape)) > FOLD_LIMIT
+               for o in node.outputs):
+            return None
+        try:
+            with no_recording():
+                result = run_kernel(op, values, attrs)
+        except Exception:  # noqa: BLE001 - it fails at run time instead, with its message
+            return None
+        results = result if isinstance(result, list) else [result]
+        if len(results) != len(node.outputs):
+            return None
+        outs = [self.graph.const_node(r._native.copy() if r._native.base is not None
+                                      else r._native, r.dtype, f"{node.name}/folded")
+                for r in results]
+        self.report.folded += 1
+        return outs if len(outs) != 1 else outs[0]

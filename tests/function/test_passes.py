@@ -1,0 +1,207 @@
+"""Graph optimization passes (API §6.5): each pass on a small graph (its optimized graph
+printed on failure), the options that switch them, and a property test that random
+elementwise / broadcast / reduction graphs give the same values and gradients optimized
+and unoptimized."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tapeflow as tf
+from tapeflow.function import passes
+
+
+@pytest.fixture(autouse=True)
+def default_options():
+    saved = dict(passes._options)
+    yield
+    passes._options.clear()
+    passes._options.update(saved)
+
+
+def ops_of(cf) -> list:
+    return [n.op for n in cf.optimized_graph.get_operations() if n.op != "Placeholder"]
+
+
+def both_ways(fn, *args):
+    """(optimized result, unoptimized result) of tf.function(fn) on args, as NumPy."""
+    optimized = tf.function(fn)(*args)
+    passes.set_experimental_options({"disable_meta_optimizer": True})
+    plain = tf.function(fn)(*args)
+    passes.set_experimental_options({"disable_meta_optimizer": False})
+    return optimized, plain
+
+
+X = tf.constant([[0.5, -1.0, 2.0]], dtype=tf.float64)
+
+
+def test_dead_code_is_removed_but_effects_stay():
+    v = tf.Variable(0.0, dtype=tf.float64)
+
+    def f(x):
+        unused = tf.exp(x) * 3.0  # noqa: F841 - dead
+        v.assign_add(1.0)         # an effect: kept
+        return tf.sin(x)
+
+    cf = tf.function(f).get_concrete_function(X)
+    assert "Exp" not in ops_of(cf) and "AssignAddVariableOp" in ops_of(cf), cf.optimized_graph
+    cf(X)
+    assert v.numpy() == 1.0
+
+
+def test_common_subexpressions_are_computed_once():
+    cf = tf.function(lambda x: tf.sin(x) + tf.sin(x) * tf.sin(x)).get_concrete_function(X)
+    assert ops_of(cf).count("Sin") == 1, cf.optimized_graph
+    s = np.sin(X.numpy())
+    np.testing.assert_array_equal(cf(X).numpy(), s + s * s)
+
+
+def test_constants_fold_and_random_or_stateful_ops_never_do():
+    def f(x):
+        c = tf.constant(2.0, tf.float64) * tf.constant(3.0, tf.float64) + tf.sqrt(
+            tf.constant(16.0, tf.float64))
+        noise = tf.random.uniform([3], dtype=tf.float64)  # drawn anew each call
+        return x * c + noise
+
+    cf = tf.function(f).get_concrete_function(X)
+    ops = ops_of(cf)
+    assert "Sqrt" not in ops and ops.count("Mul") == 1 and "RandomUniform" in ops, \
+        cf.optimized_graph
+    folded = [n for n in cf.optimized_graph.get_operations() if n.name.endswith("/folded")]
+    assert any(float(n.attrs["value"]) == 10.0 for n in folded)
+    assert not np.array_equal(cf(X).numpy(), cf(X).numpy())  # the draw was not folded
+
+
+@pytest.mark.parametrize("expr, gone", [
+    (lambda x: x * 1.0, "Mul"),
+    (lambda x: 1.0 * x, "Mul"),
+    (lambda x: x - 0.0, "Sub"),
+    (lambda x: x / 1.0, "RealDiv"),
+    (lambda x: x + tf.zeros_like(x), "Add"),
+    (lambda x: -(-x), "Neg"),
+    (lambda x: tf.transpose(tf.transpose(x)), "Transpose"),
+    (lambda x: tf.reshape(tf.reshape(x, [3, 1]), [1, 3]), "Reshape"),
+    (lambda x: tf.cast(x, tf.float64), "Cast"),
+    (lambda x: tf.identity(x), "Identity"),
+    (lambda x: tf.stop_gradient(x), "StopGradient"),
+])
+def test_arithmetic_simplifications(expr, gone):
+    cf = tf.function(expr).get_concrete_function(X)
+    assert gone not in ops_of(cf), cf.optimized_graph
+    np.testing.assert_array_equal(cf(X).numpy(), expr(X).numpy())
+
+
+def test_simplification_never_changes_a_shape_or_dtype():
+    # x * ones of a bigger shape broadcasts: the Mul must stay
+    cf = tf.function(lambda x: x * tf.ones([2, 3], tf.float64)).get_concrete_function(X)
+    assert "Mul" in ops_of(cf) and cf(X).shape == (2, 3)
+    cf = tf.function(lambda x: tf.reshape(tf.reshape(x, [3, 1]), [3])).get_concrete_function(X)
+    assert cf(X).shape == (3,) and ops_of(cf) == ["Reshape"], cf.optimized_graph
+
+
+def test_options_switch_each_pass_by_its_tensorflow_name():
+    def f(x):
+        return tf.sin(x) + tf.sin(x) + tf.constant(1.0, tf.float64) * 2.0
+
+    passes.set_experimental_options({"arithmetic_optimization": False,
+                                     "constant_folding": False})
+    cf = tf.function(f).get_concrete_function(X)
+    assert ops_of(cf).count("Sin") == 2 and ops_of(cf).count("Mul") == 1
+    assert tf.config.optimizer.get_experimental_options()["constant_folding"] is False
+    passes.set_experimental_options({"arithmetic_optimization": True,
+                                     "constant_folding": True})
+    assert ops_of(cf).count("Sin") == 1 and "Mul" not in ops_of(cf)  # recompiled
+
+
+def test_option_errors():
+    with pytest.raises(ValueError, match="unknown option"):
+        tf.config.optimizer.set_experimental_options({"constant_fold": True})
+    with pytest.raises(TypeError, match="True or False"):
+        tf.config.optimizer.set_experimental_options({"constant_folding": 1})
+    with pytest.raises(TypeError, match="dict"):
+        tf.config.optimizer.set_experimental_options([("constant_folding", True)])
+    assert tf.config.optimizer.get_experimental_options() == {
+        "disable_model_pruning": False, "disable_meta_optimizer": False}
+
+
+def test_backward_graphs_are_optimized_and_gradients_unchanged():
+    def loss(x):
+        return tf.reduce_sum(tf.tanh(x) * x + tf.exp(-x * x))
+
+    @tf.function
+    def grad(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = loss(x)
+        return tape.gradient(y, x)
+
+    cf = grad.get_concrete_function(X)
+    raw = sum(n.op != "Placeholder" for n in cf.graph.get_operations())
+    assert len(ops_of(cf)) < raw, cf.optimized_graph
+    optimized, plain = both_ways(grad, X)
+    np.testing.assert_array_equal(optimized.numpy(), plain.numpy())
+
+
+def test_errors_still_name_the_node_of_the_users_graph():
+    @tf.function(input_signature=[tf.TensorSpec([None]), tf.TensorSpec([None])])
+    def f(a, b):
+        return (a * 1.0) + b
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"node Add of function f"):
+        f(tf.ones([2]), tf.ones([3]))
+
+
+# ------------------------------------------------------------------ property test
+
+UNARY = [tf.sin, tf.tanh, tf.exp, lambda t: -t, lambda t: t * 1.0, lambda t: tf.identity(t),
+         lambda t: tf.transpose(tf.transpose(t)), lambda t: t - 0.0, tf.math.square]
+BINARY = [tf.add, tf.multiply, tf.subtract, lambda a, b: a + b * 2.0,
+          lambda a, b: tf.maximum(a, b)]
+REDUCE = [lambda t: tf.reduce_sum(t, axis=0, keepdims=True),
+          lambda t: tf.reduce_mean(t, axis=1, keepdims=True),
+          lambda t: tf.reduce_max(t, axis=0, keepdims=True)]
+
+
+@st.composite
+def programs(draw):
+    """A random straight-line program: steps (kind, op index, operand indices)."""
+    steps = []
+    for i in range(draw(st.integers(2, 9))):
+        n = 2 + i  # values so far: x, y, then one per step
+        kind = draw(st.sampled_from(["unary", "binary", "reduce"]))
+        table = {"unary": UNARY, "binary": BINARY, "reduce": REDUCE}[kind]
+        steps.append((kind, draw(st.integers(0, len(table) - 1)),
+                      draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))))
+    return steps
+
+
+def run(steps, x, y):
+    values = [x, y]
+    for kind, k, a, b in steps:
+        if kind == "unary":
+            values.append(UNARY[k](values[a]))
+        elif kind == "binary":
+            values.append(BINARY[k](values[a], values[b]))  # [3,4] and [1,4]/[3,1] broadcast
+        else:
+            values.append(REDUCE[k](values[a]))
+    return tf.add_n([tf.reduce_sum(v) for v in values[2:]])
+
+
+@settings(max_examples=25, deadline=None)
+@given(programs(), st.integers(0, 2**31 - 1))
+def test_random_graphs_give_the_same_values_and_gradients_optimized(steps, seed):
+    rng = np.random.default_rng(seed)
+    x = tf.constant(rng.normal(size=(3, 4)) * 0.5, dtype=tf.float64)
+    y = tf.constant(rng.normal(size=(1, 4)) * 0.5, dtype=tf.float64)
+
+    def f(x, y):
+        with tf.GradientTape() as tape:
+            tape.watch([x, y])
+            out = run(steps, x, y)
+        return (out,) + tuple(tape.gradient(out, [x, y],
+                                            unconnected_gradients=tf.UnconnectedGradients.ZERO))
+
+    optimized, plain = both_ways(f, x, y)
+    for a, b in zip(optimized, plain):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=0)
