@@ -15,6 +15,8 @@ from tapeflow.function import passes
 @pytest.fixture(autouse=True)
 def default_options():
     saved = dict(passes._options)
+    # these tests look at single ops: fusion (tests/function/test_fuse.py) would hide them
+    passes.set_experimental_options({"remapping": False})
     yield
     passes._options.clear()
     passes._options.update(saved)
@@ -122,7 +124,7 @@ def test_option_errors():
     with pytest.raises(TypeError, match="dict"):
         tf.config.optimizer.set_experimental_options([("constant_folding", True)])
     assert tf.config.optimizer.get_experimental_options() == {
-        "disable_model_pruning": False, "disable_meta_optimizer": False}
+        "disable_model_pruning": False, "disable_meta_optimizer": False, "remapping": False}
 
 
 def test_backward_graphs_are_optimized_and_gradients_unchanged():

@@ -293,6 +293,11 @@ def floor_mod(x, y, **attrs):
     return run_kernel("FloorMod", {"x": x, "y": y}, attrs)
 
 
+def fused_elementwise(inputs, **attrs):
+    """FusedElementwise (tapeflow/function/fuse.py)."""
+    return run_kernel("FusedElementwise", {"inputs": inputs}, attrs)
+
+
 def gather_last_axis(x, indices, **attrs):
     """GatherLastAxis (tapeflow/ops/reduction.py)."""
     return run_kernel("GatherLastAxis", {"x": x, "indices": indices}, attrs)

@@ -74,6 +74,7 @@ def _build(cf):
     n_args = len(cots) + len(saved)
     grad_cf = type(cf)(bwd, (tuple(_spec(t) for t in order[:n_args]), {}), results, n_args,
                        bwd.name)
+    grad_cf.jit_compile = cf.jit_compile
     return grad_cf, slots, [ext for ext, _ in saved]
 
 
@@ -119,4 +120,5 @@ def _build_jvp(cf, has_tangent, tangent_shapes):
     n_args = len(primals) + len(tangents)
     jvp_cf = type(cf)(graph, (tuple(_spec(t) for t in graph.inputs[:n_args]), {}), results,
                       n_args, graph.name)
+    jvp_cf.jit_compile = cf.jit_compile
     return jvp_cf, slots

@@ -20,6 +20,7 @@ from .._core.variable import Variable
 from .backprop import backward_function, jvp_function
 from .executor import natives_of, Program
 from .graph import DIM_SOURCES, FuncGraph
+from .fuse import available as fuse_available, fuse
 from .passes import active_passes, optimize
 
 
@@ -96,6 +97,9 @@ class ConcreteFunction:
             graph.check()
         graph.frozen = True
         self._programs: dict = {}
+        # False: run without fused kernels (function(..., jit_compile=False)); what was
+        # derived from this function (its gradient, its forward variant) follows it
+        self.jit_compile = None
         self._backward = None  # (ConcreteFunction, gradient slots, saved tensors)
         self._forward = None   # the forward variant (see _forward_variant)
 
@@ -133,8 +137,13 @@ class ConcreteFunction:
             graph, outputs, report = self.graph, self._flat_outputs, None
             if passes:
                 graph, outputs, report = optimize(self.graph, self._flat_outputs, passes)
+            fused = 0
+            # debug mode keeps one node per op, so a NaN is blamed on the op that made it
+            if ("fuse" in passes and self.jit_compile is not False and not debug_on[0]
+                    and fuse_available()):
+                graph, outputs, fused = fuse(graph, outputs)
             prog = Program(graph, outputs, backend, debug_on[0])
-            prog.report = report
+            prog.report, prog.fused = report, fused
             if report is not None:
                 prog.pruned += report.removed
             self._programs[key] = prog
@@ -200,6 +209,7 @@ class ConcreteFunction:
                 cf = ConcreteFunction(self.graph, self.structured_input_signature,
                                       list(cf._flat_outputs) + extra, self._n_args,
                                       self.name + "_forward", check=False)
+                cf.jit_compile = self.jit_compile
             self._forward = cf
         return self._forward
 

@@ -287,6 +287,13 @@ class FuncGraph:
         t._kept = True
         return t
 
+    @staticmethod
+    def rename(node: Node, name: str) -> None:
+        """Give `node` (and so its output tensors, "name:i") another name."""
+        node.name = name
+        for i, o in enumerate(node.outputs):
+            o._native.name = f"{name}:{i}"
+
     def placeholder(self, shape, dtype, name: str | None = None) -> Tensor:
         """A new graph input of `shape` (None for an unknown dimension) and `dtype`."""
         self._building()

@@ -9,8 +9,21 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .._core.shape import Dim
 from .._core.tensor import Tensor
-from .graph import DIM_SOURCES, FuncGraph
+from .graph import _dims_in, DIM_SOURCES, FuncGraph
+
+
+def remap_dims(attrs: dict, env: dict) -> dict:
+    """`attrs` with each run-time dim (`Dim`) moved to the tensor `env` maps its tensor to
+    (rebuilding a graph: the new graph's tensor for the old one)."""
+    if not _dims_in(attrs):
+        return attrs
+
+    def local(d):
+        return Dim(env[d.tensor.id], d.axis) if type(d) is Dim else d
+    return {k: (tuple(local(d) for d in v) if type(v) is tuple or type(v) is list
+                else local(v)) for k, v in attrs.items()}
 
 
 def node_inputs(node, env: dict) -> dict:

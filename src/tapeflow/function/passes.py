@@ -34,7 +34,7 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from .executor import live_nodes
 from .graph import _dims_in, FuncGraph, late_attrs
-from .interpret import eval_graph
+from .interpret import eval_graph, remap_dims
 
 # TensorFlow's option names (tf.config.optimizer.set_experimental_options); the ones
 # tapeflow has no pass for are accepted and kept, as settings with no effect.
@@ -97,6 +97,8 @@ def active_passes() -> tuple:
         on.append("identity")
     if _options.get("constant_folding", True):
         on.append("fold")
+    if _options.get("remapping", True):  # TensorFlow's remapper is its op-fusion pass
+        on.append("fuse")
     return tuple(on)
 
 
@@ -298,19 +300,8 @@ class _Builder:
         self.seen: dict = {}  # CSE key -> outputs
         self.backend = None
 
-    def _attrs(self, node) -> dict:
-        """The node's attributes with its run-time dims (Dims) on the new graph's tensors."""
-        if not _dims_in(node.attrs):
-            return node.attrs
-        env = self.env
-
-        def local(d):
-            return Dim(env[d.tensor.id], d.axis) if type(d) is Dim else d
-        return {k: (tuple(local(d) for d in v) if type(v) is tuple or type(v) is list
-                    else local(v)) for k, v in node.attrs.items()}
-
     def apply(self, node, ins: dict):
-        attrs = self._attrs(node)
+        attrs = remap_dims(node.attrs, self.env)
         pure = not node.stateful and not late_attrs(node.attrs) and node.op != "Const"
         op = node.op
         if pure and len(node.outputs) == 1:
@@ -361,8 +352,8 @@ class _Builder:
         else:
             outs = graph.add_op(op, ins, attrs)
         made = graph.nodes[-1]
-        if op == node.op:
-            made.name = node.name  # errors and profiles name the node the user's graph has
+        if op == node.op:  # errors and profiles name the node the user's graph has
+            graph.rename(made, node.name)
         made.site = node.site
         made.stateful = node.stateful  # set per node for calls and loops with effects
         return outs
@@ -399,7 +390,8 @@ class _Builder:
         if len(results) != len(node.outputs):
             return None
         outs = [self.graph.const_node(r._native.copy() if r._native.base is not None
-                                      else r._native, r.dtype, f"{node.name}/folded")
-                for r in results]
+                                      else r._native, r.dtype) for r in results]
+        for i, o in enumerate(outs):
+            self.graph.rename(o._native.node, f"{node.name}/folded" + (f"_{i}" if i else ""))
         self.report.folded += 1
         return outs if len(outs) != 1 else outs[0]

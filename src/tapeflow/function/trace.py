@@ -260,6 +260,7 @@ class Function:
         self._note_trace(items)
         cf = ConcreteFunction(graph, (tuple(sig_args), sig_kwargs), result, n_args,
                               self.__name__, arg_names=arg_names)
+        cf.jit_compile = self.jit_compile
         if self.reduce_retracing:
             specs = [s for s in (nest.flatten(list(sig_args)) + nest.flatten(sig_kwargs))
                      if isinstance(s, TensorSpec)]

@@ -144,3 +144,9 @@ def _while_grad(inputs, attrs, backend):
             for g, (shape, dt) in zip(res_grads, grad.resource_specs)]
     out = [ensure_array(g) for g in out]  # sums of 0-d gradients are NumPy scalars
     return out[0] if len(out) == 1 else out
+
+
+@kernel("FusedElementwise")
+def fused_elementwise(inputs, attrs, backend):
+    """A fused region's compiled loop (function/fuse.py) over the native inputs."""
+    return attrs["kernel"](inputs["inputs"])

@@ -1,0 +1,338 @@
+"""Elementwise fusion (API §6.5): regions of elementwise ops of one shape and floating
+dtype, with full reductions (`reduce_sum` over all axes) at their end, become one
+`FusedElementwise` node whose kernel is generated code compiled by numba (the optional
+`jit` extra): one loop that reads each input once and writes each output once, across
+the machine's cores for large arrays.
+
+A region grows in program order: a node joins the region of one of its producers when
+every other input of the node is made before that region starts (so the fused node can
+run where the region's first node was, and nothing it needs comes later). Values the
+region makes that other nodes (or the function's outputs) use leave it as outputs.
+
+Kernels are cached by their generated source: in memory, and on disk (numba's cache,
+next to the generated module under `$TAPEFLOW_CACHE`, default `~/.cache/tapeflow`), so a
+retrace or a new process does not compile again. Without numba, or with
+`function(..., jit_compile=False)` or the "remapping" option off, nothing is fused.
+Fused results equal the unfused ones to rounding: numba's transcendental functions and a
+parallel sum may differ from NumPy's in the last bits.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+
+import numpy as np
+
+from .._core.registry import define_op
+from .._core.tensor import Tensor
+from .executor import live_nodes
+from .graph import FuncGraph
+from .interpret import eval_graph, remap_dims
+
+# op -> (input names, expression over them; T is the dtype's scalar type)
+EXPRESSIONS = {
+    "Add": (("x", "y"), "{x} + {y}"),
+    "Sub": (("x", "y"), "{x} - {y}"),
+    "Mul": (("x", "y"), "{x} * {y}"),
+    "RealDiv": (("x", "y"), "{x} / {y}"),
+    "Maximum": (("x", "y"), "np.maximum({x}, {y})"),
+    "Minimum": (("x", "y"), "np.minimum({x}, {y})"),
+    "SquaredDifference": (("x", "y"), "({x} - {y}) * ({x} - {y})"),
+    "Neg": (("x",), "-{x}"),
+    "Abs": (("x",), "np.abs({x})"),
+    "Square": (("x",), "{x} * {x}"),
+    "Sqrt": (("x",), "np.sqrt({x})"),
+    "Rsqrt": (("x",), "T(1) / np.sqrt({x})"),
+    "Reciprocal": (("x",), "T(1) / {x}"),
+    "Exp": (("x",), "np.exp({x})"),
+    "Expm1": (("x",), "np.expm1({x})"),
+    "Log": (("x",), "np.log({x})"),
+    "Log1p": (("x",), "np.log1p({x})"),
+    "Sin": (("x",), "np.sin({x})"),
+    "Cos": (("x",), "np.cos({x})"),
+    "Tanh": (("x",), "np.tanh({x})"),
+    "Sigmoid": (("x",), "T(1) / (T(1) + np.exp(-{x}))"),
+    "Relu": (("x",), "np.maximum({x}, T(0))"),
+    "TanhGrad": (("y", "dy"), "(T(1) - {y} * {y}) * {dy}"),
+    "SigmoidGrad": (("y", "dy"), "((T(1) - {y}) * {y}) * {dy}"),
+    "ReluGrad": (("dy", "y"), "{dy} * T({y} > T(0))"),
+}
+_FLOATS = ("float32", "float64")
+PARALLEL_FROM = 1 << 16  # elements: below this one thread is faster than starting several
+MIN_MEMBERS = 2          # a region of one op is left to its NumPy kernel
+
+
+def available() -> bool:
+    """Whether numba can be imported (the `jit` extra)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def _full_reduction(node) -> bool:
+    if node.op != "Sum" or node.attrs.get("keepdims"):
+        return False
+    x = node.inputs["x"]
+    return tuple(node.attrs["axis"]) == tuple(range(len(x._shape)))
+
+
+def _fusible(node) -> bool:
+    spec = EXPRESSIONS.get(node.op)
+    if spec is None or node.stateful or len(node.outputs) != 1:
+        return False
+    out = node.outputs[0]
+    if out.dtype.name not in _FLOATS:
+        return False
+    for name in spec[0]:
+        v = node.inputs.get(name)
+        if not isinstance(v, Tensor) or v.dtype is not out.dtype:
+            return False
+        if v._shape != () and tuple(v._shape) != tuple(out._shape):
+            return False  # broadcasting other than of scalars stays with NumPy
+    # static shapes only: with a run-time size 1 an operand could broadcast, which one
+    # flat loop cannot express (scalars have nothing to loop over)
+    return bool(out._shape) and None not in out._shape
+
+
+class Region:
+    """A set of nodes fused into one kernel."""
+
+    def __init__(self, first: int, shape: tuple, dtype):
+        self.first, self.shape, self.dtype = first, shape, dtype
+        self.members: list = []      # elementwise nodes, in program order
+        self.reductions: list = []   # full Sum nodes reading members' outputs
+        self.made: set = set()       # ids of tensors made inside
+
+    def size(self) -> int:
+        return len(self.members) + len(self.reductions)
+
+
+def find_regions(graph: FuncGraph) -> list:
+    """The regions to fuse in `graph`, each of MIN_MEMBERS nodes or more."""
+    made_at: dict = {}  # tensor id -> index of the node making it
+    region_of: dict = {}  # tensor id -> Region that makes it
+    regions: list = []
+    for index, node in enumerate(graph.nodes):
+        for o in node.outputs:  # constants are hoisted to the top when fusing
+            made_at[o.id] = -1 if node.op == "Const" else index
+        tensors = [v for v in node.inputs.values() if isinstance(v, Tensor)]
+        if _fusible(node):
+            out = node.outputs[0]
+            chosen = None
+            for region in sorted({id(region_of[t.id]): region_of[t.id] for t in tensors
+                                  if t.id in region_of}.values(), key=lambda r: -r.first):
+                if (region.dtype is out.dtype and region.shape == tuple(out._shape) and all(
+                        t.id in region.made or made_at.get(t.id, -1) < region.first
+                        for t in tensors)):
+                    chosen = region
+                    break
+            if chosen is None:
+                chosen = Region(index, tuple(out._shape), out.dtype)
+                regions.append(chosen)
+            chosen.members.append(node)
+            chosen.made.add(out.id)
+            region_of[out.id] = chosen
+        elif _full_reduction(node) and node.inputs["x"].id in region_of:
+            region = region_of[node.inputs["x"].id]
+            if node.outputs[0].dtype is region.dtype:
+                region.reductions.append(node)
+    return [r for r in regions if r.size() >= MIN_MEMBERS]
+
+
+# ---------------------------------------------------------------------- code generation
+
+
+def _literal(value, dtype) -> str | None:
+    """A one-element Const's value as source text of its dtype (None if larger): the
+    repr of the exact Python float, rounded back to the dtype by `T(...)`."""
+    if value.size != 1:
+        return None
+    return f"T({float(value.reshape(()))!r})"
+
+
+def generate(region: Region, exported: set) -> tuple:
+    """(source of the kernel module, external input tensors, output tensors, reductions):
+    the region's loop as a numba function `kernel(inputs..., outputs...)`."""
+    names: dict = {}
+    inputs: list = []
+    lines: list = []
+    for node in region.members:
+        op_inputs, template = EXPRESSIONS[node.op]
+        args = {}
+        for name in op_inputs:
+            t = node.inputs[name]
+            if t.id not in names:
+                producer = t._native.node
+                literal = None
+                if producer is not None and producer.op == "Const":
+                    literal = _literal(producer.attrs["value"], t.dtype)
+                if literal is not None:
+                    names[t.id] = literal
+                else:
+                    k = len(inputs)
+                    inputs.append(t)
+                    names[t.id] = f"a{k}[j]" if t._shape != () else f"s{k}"
+            args[name] = names[t.id]
+        out = node.outputs[0]
+        var = f"t{len(lines)}"
+        lines.append(f"        {var} = {template.format(**args)}")
+        names[out.id] = var
+    outputs = [n.outputs[0] for n in region.members if n.outputs[0].id in exported]
+    params = [f"a{k}" if t._shape != () else f"s{k}" for k, t in enumerate(inputs)]
+    params += [f"o{k}" for k in range(len(outputs))]
+    body = list(lines)
+    body += [f"        o{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
+    accs = []
+    for k, node in enumerate(region.reductions):
+        accs.append(f"acc{k}")
+        body.append(f"        acc{k} += {names[node.inputs['x'].id]}")
+    size = next((f"a{k}.size" for k, t in enumerate(inputs) if t._shape != ()), "o0.size")
+    source = [f"# generated by tapeflow: {', '.join(n.op for n in region.members)}",
+              "import numpy as np", "from numba import njit, prange", "",
+              f"T = np.{region.dtype.name}", ""]
+    for variant, loop, parallel in (("kernel", "prange", True), ("kernel_serial", "range",
+                                                                   False)):
+        source += [f"@njit(parallel={parallel}, cache=True, nogil=True, error_model='numpy')",
+                   f"def {variant}({', '.join(params)}):"]
+        source += [f"    acc{k} = 0.0" for k in range(len(accs))]  # float64 sums
+        source += [f"    for j in {loop}({size}):"] + body
+        source.append(f"    return ({''.join(a + ', ' for a in accs)})")
+        source.append("")
+    return "\n".join(source) + "\n", inputs, outputs, region.reductions
+
+
+_compiled: dict = {}  # source -> (parallel kernel, serial kernel)
+
+
+def _cache_dir() -> str:
+    base = os.environ.get("TAPEFLOW_CACHE") or os.path.join(os.path.expanduser("~"),
+                                                             ".cache", "tapeflow")
+    return os.path.join(base, "fused")
+
+
+def compile_source(source: str):
+    """The (parallel, serial) numba kernels of a generated module, from memory, from
+    the disk cache (numba's, beside the module file), or compiled now."""
+    kernels = _compiled.get(source)
+    if kernels is not None:
+        return kernels
+    digest = hashlib.sha1(source.encode()).hexdigest()[:20]
+    name = f"tapeflow_fused_{digest}"
+    directory = _cache_dir()
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, name + ".py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)  # atomic: another process may write the same module
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # numba's cache finds a module's functions through it
+    spec.loader.exec_module(module)
+    kernels = _compiled[source] = (module.kernel, module.kernel_serial)
+    return kernels
+
+
+class FusedKernel:
+    """The callable a FusedElementwise node runs: flattens its inputs, allocates its
+    outputs, calls the compiled loop and shapes the results."""
+
+    def __init__(self, source: str, n_outputs: int, reductions: int, dtype, members: tuple):
+        self.source, self.n_outputs, self.reductions = source, n_outputs, reductions
+        self.dtype, self.members = np.dtype(dtype._np), members
+        self._kernels = None
+
+    def __call__(self, arrays: list) -> list:
+        if self._kernels is None:
+            self._kernels = compile_source(self.source)
+        shape = next(a.shape for a in arrays if a.ndim)
+        args = [np.ascontiguousarray(a).reshape(-1) if a.ndim else a[()] for a in arrays]
+        n = int(np.prod(shape))
+        outs = [np.empty(n, self.dtype) for _ in range(self.n_outputs)]
+        kernel = self._kernels[0] if n >= PARALLEL_FROM else self._kernels[1]
+        sums = kernel(*args, *outs)
+        results = [o.reshape(shape) for o in outs]
+        results += [np.asarray(s, self.dtype) for s in sums]
+        return results
+
+    def __repr__(self) -> str:
+        return f"<fused {'+'.join(self.members)}>"
+
+
+def _fused_shape(shapes, dtypes, attrs):
+    full = next(s for s in shapes["inputs"] if len(s))
+    return [(tuple(full) if kind == "full" else (), attrs["dtype"]) for kind in attrs["kinds"]]
+
+
+define_op("FusedElementwise", ["inputs"], list_inputs=("inputs",),
+          num_outputs=lambda shapes, dtypes, attrs: len(attrs["kinds"]),
+          shape=_fused_shape, differentiable=False)
+
+
+def fuse(graph: FuncGraph, outputs: list) -> tuple:
+    """(graph with its elementwise regions fused, its outputs, number of regions)."""
+    regions = find_regions(graph)
+    if not regions:
+        return graph, outputs, 0
+    used_outside: set = {t.id for t in outputs if isinstance(t, Tensor)}
+    member_of: dict = {}
+    for region in regions:
+        for node in region.members + region.reductions:
+            member_of[id(node)] = region
+    for node in graph.nodes:
+        inside = member_of.get(id(node))
+        for v in node.inputs.values():
+            for m in (v if isinstance(v, (list, tuple)) else (v,)):
+                if isinstance(m, Tensor) and (inside is None or m.id not in inside.made):
+                    used_outside.add(m.id)
+    plans = {}
+    for region in regions:
+        exported = {t for t in region.made if t in used_outside}
+        source, inputs, outs, reductions = generate(region, exported)
+        plans[id(region)] = (source, inputs, outs, reductions)
+
+    new = FuncGraph(graph.name)
+    env: dict = {}
+    for t in graph.inputs:
+        env[t.id] = new.placeholder(t._shape, t.dtype, t.name.split(":")[0])
+    firsts = {id(r.members[0]): r for r in regions}
+    keep = [n for n in graph.nodes if n.op != "Placeholder" and (
+        id(n) not in member_of or id(n) in firsts)]
+    keep.sort(key=lambda n: n.op != "Const")  # constants first: any region may read them
+
+    def apply(node, ins):
+        region = firsts.get(id(node))
+        if region is None:
+            if node.op == "Const":
+                made = [new.const_node(node.attrs["value"], node.attrs["dtype"])]
+            else:
+                made = new.add_op(node.op, ins, remap_dims(node.attrs, env))
+            last = new.nodes[-1]
+            new.rename(last, node.name)
+            last.site, last.stateful = node.site, node.stateful
+            return made
+        source, inputs, outs, reductions = plans[id(region)]
+        members = tuple(n.op for n in region.members) + tuple("Sum" for _ in reductions)
+        kernel = FusedKernel(source, len(outs), len(reductions), region.dtype, members)
+        attrs = {"kernel": kernel, "members": members, "dtype": region.dtype,
+                 "kinds": ("full",) * len(outs) + ("sum",) * len(reductions)}
+        made = new.add_op("FusedElementwise", {"inputs": [env[t.id] for t in inputs]}, attrs)
+        fused = new.nodes[-1]
+        new.rename(fused, f"Fused_{node.name}")
+        fused.site = node.site
+        for t, value in zip(outs + [n.outputs[0] for n in reductions], made):
+            env[t.id] = value
+        return [env.get(o.id) for o in node.outputs]
+
+    env = eval_graph(graph, env, apply, keep)
+    if len(new.inputs) != len(graph.inputs):  # a rewrite reached a tensor it did not map
+        raise RuntimeError(f"fusing {graph.name}: the rebuilt graph captured "
+                           f"{len(new.inputs) - len(graph.inputs)} tensor(s) of the old one")
+    new_outputs = [env[t.id] if isinstance(t, Tensor) else t for t in outputs]
+    new.nodes = [n for n in new.nodes if n.op == "Placeholder"] + live_nodes(new.nodes,
+                                                                             new_outputs)
+    new.outputs = list(new_outputs)
+    new.variables = dict(graph.variables)
+    new.frozen = True
+    return new, new_outputs, len(regions)

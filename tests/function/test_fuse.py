@@ -1,0 +1,153 @@
+"""Elementwise fusion (API §6.5, function/fuse.py): regions of elementwise ops and their
+full sums run as one compiled kernel with the `jit` extra (numba); results equal the
+unfused program to rounding; jit_compile=False, the "remapping" option, unknown dims
+and a missing numba all leave the program unfused."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tapeflow as tf
+from tapeflow.function import fuse, passes
+
+pytestmark = pytest.mark.skipif(not fuse.available(), reason="the jit extra (numba)")
+
+
+def w3(x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.tanh(x) * x + tf.exp(-x * x))
+    return y, tape.gradient(y, x)
+
+
+def fused_nodes(cf):
+    return [n for n in cf.optimized_graph.get_operations() if n.op == "FusedElementwise"]
+
+
+@pytest.mark.parametrize("dtype, tol", [(tf.float32, 1e-6), (tf.float64, 1e-14)])
+def test_a_chain_and_its_gradient_fuse_and_match_the_unfused_program(dtype, tol):
+    x = tf.constant(np.random.default_rng(0).normal(size=(300, 7)), dtype=dtype)
+    fused = tf.function(w3)
+    plain = tf.function(w3, jit_compile=False)
+    cf = fused.get_concrete_function(x)
+    nodes = fused_nodes(cf)
+    assert nodes and sum(len(n.attrs["members"]) for n in nodes) >= 8, cf.optimized_graph
+    assert "Sum" in sum((n.attrs["members"] for n in nodes), ())  # the sum fused too
+    assert not fused_nodes(plain.get_concrete_function(x))
+    for a, b in zip(fused(x), plain(x)):  # (the gradient cancels: absolute error counts)
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=tol * 10, atol=tol)
+    assert "members=('" in str(cf.optimized_graph)  # printed with its member ops
+
+
+def test_large_arrays_run_in_parallel_and_still_match():
+    x = tf.constant(np.linspace(-3, 3, fuse.PARALLEL_FROM * 3), dtype=tf.float64)
+    a = tf.function(w3)(x)
+    b = tf.function(w3, jit_compile=False)(x)
+    np.testing.assert_allclose(a[0].numpy(), b[0].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(a[1].numpy(), b[1].numpy(), rtol=1e-13, atol=1e-14)
+
+
+def test_the_remapping_option_and_unknown_dims_leave_it_unfused():
+    x = tf.constant(np.ones((4, 3)), dtype=tf.float64)
+    saved = dict(passes._options)
+    try:
+        passes.set_experimental_options({"remapping": False})
+        assert not fused_nodes(tf.function(w3).get_concrete_function(x))
+    finally:
+        passes._options.clear()
+        passes._options.update(saved)
+    f = tf.function(w3, input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+    cf = f.get_concrete_function()
+    assert not fused_nodes(cf)  # a run-time size 1 could broadcast: one loop cannot
+    np.testing.assert_allclose(f(x)[1].numpy(), tf.function(w3, jit_compile=False)(x)[1].numpy())
+
+
+def test_without_numba_the_program_runs_unfused(monkeypatch):
+    from tapeflow.function import concrete
+    monkeypatch.setattr(concrete, "fuse_available", lambda: False)
+    x = tf.constant(np.ones((4, 3)), dtype=tf.float64)
+    cf = tf.function(w3).get_concrete_function(x)
+    assert not fused_nodes(cf)
+    np.testing.assert_allclose(cf(x)[0].numpy(), np.sum(np.tanh(1.0) + np.exp(-1.0)) * 12)
+
+
+def test_nan_inf_and_division_by_zero_behave_as_numpy():
+    @tf.function
+    def f(x):
+        return tf.exp(x) / (x - 1.0) * 2.0, tf.reduce_sum(tf.sqrt(x) + x)
+
+    x = tf.constant([1.0, -1.0, np.inf, np.nan, 0.0], dtype=tf.float64)
+    assert fused_nodes(f.get_concrete_function(x))
+    with np.errstate(all="ignore"):
+        want = np.exp(x.numpy()) / (x.numpy() - 1.0) * 2.0
+    got = f(x)[0].numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
+    assert np.isnan(f(x)[1].numpy())
+
+
+def test_compiled_kernels_are_cached_in_memory_and_on_disk(tmp_path):
+    source = fuse.generate(*_region_of(lambda x: tf.sin(x) * 2.0 + 1.0))[0]
+    assert fuse.compile_source(source) is fuse.compile_source(source)  # in memory
+    script = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from tapeflow.function import fuse\n"
+        "import numpy as np\n"
+        "k = fuse.compile_source(open(%r).read())[1]\n"
+        "k(np.ones(8), np.empty(8)); print(sum(k.stats.cache_hits.values()))\n")
+    src_file = tmp_path / "source.py"
+    src_file.write_text(source)
+    env = dict(os.environ, TAPEFLOW_CACHE=str(tmp_path / "cache"))
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    run = [sys.executable, "-c", script % (root, str(src_file))]
+    cold = int(subprocess.run(run, env=env, capture_output=True, text=True,
+                              check=True).stdout)
+    warm = int(subprocess.run(run, env=env, capture_output=True, text=True,
+                              check=True).stdout)
+    assert list((tmp_path / "cache" / "fused").rglob("*.nbi")), "numba wrote no cache index"
+    assert (cold, warm) == (0, 1)  # a new process loads the kernel instead of compiling
+
+
+def _region_of(fn):
+    cf = tf.function(fn, jit_compile=False).get_concrete_function(
+        tf.TensorSpec([8], tf.float64))
+    graph = cf.optimized_graph
+    (region,) = fuse.find_regions(graph)
+    exported = {graph.outputs[0].id}
+    return region, exported
+
+
+UNARY = [tf.sin, tf.tanh, tf.exp, lambda t: -t, tf.math.square, tf.nn.sigmoid, tf.nn.relu,
+         lambda t: tf.sqrt(tf.abs(t) + 1.0)]
+BINARY = [tf.add, tf.multiply, tf.subtract, lambda a, b: a / (tf.abs(b) + 1.0),
+          tf.maximum, tf.minimum]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 7), st.integers(0, 30),
+                          st.integers(0, 30)), min_size=2, max_size=10),
+       st.integers(0, 2**31 - 1))
+def test_random_elementwise_programs_fused_equal_unfused(steps, seed):
+    x = tf.constant(np.random.default_rng(seed).normal(size=(5, 4)), dtype=tf.float64)
+
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            values = [x, x * 0.5]
+            for unary, k, a, b in steps:
+                if unary:
+                    values.append(UNARY[k % len(UNARY)](values[a % len(values)]))
+                else:
+                    values.append(BINARY[k % len(BINARY)](values[a % len(values)],
+                                                          values[b % len(values)]))
+            out = tf.reduce_sum(values[-1]) + tf.reduce_sum(values[-2])
+        return out, tape.gradient(out, x)
+
+    fused, plain = tf.function(f)(x), tf.function(f, jit_compile=False)(x)
+    for a, b in zip(fused, plain):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-11, atol=1e-12)
