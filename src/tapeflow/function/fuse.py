@@ -19,6 +19,7 @@ parallel sum may differ from NumPy's in the last bits.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import importlib.util
 import os
 import sys
@@ -107,36 +108,190 @@ class Region:
         return len(self.members) + len(self.reductions)
 
 
+def _tensors(node) -> list:
+    """Every tensor `node` reads (run-time-dims sources included)."""
+    out = []
+    for v in node.inputs.values():
+        for m in (v if isinstance(v, (list, tuple)) else (v,)):
+            if isinstance(m, Tensor):
+                out.append(m)
+    return out
+
+
 def find_regions(graph: FuncGraph) -> list:
-    """The regions to fuse in `graph`, each of MIN_MEMBERS nodes or more."""
-    made_at: dict = {}  # tensor id -> index of the node making it
-    region_of: dict = {}  # tensor id -> Region that makes it
-    regions: list = []
-    for index, node in enumerate(graph.nodes):
-        for o in node.outputs:  # constants are hoisted to the top when fusing
-            made_at[o.id] = -1 if node.op == "Const" else index
-        tensors = [v for v in node.inputs.values() if isinstance(v, Tensor)]
+    """The regions to fuse in `graph`, each of MIN_MEMBERS nodes or more.
+
+    A region is first a connected set of fusible nodes of one shape and dtype. It stands
+    as it is when no path leaves it and comes back (through a node outside it): then one
+    node can compute all of it. Otherwise it is cut greedily, in program order (a node
+    joins a part of its producers' when everything else it reads is made before that
+    part starts)."""
+    nodes = [n for n in graph.nodes if n.op != "Placeholder"]
+    index = {id(n): i for i, n in enumerate(nodes)}
+    producer = {o.id: n for n in nodes for o in n.outputs}
+    parent: dict = {}
+
+    def root(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def key(node):
+        out = node.outputs[0]
+        return tuple(out._shape), out.dtype
+
+    for node in nodes:
         if _fusible(node):
-            out = node.outputs[0]
-            chosen = None
-            for region in sorted({id(region_of[t.id]): region_of[t.id] for t in tensors
-                                  if t.id in region_of}.values(), key=lambda r: -r.first):
-                if (region.dtype is out.dtype and region.shape == tuple(out._shape) and all(
-                        t.id in region.made or made_at.get(t.id, -1) < region.first
-                        for t in tensors)):
-                    chosen = region
-                    break
-            if chosen is None:
-                chosen = Region(index, tuple(out._shape), out.dtype)
-                regions.append(chosen)
-            chosen.members.append(node)
-            chosen.made.add(out.id)
-            region_of[out.id] = chosen
-        elif _full_reduction(node) and node.inputs["x"].id in region_of:
-            region = region_of[node.inputs["x"].id]
-            if node.outputs[0].dtype is region.dtype:
+            parent[id(node)] = id(node)
+            for t in _tensors(node):
+                p = producer.get(t.id)
+                if p is not None and id(p) in parent and key(p) == key(node):
+                    parent[root(id(node))] = root(id(p))
+    groups: dict = {}
+    for node in nodes:
+        if id(node) in parent:
+            groups.setdefault(root(id(node)), []).append(node)
+    # what must run after each node: the readers of its outputs, and for an effect (a
+    # variable read or assignment, a print) the next effect, which keeps program order
+    successors: dict = {id(n): [] for n in nodes}
+    previous_effect = None
+    for node in nodes:
+        for t in _tensors(node):
+            p = producer.get(t.id)
+            if p is not None:
+                successors[id(p)].append(node)
+        if node.stateful or not node.outputs:
+            if previous_effect is not None:
+                successors[id(previous_effect)].append(node)
+            previous_effect = node
+    regions = []
+    for members in groups.values():
+        if _closed(members, successors, index):
+            regions.append(_region(members, index))
+        else:
+            regions += _split(members, index)
+    for region in regions:
+        region.made = {n.outputs[0].id for n in region.members}
+    owner = {t: r for r in regions for t in r.made}
+    for node in nodes:  # full sums of a region's values end it (unless it reads them)
+        if _full_reduction(node):
+            region = owner.get(node.inputs["x"].id)
+            if (region is not None and node.outputs[0].dtype is region.dtype
+                    and _closed(region.members + region.reductions + [node], successors,
+                                index)):
                 region.reductions.append(node)
     return [r for r in regions if r.size() >= MIN_MEMBERS]
+
+
+def _region(members: list, index: dict) -> Region:
+    out = members[0].outputs[0]
+    region = Region(index[id(members[0])], tuple(out._shape), out.dtype)
+    region.members = list(members)
+    return region
+
+
+def _closed(members: list, successors: dict, index: dict) -> bool:
+    """Whether no path goes from a member, through nodes outside, back to a member."""
+    inside = {id(n) for n in members}
+    last = max(index[id(n)] for n in members)
+    seen, stack = set(), []
+    for n in members:
+        for c in successors[id(n)]:
+            if id(c) not in inside:
+                stack.append(c)
+            elif _full_reduction(n):
+                return False  # a member reads a sum the same loop is still making
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or index[id(node)] > last:  # later nodes cannot lead back
+            continue
+        seen.add(id(node))
+        for c in successors[id(node)]:
+            if id(c) in inside:
+                return False
+            stack.append(c)
+    return True
+
+
+def _split(members: list, index: dict) -> list:
+    """Greedy parts of a region that is not closed, in program order."""
+    part_of: dict = {}
+    parts: list = []
+    for node in members:
+        tensors = _tensors(node)
+        chosen = None
+        for part in sorted({id(part_of[t.id]): part_of[t.id] for t in tensors
+                            if t.id in part_of}.values(), key=lambda r: -r.first):
+            if all(t.id in part.made or _made_before(t, part.first, index)
+                   for t in tensors):
+                chosen = part
+                break
+        if chosen is None:
+            chosen = _region([node], index)
+            chosen.members = []
+            parts.append(chosen)
+        chosen.members.append(node)
+        chosen.made.add(node.outputs[0].id)
+        part_of[node.outputs[0].id] = chosen
+    return parts
+
+
+def _made_before(t, first: int, index: dict) -> bool:
+    node = t._native.node
+    if node is None or node.op in ("Placeholder", "Const"):
+        return True
+    return index.get(id(node), -1) < first
+
+
+def schedule(graph: FuncGraph, regions: list) -> list:
+    """The nodes to emit, in a topological order of the graph with each region as one unit
+    (represented by its first member): a region runs when everything it reads is made.
+    Stateful nodes keep their program order; otherwise the original order is kept
+    wherever the dependencies allow."""
+    nodes = [n for n in graph.nodes if n.op != "Placeholder"]
+    unit_of: dict = {}
+    for region in regions:
+        for n in region.members + region.reductions:
+            unit_of[id(n)] = ("region", id(region))
+    first: dict = {}  # unit -> (smallest index, representative node)
+    producer: dict = {}  # tensor id -> unit
+    for i, n in enumerate(nodes):
+        unit = unit_of.get(id(n), ("node", id(n)))
+        if unit not in first:
+            first[unit] = (i, n)
+        for o in n.outputs:
+            producer[o.id] = unit
+    deps: dict = {u: set() for u in first}
+    previous_effect = None
+    for n in nodes:
+        unit = unit_of.get(id(n), ("node", id(n)))
+        for t in _tensors(n):
+            p = producer.get(t.id)
+            if p is not None and p != unit:
+                deps[unit].add(p)
+        if n.stateful or not n.outputs:
+            if previous_effect is not None and previous_effect != unit:
+                deps[unit].add(previous_effect)  # effects stay in program order
+            previous_effect = unit
+    dependents: dict = {u: [] for u in first}
+    for unit, needs in deps.items():
+        for p in needs:
+            dependents[p].append(unit)
+    waiting = {u: len(needs) for u, needs in deps.items()}
+    ready = [(first[u][0], u) for u, n in waiting.items() if n == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, unit = heapq.heappop(ready)
+        order.append(first[unit][1])
+        for d in dependents[unit]:
+            waiting[d] -= 1
+            if waiting[d] == 0:
+                heapq.heappush(ready, (first[d][0], d))
+    if len(order) != len(first):
+        raise RuntimeError(f"fusing {graph.name}: the regions make a cycle")
+    return order
 
 
 # ---------------------------------------------------------------------- code generation
@@ -297,9 +452,7 @@ def fuse(graph: FuncGraph, outputs: list) -> tuple:
     for t in graph.inputs:
         env[t.id] = new.placeholder(t._shape, t.dtype, t.name.split(":")[0])
     firsts = {id(r.members[0]): r for r in regions}
-    keep = [n for n in graph.nodes if n.op != "Placeholder" and (
-        id(n) not in member_of or id(n) in firsts)]
-    keep.sort(key=lambda n: n.op != "Const")  # constants first: any region may read them
+    keep = schedule(graph, regions)
 
     def apply(node, ins):
         region = firsts.get(id(node))
