@@ -204,6 +204,8 @@ def _is_all(t, number) -> bool:
     if node.op == "Const":
         value = node.attrs["value"]
         return value.size > 0 and bool(np.all(value == number))
+    if node.op == "BroadcastTo":  # a constant spread out (a gradient seed of ones)
+        return _is_all(node.inputs["x"], number)
     return False
 
 
