@@ -14,12 +14,13 @@ from tapeflow.function import passes
 
 @pytest.fixture(autouse=True)
 def default_options():
-    saved = dict(passes._options)
+    passes._options.clear()
+    passes._options.update(passes.DEFAULT_OPTIONS)
     # these tests look at single ops: fusion (tests/function/test_fuse.py) would hide them
     passes.set_experimental_options({"remapping": False})
     yield
     passes._options.clear()
-    passes._options.update(saved)
+    passes._options.update(passes.DEFAULT_OPTIONS)
 
 
 def ops_of(cf) -> list:

@@ -44,7 +44,8 @@ OPTION_NAMES = ("layout_optimizer", "constant_folding", "shape_optimization", "r
                 "scoped_allocator_optimization", "pin_to_host_optimization",
                 "implementation_selector", "auto_mixed_precision", "disable_meta_optimizer",
                 "min_graph_nodes", "auto_parallel")
-_options: dict = {"disable_model_pruning": False, "disable_meta_optimizer": False}
+DEFAULT_OPTIONS = {"disable_model_pruning": False, "disable_meta_optimizer": False}
+_options: dict = dict(DEFAULT_OPTIONS)
 # Folded constants larger than this many elements are not made: a graph would carry them.
 FOLD_LIMIT = 1 << 20
 
