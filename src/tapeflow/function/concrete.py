@@ -14,12 +14,12 @@ from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.memory import wrap_native
 from .._core.registry import define_op
-from .._core.shape import Dim
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
 from .backprop import backward_function, jvp_function
 from .executor import natives_of, Program
-from .graph import DIM_SOURCES, FuncGraph
+from .graph import FuncGraph
+from .interpret import eval_graph, remap_dims
 from .fuse import available as fuse_available, fuse
 from .passes import active_passes, optimize
 
@@ -216,29 +216,12 @@ class ConcreteFunction:
     def _inline(self, tensors: list) -> list:
         """Replay the nodes through run_kernel (into the graph being traced, or under
         tapes): the interpreter of a graph."""
-        mapping = {ph.id: t for ph, t in zip(self.graph.inputs, tensors)}
+        env = {ph.id: t for ph, t in zip(self.graph.inputs, tensors)}
 
-        def get(v):
-            return mapping[v.id] if isinstance(v, Tensor) else v
-
-        def attr(v):  # a Dim of this graph's tensor becomes a Dim of its replacement
-            if type(v) is Dim:
-                return Dim(get(v.tensor), v.axis) if v.tensor.id in mapping else v
-            if type(v) is tuple and any(type(d) is Dim for d in v):
-                return tuple(attr(d) for d in v)
-            return v
-        for node in self.graph.nodes:
-            if node.op == "Placeholder":
-                continue
-            ins = {k: ([get(m) for m in v] if isinstance(v, (list, tuple)) else get(v))
-                   for k, v in node.inputs.items() if k != DIM_SOURCES}
-            attrs = {k: attr(v) for k, v in node.attrs.items()} \
-                if DIM_SOURCES in node.inputs else node.attrs
-            out = run_kernel(node.op, ins, attrs)
-            outs = out if isinstance(out, list) else ([] if out is None else [out])
-            for o, s in zip(outs, node.outputs):
-                mapping[s.id] = o
-        return [mapping[o.id] for o in self._flat_outputs]
+        def replay(node, ins):  # a Dim of this graph's tensor becomes one of its replacement
+            return run_kernel(node.op, ins, remap_dims(node.attrs, env))
+        eval_graph(self.graph, env, replay)
+        return [env[o.id] for o in self._flat_outputs]
 
     def _pack(self, flat: list):
         it = iter(flat)

@@ -17,7 +17,7 @@ import numpy as np
 from .._core import registry as _reg
 from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor
-from .._core.dispatch import run_kernel, shape_args, watch_variables, with_resources
+from .._core.dispatch import shape_args, watch_variables, with_resources
 from .._core.dtypes import DType, from_numpy
 from .._core.errors import describe, InvalidArgumentError, user_site
 from .._core.registry import LateAttr
@@ -548,69 +548,4 @@ def _notify(name: str, inputs: dict, node: Node, attrs: dict, outs: list) -> Non
         hooks.jvp(name, seen, attrs, outs)
 
 
-def lift_initial_value(value, variable):
-    """A variable created while a function is traced gets an eager initial value (as TF's
-    init_scope lifts initializers): a callable runs outside the graph; a symbolic value is
-    computed from the nodes it depends on, which may use captures but not the function's
-    arguments. The graph notes the variable: only the first trace may create variables."""
-    graph = ctx.graph
-    graph.created_variables.append(variable)
-    if callable(value):
-        saved = ctx.graph
-        ctx.graph = None
-        ctx.refresh()
-        try:
-            return value()
-        finally:
-            ctx.graph = saved
-            ctx.refresh()
-    if isinstance(value, Tensor) and value._buf == SYMBOLIC:
-        return _evaluate_eagerly(graph, value)
-    return value
-
-
-def _evaluate_eagerly(graph: FuncGraph, t: Tensor) -> Tensor:
-    needed, stack = {}, [t]
-    while stack:
-        cur = stack.pop()
-        node = cur._native.node
-        if node.name in needed:
-            continue
-        needed[node.name] = node
-        for v in node.inputs.values():
-            for m in (v if isinstance(v, (list, tuple)) else (v,)):
-                if isinstance(m, Tensor) and graph.owns(m):
-                    stack.append(m)
-    captured = {ph.id: ext for ext, ph in graph.captures}
-    values: dict = {}
-    saved = ctx.graph
-    ctx.graph = None
-    ctx.refresh()
-    try:
-        for node in graph.nodes:
-            if node.name not in needed:
-                continue
-            if node.op == "Placeholder":
-                ph = node.outputs[0]
-                if ph.id not in captured:
-                    raise ValueError(
-                        f"tf.Variable created inside a traced function has an initial value "
-                        f"({t.name}) computed from the function's argument {ph.name}; create "
-                        "the variable outside, or give a value that does not depend on the "
-                        "arguments")
-                values[ph.id] = captured[ph.id]
-                continue
-            ins = {k: ([values.get(m.id, m) for m in v] if isinstance(v, (list, tuple))
-                       else values.get(v.id, v) if isinstance(v, Tensor) else v)
-                   for k, v in node.inputs.items() if k != DIM_SOURCES}
-            out = run_kernel(node.op, ins, node.attrs)
-            for o, s in zip(out if isinstance(out, list) else [out], node.outputs):
-                values[s.id] = o
-    finally:
-        ctx.graph = saved
-        ctx.refresh()
-    return values[t.id]
-
-
 hooks.trace = trace_op
-hooks.lift = lift_initial_value

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .._core.context import ctx, hooks
+from .._core.dispatch import run_kernel
 from .._core.shape import Dim
-from .._core.tensor import Tensor
+from .._core.tensor import SYMBOLIC, Tensor
 from .graph import _dims_in, DIM_SOURCES, FuncGraph
 
 
@@ -20,8 +22,8 @@ def remap_dims(attrs: dict, env: dict) -> dict:
     if not _dims_in(attrs):
         return attrs
 
-    def local(d):
-        return Dim(env[d.tensor.id], d.axis) if type(d) is Dim else d
+    def local(d):  # (a Dim of a tensor from outside the graph stays as it is)
+        return Dim(env.get(d.tensor.id, d.tensor), d.axis) if type(d) is Dim else d
     return {k: (tuple(local(d) for d in v) if type(v) is tuple or type(v) is list
                 else local(v)) for k, v in attrs.items()}
 
@@ -61,3 +63,69 @@ def eval_graph(graph: FuncGraph, env: dict, apply: Callable, nodes=None) -> dict
         for o, v in zip(outs, values):
             env[o.id] = v
     return env
+
+
+# ---------------------------------------------------------------------- variables
+
+
+def lift_initial_value(value, variable):
+    """A variable created while a function is traced gets an eager initial value (as TF's
+    init_scope lifts initializers): a callable runs outside the graph; a symbolic value is
+    computed from the nodes it depends on, which may use captures but not the function's
+    arguments. The graph notes the variable: only the first trace may create variables."""
+    graph = ctx.graph
+    graph.created_variables.append(variable)
+    if callable(value):
+        saved = ctx.graph
+        ctx.graph = None
+        ctx.refresh()
+        try:
+            return value()
+        finally:
+            ctx.graph = saved
+            ctx.refresh()
+    if isinstance(value, Tensor) and value._buf == SYMBOLIC:
+        return _evaluate_eagerly(graph, value)
+    return value
+
+
+def _evaluate_eagerly(graph: FuncGraph, t: Tensor) -> Tensor:
+    """The value of `t`, a tensor of `graph` that depends on captures only, computed now
+    by running the nodes it needs eagerly."""
+    needed, stack = {}, [t]
+    while stack:
+        cur = stack.pop()
+        node = cur._native.node
+        if node.name in needed:
+            continue
+        needed[node.name] = node
+        for v in node.inputs.values():
+            for m in (v if isinstance(v, (list, tuple)) else (v,)):
+                if isinstance(m, Tensor) and graph.owns(m):
+                    stack.append(m)
+    captured = {ph.id: ext for ext, ph in graph.captures}
+    for node in graph.nodes:
+        if node.name in needed and node.op == "Placeholder" and \
+                node.outputs[0].id not in captured:
+            raise ValueError(
+                f"tf.Variable created inside a traced function has an initial value "
+                f"({t.name}) computed from the function's argument {node.outputs[0].name}; "
+                "create the variable outside, or give a value that does not depend on the "
+                "arguments")
+    saved = ctx.graph
+    ctx.graph = None
+    ctx.refresh()
+    try:
+        env = eval_graph(graph, dict(captured), _run_eagerly,
+                         [n for n in graph.nodes if n.name in needed])
+    finally:
+        ctx.graph = saved
+        ctx.refresh()
+    return env[t.id]
+
+
+def _run_eagerly(node, ins: dict):
+    return run_kernel(node.op, ins, node.attrs)
+
+
+hooks.lift = lift_initial_value
