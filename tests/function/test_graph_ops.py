@@ -69,3 +69,19 @@ def test_a_run_time_kernel_error_names_op_real_shapes_and_user_line():
     assert "float32[2, 3]" in message and "float32[5, 4]" in message  # run time, not None
     assert "None" not in message
     assert f"{__file__}:{line}" in message
+
+
+def test_profile_of_a_traced_call_reports_each_node():
+    @tf.function
+    def f(x):
+        return tf.reduce_max(tf.matmul(x, x)) + 1.0
+
+    x = tf.constant(np.eye(30))
+    f(x)
+    info = tf.profile(lambda: f(x))
+    nodes = [k["node"] for k in info["kernels"] if "node" in k]
+    assert nodes == ["MatMul", "Max", "Add"], info["kernels"]
+    matmul = info["kernels"][0]
+    assert matmul["input_shapes"] == [[30, 30], [30, 30]] and matmul["output_shapes"] == [[30, 30]]
+    assert matmul["bytes_added"] == 30 * 30 * 8 and matmul["kernel_ms"] >= 0
+    np.testing.assert_allclose(info["result"].numpy(), 2.0)

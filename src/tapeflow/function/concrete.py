@@ -130,8 +130,10 @@ class ConcreteFunction:
     # ------------------------------------------------------------------ running
     def _program(self, backend) -> Program:
         passes = active_passes()
-        # debug mode runs a program with NaN/Inf checks; the optimizer options change it
-        key = (backend, debug_on[0], passes)
+        # debug mode runs a program with NaN/Inf checks, profile() one reporting each
+        # node; the optimizer options change it
+        profiled = bool(ctx.profilers)
+        key = (backend, debug_on[0], passes, profiled)
         prog = self._programs.get(key)
         if prog is None:
             graph, outputs, report = self.graph, self._flat_outputs, None
@@ -142,7 +144,7 @@ class ConcreteFunction:
             if ("fuse" in passes and self.jit_compile is not False and not debug_on[0]
                     and fuse_available()):
                 graph, outputs, fused = fuse(graph, outputs)
-            prog = Program(graph, outputs, backend, debug_on[0])
+            prog = Program(graph, outputs, backend, debug_on[0], profiled)
             prog.report, prog.fused = report, fused
             if report is not None:
                 prog.pruned += report.removed

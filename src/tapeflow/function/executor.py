@@ -8,14 +8,16 @@ reads and assignments) call back into the eager path, in program order.
 from __future__ import annotations
 
 import itertools
+import time as _time
 import traceback
 from typing import Callable
 
 from .._core import dtypes as _dt, registry as _reg
 from .._core.backends import Backend
 from .._core.dispatch import Alias, _kernel_error, check_numerics, no_recording, run_kernel
+from .._core.context import ctx
 from .._core.errors import InvalidArgumentError, NotFoundError
-from .._core.memory import native_of, wrap_native
+from .._core.memory import counters, native_of, wrap_native
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from .graph import _rule_attrs, attr_resolver, DIM_SOURCES, late_attrs
@@ -79,6 +81,25 @@ def _checker(graph, nodes: list, backend: Backend) -> Callable:
     return check
 
 
+def _reporter(nodes: list) -> Callable:
+    """profile()'s report of node `j` of a program: its kernel time, input and output
+    shapes, and the bytes its outputs hold, to every active profiler."""
+    def report(j: int, t0: float, natives: dict, outs: list) -> None:
+        ms = (_time.perf_counter() - t0) * 1e3
+        node = nodes[j]
+        inputs = {k: _run_time(v) for k, v in natives.items() if k != DIM_SOURCES}
+        results = [_RunTime(o) for o in outs]
+        added = sum(getattr(o, "nbytes", 0) for o in outs)
+        for p in ctx.profilers:
+            p.on_kernel(node.op, inputs, node.attrs, results, ms, counters[2] - added,
+                        counters[0] - len(outs))
+            if p.keep_records:
+                p.kernels[-1]["node"] = node.name
+                if "members" in node.attrs:  # a fused kernel: the ops it computes
+                    p.kernels[-1]["members"] = node.attrs["members"]
+    return report
+
+
 def _operands(node):
     for v in node.inputs.values():
         yield from (v if isinstance(v, (list, tuple)) else (v,))
@@ -104,8 +125,9 @@ class Program:
     """A compiled graph: `program(natives) -> natives of `outputs``. A debug program
     (config.set_debug) also checks every node's floating outputs for NaN/Inf."""
 
-    def __init__(self, graph, outputs: list, backend: Backend, debug: bool = False):
-        self.graph, self.backend, self.debug = graph, backend, debug
+    def __init__(self, graph, outputs: list, backend: Backend, debug: bool = False,
+                 profiled: bool = False):
+        self.graph, self.backend, self.debug, self.profiled = graph, backend, debug, profiled
         self.name = f"<tapeflow program {next(_program_ids)}: {graph.name}>"
         self.line_nodes: dict[int, object] = {}
         self.fn = self._compile(outputs)
@@ -123,6 +145,8 @@ class Program:
         self.pruned = sum(n.op != "Placeholder" for n in graph.nodes) - len(nodes)
         if self.debug:
             env["_chk"] = _checker(graph, nodes, backend)
+        if self.profiled:  # profile(): each node reports its time and output bytes
+            env["_clock"], env["_prof"] = _time.perf_counter, _reporter(nodes)
         for j, node in enumerate(nodes):
             for v in node.inputs.values():
                 for m in (v if isinstance(v, (list, tuple)) else (v,)):
@@ -159,6 +183,9 @@ class Program:
                 call = f"_eager({node.op!r}, {a}, {natives}, {len(outs)})"
                 lines.append(f"    {', '.join(outs)} = {call}" if outs else f"    {call}")
             else:
+                profiled = self.profiled and node.op != "Const"  # (a constant does no work)
+                if profiled:
+                    lines.append("    _t = _clock()")
                 per = _reg.KERNELS.get(node.op)
                 entry = per.get(backend.name) if per else None
                 if entry is None and native_impl is None:
@@ -180,6 +207,8 @@ class Program:
                     lines.append(f"    {', '.join(outs)} = _resolve_all({k}(n, {a}, b), n)")
                 for extra in (len(lines) - 1, len(lines)):
                     self.line_nodes[extra] = node
+                if profiled:
+                    lines.append(f"    _prof({j}, _t, n, [{', '.join(outs)}])")
             floats = [nm for o, nm in zip(node.outputs, outs)
                       if o.dtype.is_floating or o.dtype.is_complex]
             if self.debug and floats:
