@@ -8,9 +8,12 @@ reads and assignments) call back into the eager path, in program order.
 from __future__ import annotations
 
 import itertools
+import sys
 import time as _time
 import traceback
 from typing import Callable
+
+import numpy as np
 
 from .._core import dtypes as _dt, registry as _reg
 from .._core.backends import Backend
@@ -100,6 +103,47 @@ def _reporter(nodes: list) -> Callable:
     return report
 
 
+# Ops whose kernel is exactly this ufunc: the program may run them with `out=` into an
+# input that dies there (memory planning: no new buffer when an old one is free).
+IN_PLACE = {"Add": (np.add, ("x", "y")), "Sub": (np.subtract, ("x", "y")),
+            "Mul": (np.multiply, ("x", "y")), "RealDiv": (np.true_divide, ("x", "y")),
+            "Maximum": (np.maximum, ("x", "y")), "Minimum": (np.minimum, ("x", "y")),
+            "Neg": (np.negative, ("x",)), "Abs": (np.abs, ("x",)),
+            "Square": (np.square, ("x",)), "Reciprocal": (np.reciprocal, ("x",)),
+            "Exp": (np.exp, ("x",)), "Expm1": (np.expm1, ("x",)), "Log": (np.log, ("x",)),
+            "Log1p": (np.log1p, ("x",)), "Sqrt": (np.sqrt, ("x",)), "Sin": (np.sin, ("x",)),
+            "Cos": (np.cos, ("x",)), "Tanh": (np.tanh, ("x",))}
+
+
+def _alone() -> int:
+    """References a local array nobody else holds shows to sys.getrefcount (measured, not
+    assumed: it depends on the interpreter)."""
+    probe = np.empty(1)
+    return sys.getrefcount(probe)
+
+
+_ALONE = _alone()
+
+
+def _reusable(node, j: int, last: dict, keep: set, inputs: set):
+    """(ufunc, names of its operands, the operand whose buffer the output may take) for a
+    node that can write into an input dying at it, else None. At run time the buffer is
+    taken only if no one else holds it (see Program._compile)."""
+    spec = IN_PLACE.get(node.op)
+    if spec is None or len(node.outputs) != 1:
+        return None
+    out = node.outputs[0]
+    if not (out.dtype.is_floating or out.dtype.is_complex) or None in out._shape:
+        return None
+    for name in spec[1]:
+        t = node.inputs.get(name)
+        if (isinstance(t, Tensor) and last.get(t.id) == j and t.id not in keep
+                and t.id not in inputs and t.dtype is out.dtype
+                and tuple(t._shape) == tuple(out._shape)):
+            return spec[0], spec[1], name
+    return None
+
+
 def _operands(node):
     for v in node.inputs.values():
         yield from (v if isinstance(v, (list, tuple)) else (v,))
@@ -138,7 +182,9 @@ class Program:
         for i, t in enumerate(graph.inputs):
             names[t.id] = f"i{i}"
         env = {"_resolve": _resolve, "_resolve_all": _resolve_all, "_single": _single,
-               "_eager": _eager, "Alias": Alias, "b": backend, "_nd": backend.native_type}
+               "_eager": _eager, "Alias": Alias, "b": backend, "_nd": backend.native_type,
+               "_rc": sys.getrefcount, "_ALONE": _ALONE}
+        input_ids = {t.id for t in graph.inputs}
         # last use of every tensor (node index), so its buffer can go right after
         last: dict[int, int] = {}
         nodes = live_nodes(graph.nodes, outputs)
@@ -193,18 +239,33 @@ class Program:
                                         f"(node {node.name} of {graph.name})")
                 k = f"k{j}"
                 env[k] = native_impl if native_impl is not None else entry.func
-                lines.append(f"    n = {natives}")
+                reuse = None
+                if backend.native_type is np.ndarray and not self.debug:
+                    reuse = _reusable(node, j, last, keep, input_ids)
+                indent = "    "
+                if reuse is not None:
+                    ufunc, operands, into = reuse
+                    env[f"u{j}"] = ufunc
+                    buf = names[node.inputs[into].id]
+                    args = ", ".join(names[node.inputs[m].id] for m in operands)
+                    lines.append(f"    if type({buf}) is _nd and {buf}.base is None and "
+                                 f"_rc({buf}) == _ALONE and {buf}.flags.writeable:")
+                    lines.append(f"        {outs[0]} = u{j}({args}, out={buf})")
+                    self.line_nodes[len(lines)] = node
+                    lines.append("    else:")
+                    indent = "        "
+                lines.append(f"{indent}n = {natives}")
                 if DIM_SOURCES in node.inputs or late_attrs(node.attrs):  # run-time attrs
                     env[f"d{j}"] = attr_resolver(node.attrs, node.inputs.get(DIM_SOURCES))
                     a = f"d{j}(n.get({DIM_SOURCES!r}))"
                 if not outs:  # a stateful op run for its effect (an assignment)
-                    lines.append(f"    {k}(n, {a}, b)")
+                    lines.append(f"{indent}{k}(n, {a}, b)")
                 elif len(outs) == 1:
-                    lines.append(f"    {outs[0]} = {k}(n, {a}, b)")
-                    lines.append(f"    if type({outs[0]}) is not _nd: "
+                    lines.append(f"{indent}{outs[0]} = {k}(n, {a}, b)")
+                    lines.append(f"{indent}if type({outs[0]}) is not _nd: "
                                  f"{outs[0]} = _single({outs[0]}, n)")
                 else:
-                    lines.append(f"    {', '.join(outs)} = _resolve_all({k}(n, {a}, b), n)")
+                    lines.append(f"{indent}{', '.join(outs)} = _resolve_all({k}(n, {a}, b), n)")
                 for extra in (len(lines) - 1, len(lines)):
                     self.line_nodes[extra] = node
                 if profiled:
