@@ -12,12 +12,12 @@ _ndarray = np.ndarray
 # which the engine wraps as a 0-d array (Backend.to_native) like any other result.
 def _unary(name: str, f):
     """Register `f(x)` as the kernel of a unary op named `name`."""
-    kernel(name)(lambda i, a, b: f(i["x"]))
+    kernel(name)(lambda inputs, attrs, backend: f(inputs["x"]))
 
 
 def _binary(name: str, f):
     """Register `f(x, y)` as the kernel of a binary op named `name`."""
-    kernel(name)(lambda i, a, b: f(i["x"], i["y"]))
+    kernel(name)(lambda inputs, attrs, backend: f(inputs["x"], inputs["y"]))
 
 
 def _special_fn(f):
