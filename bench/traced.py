@@ -63,6 +63,16 @@ def w5_tf(x):
     return y, acc.jvp(y)
 
 
+def w7_with_loss(x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(1000):
+            y = y * 0.999 + 0.001
+        loss = tf.reduce_sum(y)
+    return loss, tape.gradient(loss, x)
+
+
 def main():
     rng = np.random.default_rng(0)
     rows = []
@@ -116,8 +126,15 @@ def main():
     np.testing.assert_allclose(w7(t100k).numpy(), w7_numpy(x100k), rtol=1e-4)
     rows.append(("W7 deep chain, traced", best_of(lambda: w7_numpy(x100k), 5),
                  best_of(lambda: w7(t100k), 5), trace_w7))
+    # the gradient of this linear chain is a constant, which constant folding computes at
+    # trace time; returning the loss too makes the forward chain run on every call
+    w7b = function(w7_with_loss)
+    trace_w7b = first_call(lambda: w7b(t100k))
+    np.testing.assert_allclose(w7b(t100k)[1].numpy(), w7_numpy(x100k), rtol=1e-4)
+    rows.append(("W7 chain, loss and gradient", best_of(lambda: w7_numpy(x100k), 5),
+                 best_of(lambda: w7b(t100k), 5), trace_w7b))
     mem_np = peak_growth_mb(lambda: w7_numpy(x100k))
-    mem_tf = peak_growth_mb(lambda: w7(t100k))
+    mem_tf = peak_growth_mb(lambda: w7b(t100k))
 
     print(f"{'workload':32s} {'numpy ms':>9s} {'tapeflow ms':>12s} {'ratio':>7s} "
           f"{'first call ms':>13s}")

@@ -151,3 +151,34 @@ def test_random_elementwise_programs_fused_equal_unfused(steps, seed):
     fused, plain = tf.function(f)(x), tf.function(f, jit_compile=False)(x)
     for a, b in zip(fused, plain):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-11, atol=1e-12)
+
+
+def test_a_region_numba_cannot_compile_runs_as_numpy_blocks(monkeypatch):
+    x = tf.constant(np.linspace(-1, 1, 12).reshape(3, 4), dtype=tf.float64)
+    f = tf.function(w3)
+    want = tf.function(w3, jit_compile=False)(x)
+    cf = f.get_concrete_function(x)
+    kernel = fused_nodes(cf)[0].attrs["kernel"]
+
+    def refuse(*args):
+        raise RecursionError("maximum recursion depth exceeded")
+    kernel._kernels = fuse.compile_source(kernel.source)
+    kernel._kernels = (refuse, refuse, kernel._kernels[2])
+    got = f(x)
+    assert kernel.compiled is False
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-13, atol=1e-14)
+
+
+def test_long_chains_are_cut_into_kernels_of_bounded_size():
+    @tf.function
+    def chain(x):
+        for _ in range(fuse.MAX_MEMBERS):
+            x = x * 0.5 + 0.25
+        return x
+
+    x = tf.constant(np.linspace(0, 1, 8))
+    sizes = [len(n.attrs["members"]) for n in fused_nodes(chain.get_concrete_function(x))]
+    assert len(sizes) >= 2 and max(sizes) <= fuse.MAX_MEMBERS, sizes
+    np.testing.assert_allclose(chain(x).numpy(), np.full(8, 0.5) + (x.numpy() - 0.5) *
+                               0.5 ** fuse.MAX_MEMBERS, rtol=1e-12)

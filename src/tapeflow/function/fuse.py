@@ -64,6 +64,7 @@ EXPRESSIONS = {
 _FLOATS = ("float32", "float64")
 PARALLEL_FROM = 1 << 16  # elements: below this one thread is faster than starting several
 MIN_MEMBERS = 2          # a region of one op is left to its NumPy kernel
+MAX_MEMBERS = 256        # longer regions are cut: numba's compile time grows faster than their size
 
 
 def available() -> bool:
@@ -181,10 +182,11 @@ def find_regions(graph: FuncGraph) -> list:
             previous_effect = node
     regions = []
     for members in groups.values():
-        if _closed(members, successors, index):
-            regions.append(_region(members, index))
-        else:
-            regions += _split(members, index)
+        parts = [_region(members, index)] if _closed(members, successors, index) \
+            else _split(members, index)
+        for part in parts:  # consecutive pieces in program order cannot make a cycle
+            for start in range(0, len(part.members), MAX_MEMBERS):
+                regions.append(_region(part.members[start:start + MAX_MEMBERS], index))
     for region in regions:
         region.made = {n.outputs[0].id for n in region.members}
     owner = {t: r for r in regions for t in r.made}
@@ -433,6 +435,7 @@ class FusedKernel:
         self.dtype, self.members = np.dtype(dtype._np), members
         self.transcendental = bool(TRANSCENDENTAL.intersection(members))
         self._kernels = None
+        self.compiled = True  # False once numba failed on it: the NumPy blocks run instead
 
     def __call__(self, arrays: list) -> list:
         if self._kernels is None:
@@ -441,12 +444,21 @@ class FusedKernel:
         args = [np.ascontiguousarray(a).reshape(-1) if a.ndim else a[()] for a in arrays]
         n = int(np.prod(shape))
         outs = [np.empty(n, self.dtype) for _ in range(self.n_outputs)]
-        if n < PARALLEL_FROM:
-            sums = self._kernels[1](*args, *outs)
-        elif self.transcendental:
+        if not self.compiled or (self.transcendental and n >= PARALLEL_FROM):
             sums = self._blocks(n, args, outs)
         else:
-            sums = self._kernels[0](*args, *outs)
+            limit = sys.getrecursionlimit()
+            # numba's analyses recurse along a kernel's chain of statements
+            sys.setrecursionlimit(max(limit, 10 * len(self.members) + 1000))
+            try:
+                sums = self._kernels[0 if n >= PARALLEL_FROM else 1](*args, *outs)
+            except Exception as e:  # noqa: BLE001 - numba could not compile this region
+                if "numba" not in type(e).__module__ and not isinstance(e, RecursionError):
+                    raise
+                self.compiled = False
+                sums = self._blocks(n, args, outs)
+            finally:
+                sys.setrecursionlimit(limit)
         results = [o.reshape(shape) for o in outs]
         results += [np.asarray(s, self.dtype) for s in sums]
         return results
@@ -470,7 +482,8 @@ class FusedKernel:
         return tuple(sum(t[k] for t in totals) for k in range(self.reductions))
 
     def __repr__(self) -> str:
-        return f"<fused {'+'.join(self.members)}>"
+        shown = "+".join(self.members[:8]) + ("+..." if len(self.members) > 8 else "")
+        return f"<fused {len(self.members)} ops: {shown}>"
 
 
 def _fused_shape(shapes, dtypes, attrs):
