@@ -29,9 +29,8 @@ import numpy as np
 
 from .._core.registry import define_op
 from .._core.tensor import Tensor
-from .executor import live_nodes
 from .graph import FuncGraph
-from .interpret import eval_graph, remap_dims
+from .interpret import eval_graph, finish_rebuild, remap_dims, start_rebuild
 
 # op -> (input names, expression over them; T is the dtype's scalar type)
 EXPRESSIONS = {
@@ -518,10 +517,7 @@ def fuse(graph: FuncGraph, outputs: list) -> tuple:
         source, inputs, outs, reductions = generate(region, exported)
         plans[id(region)] = (source, inputs, outs, reductions)
 
-    new = FuncGraph(graph.name)
-    env: dict = {}
-    for t in graph.inputs:
-        env[t.id] = new.placeholder(t._shape, t.dtype, t.name.split(":")[0])
+    new, env = start_rebuild(graph)
     firsts = {id(r.members[0]): r for r in regions}
     keep = schedule(graph, regions)
 
@@ -550,13 +546,4 @@ def fuse(graph: FuncGraph, outputs: list) -> tuple:
         return [env.get(o.id) for o in node.outputs]
 
     env = eval_graph(graph, env, apply, keep)
-    if len(new.inputs) != len(graph.inputs):  # a rewrite reached a tensor it did not map
-        raise RuntimeError(f"fusing {graph.name}: the rebuilt graph captured "
-                           f"{len(new.inputs) - len(graph.inputs)} tensor(s) of the old one")
-    new_outputs = [env[t.id] if isinstance(t, Tensor) else t for t in outputs]
-    new.nodes = [n for n in new.nodes if n.op == "Placeholder"] + live_nodes(new.nodes,
-                                                                             new_outputs)
-    new.outputs = list(new_outputs)
-    new.variables = dict(graph.variables)
-    new.frozen = True
-    return new, new_outputs, len(regions)
+    return new, finish_rebuild(graph, new, env, outputs, "fusing"), len(regions)

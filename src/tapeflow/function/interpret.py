@@ -13,7 +13,34 @@ from .._core.context import ctx, hooks
 from .._core.dispatch import run_kernel
 from .._core.shape import Dim
 from .._core.tensor import SYMBOLIC, Tensor
+from .executor import live_nodes
 from .graph import _dims_in, DIM_SOURCES, FuncGraph
+
+
+def start_rebuild(graph: FuncGraph) -> tuple:
+    """(a new graph with `graph`'s inputs, same order, names and specs; the environment
+    mapping each old input to its new one) for a pass that rebuilds `graph`."""
+    new = FuncGraph(graph.name)
+    env = {t.id: new.placeholder(t._shape, t.dtype, t.name.split(":")[0])
+           for t in graph.inputs}
+    return new, env
+
+
+def finish_rebuild(graph: FuncGraph, new: FuncGraph, env: dict, outputs: list,
+                   doing: str) -> list:
+    """End a rebuild: `new`'s outputs for `outputs` (returned), its unused nodes dropped
+    (what rewrites left behind), its variables, frozen. Raises if a rewrite made the new
+    graph capture a tensor of the old one (a bug of the pass `doing`)."""
+    if len(new.inputs) != len(graph.inputs):
+        raise RuntimeError(f"{doing} {graph.name}: the rebuilt graph captured "
+                           f"{len(new.inputs) - len(graph.inputs)} tensor(s) of the old one")
+    new_outputs = [env[t.id] if isinstance(t, Tensor) else t for t in outputs]
+    new.nodes = [n for n in new.nodes if n.op == "Placeholder"] + live_nodes(new.nodes,
+                                                                             new_outputs)
+    new.outputs = list(new_outputs)
+    new.variables = dict(graph.variables)
+    new.frozen = True
+    return new_outputs
 
 
 def remap_dims(attrs: dict, env: dict) -> dict:

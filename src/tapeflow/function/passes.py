@@ -34,7 +34,7 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from .executor import live_nodes
 from .graph import _dims_in, FuncGraph, late_attrs
-from .interpret import eval_graph, remap_dims
+from .interpret import eval_graph, finish_rebuild, remap_dims, start_rebuild
 
 # TensorFlow's option names (tf.config.optimizer.set_experimental_options); the ones
 # tapeflow has no pass for are accepted and kept, as settings with no effect.
@@ -118,11 +118,7 @@ def optimize(graph: FuncGraph, outputs: list, passes: tuple) -> tuple:
     """(optimized graph, its outputs for `outputs`, Report): `graph` rebuilt with `passes`
     (names from `active_passes`). The inputs keep their order and specs."""
     report = Report()
-    new = FuncGraph(graph.name)
-    env = {}
-    for t in graph.inputs:
-        ph = new.placeholder(t._shape, t.dtype, t.name.split(":")[0])
-        env[t.id] = ph
+    new, env = start_rebuild(graph)
     nodes = live_nodes(graph.nodes, outputs) if "dce" in passes else [
         n for n in graph.nodes if n.op != "Placeholder"]
     report.removed = sum(n.op != "Placeholder" for n in graph.nodes) - len(nodes)
@@ -135,17 +131,8 @@ def optimize(graph: FuncGraph, outputs: list, passes: tuple) -> tuple:
     finally:
         ctx.graph = saved
         ctx.refresh()
-    if len(new.inputs) != len(graph.inputs):  # a rewrite reached a tensor it did not map
-        raise RuntimeError(f"optimizing {graph.name}: the rebuilt graph captured "
-                           f"{len(new.inputs) - len(graph.inputs)} tensor(s) of the old one")
-    new_outputs = [env[t.id] if isinstance(t, Tensor) else t for t in outputs]
-    # what the rewrites left unused (a folded constant's inputs, an inner transpose)
-    new.nodes = [n for n in new.nodes if n.op == "Placeholder"] + live_nodes(new.nodes,
-                                                                             new_outputs)
-    new.outputs = list(new_outputs)
-    new.variables = dict(graph.variables)
+    new_outputs = finish_rebuild(graph, new, env, outputs, "optimizing")
     new.check()
-    new.frozen = True
     return new, new_outputs, report
 
 
