@@ -269,7 +269,7 @@ class Program:
                 for extra in (len(lines) - 1, len(lines)):
                     self.line_nodes[extra] = node
                 if profiled:
-                    lines.append(f"    _prof({j}, _t, n, [{', '.join(outs)}])")
+                    lines.append(f"    _prof({j}, _t, {natives}, [{', '.join(outs)}])")
             floats = [nm for o, nm in zip(node.outputs, outs)
                       if o.dtype.is_floating or o.dtype.is_complex]
             if self.debug and floats:
