@@ -32,7 +32,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 import tapeflow as tf  # noqa: E402
 from cnn import cnn_batch, cnn_params, w6_numpy, w6_tf  # noqa: E402
 from reverse_mode import (best_of, mlp_params, peak_growth_mb, w1_numpy, w1_tf,  # noqa: E402
-                          w2_numpy, w2_tf, w3_numpy, w3_tf, w7_numpy, w7_tf)
+                          w2_numpy, w2_tf, w3_numpy, w3_tf, w7_loss_and_gradient, w7_numpy,
+                          w7_tf)
 
 JIT = "--no-jit" not in sys.argv
 
@@ -61,16 +62,6 @@ def w5_tf(x):
         for _ in range(200):
             y = tf.sin(y) * 1.01 + 0.1
     return y, acc.jvp(y)
-
-
-def w7_with_loss(x):
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = x
-        for _ in range(1000):
-            y = y * 0.999 + 0.001
-        loss = tf.reduce_sum(y)
-    return loss, tape.gradient(loss, x)
 
 
 def main():
@@ -128,7 +119,7 @@ def main():
                  best_of(lambda: w7(t100k), 5), trace_w7))
     # the gradient of this linear chain is a constant, which constant folding computes at
     # trace time; returning the loss too makes the forward chain run on every call
-    w7b = function(w7_with_loss)
+    w7b = function(w7_loss_and_gradient)
     trace_w7b = first_call(lambda: w7b(t100k))
     np.testing.assert_allclose(w7b(t100k)[1].numpy(), w7_numpy(x100k), rtol=1e-4)
     rows.append(("W7 chain, loss and gradient", best_of(lambda: w7_numpy(x100k), 5),
