@@ -17,6 +17,7 @@ from ..autodiff import record, vspace
 from ..autodiff.forward import ForwardAccumulator
 from ..autodiff.tape import Tape
 from .graph import FuncGraph, graph_of, tracing
+from .interpret import eval_graph
 
 
 def backward_function(cf):
@@ -24,9 +25,7 @@ def backward_function(cf):
     once. The backward function takes the output cotangents then the saved tensors and
     returns the gradients of the inputs (arguments, captures, then variables) that have
     one; `slots` says which."""
-    if cf._backward is None:
-        cf._backward = _build(cf)
-    return cf._backward
+    return cf.derived("backward", lambda: _build(cf))
 
 
 def _build(cf):
@@ -40,11 +39,9 @@ def _build(cf):
     saved_state = (ctx.tapes, ctx.watchers)
     ctx.tapes, ctx.watchers = [tape], []
     ctx.refresh()
-    try:  # record the forward nodes as eager ops are recorded: backward functions per node
-        for node in fwd.nodes:
-            if node.op != "Placeholder" and node.outputs:
-                record.forced_site[0] = node.site[1] if node.site else None
-                hooks.record(node.op, node.inputs, node.attrs, node.outputs)
+    try:  # the forward nodes recorded as eager ops are: a backward function per node
+        env = {t.id: t for t in fwd.inputs}
+        eval_graph(fwd, env, _recorded)
     finally:
         record.forced_site[0] = None
         ctx.tapes, ctx.watchers = saved_state
@@ -67,15 +64,21 @@ def _build(cf):
     saved = [(ext, ph) for ext, ph in bwd.captures if graph_of(ext) is fwd]
     others = [(ext, ph) for ext, ph in bwd.captures if graph_of(ext) is not fwd]
     order = cots + [ph for _, ph in saved] + [ph for _, ph in others]
-    bwd.inputs = order
-    bwd.captures = others
-    for ext, ph in saved:
-        del bwd._captured[ext.id]
+    bwd.seal(results, inputs=order, captures=others)
     n_args = len(cots) + len(saved)
     grad_cf = type(cf)(bwd, (tuple(_spec(t) for t in order[:n_args]), {}), results, n_args,
                        bwd.name)
     grad_cf.jit_compile = cf.jit_compile
     return grad_cf, slots, [ext for ext, _ in saved]
+
+
+def _recorded(node, ins: dict) -> tuple:
+    """eval_graph's recording `apply`: the node on the tape with the forward graph's own
+    tensors (its outputs are the values), blamed on the line that made the forward op."""
+    if node.outputs:
+        record.forced_site[0] = node.site[1] if node.site else None
+        hooks.record(node.op, ins, node.attrs, list(node.outputs))
+    return node.outputs
 
 
 def _spec(t: Tensor) -> TensorSpec:
@@ -87,12 +90,8 @@ def jvp_function(cf, has_tangent: list, tangent_shapes: list):
     inputs (arguments, captures, then variables) have a tangent, and the tangents' shapes
     (a leading batch dimension for batched tangents). The JVP function takes the primal
     inputs then the present tangents and returns the outputs' tangents that exist."""
-    key = (tuple(has_tangent), tuple(tangent_shapes))
-    cache = cf.__dict__.setdefault("_jvps", {})
-    hit = cache.get(key)
-    if hit is None:
-        hit = cache[key] = _build_jvp(cf, has_tangent, tangent_shapes)
-    return hit
+    key = ("jvp", tuple(has_tangent), tuple(tangent_shapes))
+    return cf.derived(key, lambda: _build_jvp(cf, has_tangent, tangent_shapes))
 
 
 def _build_jvp(cf, has_tangent, tangent_shapes):

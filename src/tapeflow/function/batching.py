@@ -1,5 +1,6 @@
 """The batching transform of `vectorized_map`: `fn` traced once for one element, its nodes
-run again on tensors with a leading batch axis through each op's batching rule.
+run again on tensors with a leading batch axis through each op's batching rule (an
+`eval_graph` whose `apply` batches).
 
 Every tensor of the trace is either *batched* (it depends on the element: one more leading
 axis than traced) or not (captures, constants, variables). A node none of whose inputs is
@@ -12,10 +13,11 @@ from __future__ import annotations
 from .._core import nest, registry as _reg
 from .._core.dispatch import run_kernel
 from .._core.errors import NoBatchingRule
-from .._core.tensor import Tensor, TensorSpec
+from .._core.tensor import TensorSpec
 from ..ops._batching import broadcast_batch
 from .control_flow import _Sub
-from .graph import DIM_SOURCES, late_attrs
+from .graph import late_attrs
+from .interpret import eval_graph
 
 
 def batch_function(fn, elems, flat: list, n):
@@ -25,38 +27,37 @@ def batch_function(fn, elems, flat: list, n):
                                if nest.is_nested(elems) else phs[0]),
                specs, "vectorized_map_fn")
     graph = sub.graph
+    # every value is (tensor, batched): batched ones carry the leading batch axis
     env = {ph.id: (t, True) for ph, t in zip(sub.params, flat)}
     for ext, ph in graph.captures:
         env[ph.id] = (ext, False)
-    for node in graph.nodes:
-        if node.op == "Placeholder":
-            continue
-        if DIM_SOURCES in node.inputs:
+
+    def batched(node, ins: dict) -> list:
+        if node.dims:
             raise NoBatchingRule(node.op, "has attributes that depend on run-time shapes")
         if late_attrs(node.attrs):  # random draws: one per element, as the loop makes
             raise NoBatchingRule(node.op, "draws random numbers")
-        ins, flags = {}, {}
-        for k, v in node.inputs.items():
-            if isinstance(v, (list, tuple)):
-                pairs = [env[m.id] if isinstance(m, Tensor) else (m, False) for m in v]
-                ins[k], flags[k] = [p[0] for p in pairs], [p[1] for p in pairs]
-            elif isinstance(v, Tensor):
-                ins[k], flags[k] = env[v.id]
-            else:  # a variable
-                ins[k], flags[k] = v, False
-        any_batched = any(any(f) if isinstance(f, list) else f for f in flags.values())
+        values, flags = {}, {}
+        for k, v in ins.items():
+            if type(v) is list:
+                pairs = [m if type(m) is tuple else (m, False) for m in v]
+                values[k], flags[k] = [p[0] for p in pairs], [p[1] for p in pairs]
+            else:
+                values[k], flags[k] = v if type(v) is tuple else (v, False)  # (a variable)
+        any_batched = any(any(f) if type(f) is list else f for f in flags.values())
         if not any_batched:
-            out = run_kernel(node.op, ins, node.attrs)
+            out = run_kernel(node.op, values, node.attrs)
         else:
             if node.stateful:
                 raise NoBatchingRule(node.op, "is stateful")
             rule = _reg.BATCHING.get(node.op)
             if rule is None:
                 raise NoBatchingRule(node.op, "has no batching rule")
-            out = rule(node.op, ins, node.attrs, flags, n)
+            out = rule(node.op, values, node.attrs, flags, n)
         outs = out if isinstance(out, list) else ([] if out is None else [out])
-        for o, s in zip(outs, node.outputs):
-            env[s.id] = (o, any_batched)
+        return [(o, any_batched) for o in outs]
+
+    env = eval_graph(graph, env, batched)
     leaves = []
     for o in sub.flat:
         if o is None:

@@ -4,6 +4,8 @@ VJP and JVP over the graph) and compiled by the executor."""
 from __future__ import annotations
 
 
+from typing import Callable
+
 import numpy as np
 
 from .._core import nest
@@ -81,7 +83,7 @@ class ConcreteFunction:
     """
 
     def __init__(self, graph: FuncGraph, structured_input_signature, structured_outputs,
-                 n_args: int, name: str, check: bool = True, arg_names=None):
+                 n_args: int, name: str, arg_names=None):
         self.graph = graph
         # the parameter name of each positional entry of the signature (None for *args
         # entries), so that a call may pass them by keyword
@@ -92,16 +94,22 @@ class ConcreteFunction:
         self._n_args = n_args
         self._flat_outputs = [o for o in nest.flatten(structured_outputs)
                               if isinstance(o, Tensor)]
-        if check:
-            graph.outputs = list(self._flat_outputs)
-            graph.check()
-        graph.frozen = True
+        if not graph.frozen:  # (a variant of another function shares its sealed graph)
+            graph.seal(self._flat_outputs)
         self._programs: dict = {}
         # False: run without fused kernels (function(..., jit_compile=False)); what was
         # derived from this function (its gradient, its forward variant) follows it
         self.jit_compile = None
-        self._backward = None  # (ConcreteFunction, gradient slots, saved tensors)
         self._forward = None   # the forward variant (see _forward_variant)
+        self._derived: dict = {}  # what transformations built from it, by their key
+
+    def derived(self, key, build: Callable):
+        """What `build()` makes of this function (its gradient, a JVP, a loop's gradient),
+        built once and kept with it under `key`."""
+        hit = self._derived.get(key)
+        if hit is None:
+            hit = self._derived[key] = build()
+        return hit
 
     # ------------------------------------------------------------------ properties
     @property
@@ -210,7 +218,7 @@ class ConcreteFunction:
                     break
                 cf = ConcreteFunction(self.graph, self.structured_input_signature,
                                       list(cf._flat_outputs) + extra, self._n_args,
-                                      self.name + "_forward", check=False)
+                                      self.name + "_forward")
                 cf.jit_compile = self.jit_compile
             self._forward = cf
         return self._forward

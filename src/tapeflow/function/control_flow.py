@@ -14,8 +14,6 @@ JVP of While are loops over the body's forward-mode function, so every order wor
 """
 from __future__ import annotations
 
-import copy
-
 from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
@@ -31,6 +29,7 @@ from .backprop import backward_function
 from .concrete import ConcreteFunction
 from .executor import natives_of
 from .graph import FuncGraph, tracing
+from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
 from .tensor_array import shape_loop_arrays
 
 __all__ = ["cond", "while_loop"]
@@ -123,11 +122,11 @@ def _seal(subs: list) -> tuple[list, list, list]:
     cfs = []
     for s in subs:
         g = s.graph
-        g.inputs = list(s.params) + [g.capture(ext) for ext in outside]
-        g.captures, g._captured = [], {}
-        specs = tuple(TensorSpec(t._shape, t.dtype) for t in g.inputs)
+        order = list(s.params) + [g.capture(ext) for ext in outside]
         outs = [o for o in s.flat if o is not None]
-        cfs.append(ConcreteFunction(g, (specs, {}), outs, len(g.inputs), g.name))
+        g.seal(outs, inputs=order, captures=[])  # the caller feeds the captures
+        specs = tuple(TensorSpec(t._shape, t.dtype) for t in order)
+        cfs.append(ConcreteFunction(g, (specs, {}), outs, len(order), g.name))
     return outside, variables, cfs
 
 
@@ -271,7 +270,7 @@ class _BranchGrad:
         if self.extras:
             self.full = ConcreteFunction(cf.graph, cf.structured_input_signature,
                                          list(cf._flat_outputs) + self.extras, cf._n_args,
-                                         cf.name + "_forward", check=False)
+                                         cf.name + "_forward")
 
     def where(self, t: Tensor):
         for j, p in enumerate(self.cf.graph.inputs):
@@ -310,12 +309,10 @@ def _if_node(pred, outside, variables, then_cf, else_cf, specs, stateful):
              "else_branch": else_g.full if else_g else else_cf,
              "n_out": n_out, "specs": tuple(specs),
              "then_pad": tuple(then_pad), "else_pad": tuple(else_pad),
-             "grads": (then_g, else_g)}
+             "grads": (then_g, else_g), "stateful": stateful}
     outs = run_kernel("If", {"pred": pred, "args": list(outside), "resources": list(variables)},
                       attrs)
     outs = outs if isinstance(outs, list) else [outs]
-    if stateful and ctx.graph is not None and ctx.graph.nodes:
-        ctx.graph.nodes[-1].stateful = True  # branches assign or print: keep the node
     return outs[:n_out]
 
 
@@ -648,12 +645,11 @@ def _while_node(cond_sub, body_sub, flat0, limit: list, k) -> _Loop:
     outside, variables, cfs = _seal(subs)
     cond_cf, body_cf = (None, cfs[0]) if cond_sub is None else cfs
     specs = [(tuple(p._shape), p.dtype) for p in body_sub.params]
-    attrs = {"cond": cond_cf, "body": body_cf, "specs": tuple(specs), "k": k}
+    attrs = {"cond": cond_cf, "body": body_cf, "specs": tuple(specs), "k": k,
+             "stateful": any(s.stateful for s in subs)}  # the loop assigns or prints
     outs = run_kernel("While", {"loop_vars": list(flat0), "args": list(outside),
                                 "resources": list(variables),
                                 "maximum_iterations": list(limit)}, attrs)
-    if any(s.stateful for s in subs) and ctx.graph is not None:
-        ctx.graph.nodes[-1].stateful = True
     return _Loop(outs, body_cf, list(flat0), outside, variables)
 
 
@@ -670,8 +666,9 @@ class _LoopGrad:
     def __init__(self, body_cf, n_vars: int, resources: list):
         self.body = _without_prints(body_cf)  # the gradient's reruns print nothing
         self.backward, self.slots, saved = backward_function(body_cf)
-        self.variant = _without_prints(body_cf._forward_variant())
-        position = {t.id: i for i, t in enumerate(self.variant._flat_outputs)}
+        variant = body_cf._forward_variant()
+        position = {t.id: i for i, t in enumerate(variant._flat_outputs)}
+        self.variant = _without_prints(variant)  # (a rebuild: same outputs, new tensors)
         self.saved_positions = [position[t.id] for t in saved]
         ins = body_cf.graph.inputs
         self.n_vars, self.n_args = n_vars, len(ins) - n_vars
@@ -707,17 +704,16 @@ def _without_prints(cf):
     """`cf` without its print nodes (they have no outputs), for recomputed iterations."""
     if not any(n.op == "PrintV2" for n in cf.graph.nodes):
         return cf
-    graph = copy.copy(cf.graph)
-    graph.nodes = [n for n in cf.graph.nodes if n.op != "PrintV2"]
-    return ConcreteFunction(graph, cf.structured_input_signature, list(cf._flat_outputs),
-                            cf._n_args, cf.name + "_quiet", check=False)
+    new, env = start_rebuild(cf.graph)
+    env = eval_graph(cf.graph, env, lambda node, ins: copy_node(new, node, ins, env),
+                     [n for n in cf.graph.nodes if n.op != "PrintV2"])
+    outs = finish_rebuild(cf.graph, new, env, list(cf._flat_outputs), "dropping prints")
+    return ConcreteFunction(new, cf.structured_input_signature, outs, cf._n_args,
+                            cf.name + "_quiet")
 
 
 def _loop_grad(body_cf, n_vars, resources) -> _LoopGrad:
-    cached = getattr(body_cf, "_loop_grad", None)
-    if cached is None:
-        cached = body_cf._loop_grad = _LoopGrad(body_cf, n_vars, resources)
-    return cached
+    return body_cf.derived("loop_grad", lambda: _LoopGrad(body_cf, n_vars, resources))
 
 
 def _while_vjp(g, ans, loop_vars, args, resources, *, body, k, **_):

@@ -23,7 +23,7 @@ from .._core.errors import InvalidArgumentError, NotFoundError
 from .._core.memory import counters, native_of, wrap_native
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from .graph import _rule_attrs, attr_resolver, DIM_SOURCES, late_attrs
+from .graph import _rule_attrs, attr_resolver, late_attrs, live_nodes
 
 _program_ids = itertools.count(1)
 
@@ -90,7 +90,7 @@ def _reporter(nodes: list) -> Callable:
     def report(j: int, t0: float, natives: dict, outs: list) -> None:
         ms = (_time.perf_counter() - t0) * 1e3
         node = nodes[j]
-        inputs = {k: _run_time(v) for k, v in natives.items() if k != DIM_SOURCES}
+        inputs = {k: _run_time(v) for k, v in natives.items()}
         results = [_RunTime(o) for o in outs]
         added = sum(getattr(o, "nbytes", 0) for o in outs)
         for p in ctx.profilers:
@@ -144,27 +144,6 @@ def _reusable(node, j: int, last: dict, keep: set, inputs: set):
     return None
 
 
-def _operands(node):
-    for v in node.inputs.values():
-        yield from (v if isinstance(v, (list, tuple)) else (v,))
-
-
-def live_nodes(nodes: list, outputs: list) -> list:
-    """The nodes a program runs, in order: those the outputs depend on, and every stateful
-    node (assignments, random draws, prints) with what it depends on; the rest is dead code
-    (TensorFlow prunes it too, so a failing op whose result is unused does not run)."""
-    needed = {t.id for t in outputs if isinstance(t, Tensor)}
-    live = []
-    for node in reversed(nodes):
-        if node.op == "Placeholder":
-            continue
-        if node.stateful or not node.outputs or any(o.id in needed for o in node.outputs):
-            live.append(node)
-            needed.update(m.id for m in _operands(node) if isinstance(m, Tensor))
-    live.reverse()
-    return live
-
-
 class Program:
     """A compiled graph: `program(natives) -> natives of `outputs``. A debug program
     (config.set_debug) also checks every node's floating outputs for NaN/Inf."""
@@ -194,10 +173,8 @@ class Program:
         if self.profiled:  # profile(): each node reports its time and output bytes
             env["_clock"], env["_prof"] = _time.perf_counter, _reporter(nodes)
         for j, node in enumerate(nodes):
-            for v in node.inputs.values():
-                for m in (v if isinstance(v, (list, tuple)) else (v,)):
-                    if isinstance(m, Tensor):
-                        last[m.id] = j
+            for m in node.tensors():
+                last[m.id] = j
         keep = {t.id for t in outputs if isinstance(t, Tensor)}
         lines = [f"def program({', '.join(names[t.id] for t in graph.inputs)}):"]
         count = itertools.count()
@@ -255,9 +232,9 @@ class Program:
                     lines.append("    else:")
                     indent = "        "
                 lines.append(f"{indent}n = {natives}")
-                if DIM_SOURCES in node.inputs or late_attrs(node.attrs):  # run-time attrs
-                    env[f"d{j}"] = attr_resolver(node.attrs, node.inputs.get(DIM_SOURCES))
-                    a = f"d{j}(n.get({DIM_SOURCES!r}))"
+                if node.dims or late_attrs(node.attrs):  # attributes decided at run time
+                    env[f"d{j}"] = attr_resolver(node.attrs, list(node.dims))
+                    a = f"d{j}([{', '.join(names[m.id] for m in node.dims)}])"
                 if not outs:  # a stateful op run for its effect (an assignment)
                     lines.append(f"{indent}{k}(n, {a}, b)")
                 elif len(outs) == 1:
@@ -274,10 +251,8 @@ class Program:
                       if o.dtype.is_floating or o.dtype.is_complex]
             if self.debug and floats:
                 lines.append(f"    _chk({j}, {', '.join(floats)})")
-            dead = sorted({m.id for v in node.inputs.values()
-                           for m in (v if isinstance(v, (list, tuple)) else (v,))
-                           if isinstance(m, Tensor) and last.get(m.id) == j
-                           and m.id not in keep})
+            dead = sorted({m.id for m in node.tensors()
+                           if last.get(m.id) == j and m.id not in keep})
             dead += [o.id for o in node.outputs if o.id not in last and o.id not in keep]
             if dead:
                 lines.append(f"    del {', '.join(names[i] for i in dead)}")
@@ -301,7 +276,7 @@ class Program:
             node, given = found
             # the op's own message, with the shapes and dtypes it really got at run time
             # (not the traced ones, which may hold None) and the line that created it
-            inputs = {k: v for k, v in (given or node.inputs).items() if k != DIM_SOURCES}
+            inputs = dict(given or node.inputs)
             err = _kernel_error(node.op, {k: _run_time(v) for k, v in inputs.items()},
                                 _rule_attrs(node.attrs), e)
             what, site = node.site or ("forward", None)

@@ -30,7 +30,7 @@ import numpy as np
 from .._core.registry import define_op
 from .._core.tensor import Tensor
 from .graph import FuncGraph
-from .interpret import eval_graph, finish_rebuild, remap_dims, start_rebuild
+from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
 
 # op -> (input names, expression over them; T is the dtype's scalar type)
 EXPRESSIONS = {
@@ -533,23 +533,14 @@ def fuse(graph: FuncGraph, outputs: list) -> tuple:
     def apply(node, ins):
         region = firsts.get(id(node))
         if region is None:
-            if node.op == "Const":
-                made = [new.const_node(node.attrs["value"], node.attrs["dtype"])]
-            else:
-                made = new.add_op(node.op, ins, remap_dims(node.attrs, env))
-            last = new.nodes[-1]
-            new.rename(last, node.name)
-            last.site, last.stateful = node.site, node.stateful
-            return made
+            return copy_node(new, node, ins, env)
         source, inputs, outs, reductions = plans[id(region)]
         members = tuple(n.op for n in region.members) + tuple("Sum" for _ in reductions)
         kernel = FusedKernel(source, len(outs), len(reductions), region.dtype, members)
         attrs = {"kernel": kernel, "members": members, "dtype": region.dtype,
                  "kinds": ("full",) * len(outs) + ("sum",) * len(reductions)}
-        made = new.add_op("FusedElementwise", {"inputs": [env[t.id] for t in inputs]}, attrs)
-        fused = new.nodes[-1]
-        new.rename(fused, f"Fused_{node.name}")
-        fused.site = node.site
+        made = new.add_op("FusedElementwise", {"inputs": [env[t.id] for t in inputs]}, attrs,
+                          name=f"Fused_{node.name}", site=node.site)
         for t, value in zip(outs + [n.outputs[0] for n in reductions], made):
             env[t.id] = value
         return [env.get(o.id) for o in node.outputs]

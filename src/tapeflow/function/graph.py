@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -39,10 +40,6 @@ class SymbolicInfo:
         self.graph, self.node, self.index, self.name = graph, node, index, name
 
 
-# The node input holding the tensors whose run-time dims resolve `Dim`s in its attributes.
-DIM_SOURCES = "__dim_sources__"
-
-
 def _dims_in(attrs: dict) -> list:
     found = []
     for v in attrs.values():
@@ -67,7 +64,7 @@ def late_attrs(attrs: dict) -> bool:
 
 def attr_resolver(attrs: dict, sources: list):
     """`resolve(natives) -> attrs` for a node whose attributes are decided when the graph
-    runs: `Dim`s (sizes of its DIM_SOURCES tensors, given as native arrays) and
+    runs: `Dim`s (sizes of its `dims` tensors, given as native arrays) and
     `LateAttr`s (drawn anew each run, e.g. random seeds)."""
     late = [k for k, v in attrs.items() if isinstance(v, LateAttr)]
     by_dims = dim_resolver(attrs, sources) if sources else None
@@ -82,7 +79,7 @@ def attr_resolver(attrs: dict, sources: list):
 
 def dim_resolver(attrs: dict, sources: list):
     """`resolve(natives) -> attrs` for a node: each `Dim` replaced by the run-time size of
-    its tensor (one of the node's DIM_SOURCES, given as native arrays); a Dim over a tuple
+    its tensor (one of the node's `dims`, given as native arrays); a Dim over a tuple
     of axes is the product of their sizes."""
     def index(d):
         return next(i for i, s in enumerate(sources) if s is d.tensor)
@@ -112,6 +109,22 @@ def dim_resolver(attrs: dict, sources: list):
     return resolve
 
 
+def live_nodes(nodes: list, outputs: list) -> list:
+    """The nodes a program runs, in order: those the outputs depend on, and every stateful
+    node (assignments, random draws, prints) with what it depends on; the rest is dead code
+    (TensorFlow prunes it too, so a failing op whose result is unused does not run)."""
+    needed = {t.id for t in outputs if isinstance(t, Tensor)}
+    live = []
+    for node in reversed(nodes):
+        if node.op == "Placeholder":
+            continue
+        if node.stateful or not node.outputs or any(o.id in needed for o in node.outputs):
+            live.append(node)
+            needed.update(m.id for m in node.tensors())
+    live.reverse()
+    return live
+
+
 def graph_of(t: Tensor):
     """The graph a symbolic tensor belongs to (None for an eager tensor)."""
     return t._native.graph if t._buf == SYMBOLIC else None
@@ -127,19 +140,48 @@ def _debug_site() -> tuple:
 
 
 class Node:
-    """One op of a graph: `op` (the kernel name), `inputs` by name (symbolic tensors, lists
-    of them, or variables), static `attrs`, symbolic `outputs`. `.name`, `.op`, `.input`
-    follow TensorFlow's NodeDef spelling."""
+    """One op of a graph, an immutable record: `op` (the kernel name), `inputs` by name
+    (symbolic tensors, lists of them, or variables), static `attrs`, symbolic `outputs`,
+    `dims` (the tensors whose run-time sizes resolve the `Dim`s in `attrs`), `stateful`
+    (run for its effects even when no output is used) and `site` (what the node computes
+    and the user's line it is blamed on, named by run-time errors and debug checks).
+    `.name`, `.op`, `.input` follow TensorFlow's NodeDef spelling.
 
-    __slots__ = ("name", "op", "inputs", "attrs", "outputs", "stateful", "site")
+    A pass never edits a node: it builds a new graph (`interpret.eval_graph`)."""
 
-    def __init__(self, name, op, inputs, attrs, stateful):
-        self.name, self.op, self.inputs, self.attrs = name, op, inputs, attrs
-        self.outputs: list = []
-        self.stateful = stateful
-        # (what the node computes, the user's line it is blamed on): named by run-time
-        # errors and by debug mode's NaN/Inf checks
-        self.site = _debug_site()
+    __slots__ = ("name", "op", "inputs", "attrs", "outputs", "stateful", "site", "dims")
+
+    def __init__(self, name: str, op: str, inputs: dict, attrs: dict, stateful: bool,
+                 site: tuple | None = None, dims: tuple = ()):
+        init = object.__setattr__
+        init(self, "name", name)
+        init(self, "op", op)
+        init(self, "inputs", MappingProxyType(dict(inputs)))
+        init(self, "attrs", MappingProxyType(dict(attrs)))
+        init(self, "outputs", ())
+        init(self, "stateful", stateful)
+        init(self, "site", _debug_site() if site is None else site)
+        init(self, "dims", tuple(dims))
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"node {self.name} is immutable: build a new graph instead "
+                             f"of setting .{key}")
+
+    def _bind(self, outputs: list) -> None:
+        """Attach the output tensors (made after the node, since they point back to it)."""
+        if self.outputs:
+            raise AttributeError(f"node {self.name} already has its outputs")
+        object.__setattr__(self, "outputs", tuple(outputs))
+
+    def tensors(self) -> list:
+        """Every tensor the node reads: its inputs' tensors, then its `dims`."""
+        found = []
+        for v in self.inputs.values():
+            for m in (v if type(v) is list or type(v) is tuple else (v,)):
+                if isinstance(m, Tensor):
+                    found.append(m)
+        found.extend(self.dims)
+        return found
 
     @property
     def type(self) -> str:
@@ -261,6 +303,7 @@ class FuncGraph:
         self._constants: dict[int, Tensor] = {}   # eager tensor id -> Const node output
         self.variables: dict[int, Variable] = {}  # variables read or assigned, in order
         self._counts: dict[str, int] = {}
+        self._names: set[str] = set()
         self.created_variables: list = []  # variables created while this graph was traced
         self.structured_outputs: Any = None
         self.frozen = False  # set once a ConcreteFunction owns it: no node is added after
@@ -271,10 +314,21 @@ class FuncGraph:
                                "it cannot be extended: trace a new function instead")
 
     # ------------------------------------------------------------------ building
-    def _node_name(self, op: str) -> str:
-        n = self._counts.get(op, 0)
-        self._counts[op] = n + 1
-        return op if n == 0 else f"{op}_{n}"
+    def _node_name(self, base: str, exact: bool = False) -> str:
+        """A name no node of this graph has: `base` itself when `exact` and free (a
+        rebuilt graph keeps the names of the graph it came from), else `base_<n>`."""
+        if exact and base not in self._names:
+            self._names.add(base)
+            return base
+        n = self._counts.get(base, 0)
+        while True:
+            name = base if n == 0 else f"{base}_{n}"
+            n += 1
+            if name not in self._names:
+                break
+        self._counts[base] = n
+        self._names.add(name)
+        return name
 
     def _symbolic(self, shape, dtype, node: Node | None, index: int, name: str) -> Tensor:
         t = _new_tensor(Tensor)
@@ -287,21 +341,20 @@ class FuncGraph:
         t._kept = True
         return t
 
-    @staticmethod
-    def rename(node: Node, name: str) -> None:
-        """Give `node` (and so its output tensors, "name:i") another name."""
-        node.name = name
-        for i, o in enumerate(node.outputs):
-            o._native.name = f"{name}:{i}"
+    def _append(self, node: Node, specs) -> list[Tensor]:
+        """Add `node` with an output tensor per (shape, dtype) of `specs`."""
+        outs = [self._symbolic(shape, dtype, node, i, f"{node.name}:{i}")
+                for i, (shape, dtype) in enumerate(specs)]
+        node._bind(outs)
+        self.nodes.append(node)
+        return outs
 
     def placeholder(self, shape, dtype, name: str | None = None) -> Tensor:
         """A new graph input of `shape` (None for an unknown dimension) and `dtype`."""
         self._building()
         node = Node(self._node_name(name or "Placeholder"), "Placeholder", {},
                     {"shape": TensorShape(shape), "dtype": dtype}, False)
-        t = self._symbolic(shape, dtype, node, 0, f"{node.name}:0")
-        node.outputs.append(t)
-        self.nodes.append(node)
+        t = self._append(node, [(shape, dtype)])[0]
         self.inputs.append(t)
         return t
 
@@ -322,15 +375,14 @@ class FuncGraph:
             out = self._constants[t.id] = self.const_node(t._native, t.dtype)
         return out
 
-    def const_node(self, value, dtype: DType, name: str = "Const") -> Tensor:
-        """A new Const node holding native array `value`; returns its output."""
+    def const_node(self, value, dtype: DType, name: str = "Const",
+                   site: tuple | None = None) -> Tensor:
+        """A new Const node holding native array `value`; returns its output. A `name`
+        other than "Const" is kept as it is where free (a rebuilt graph's node)."""
         self._building()
-        node = Node(self._node_name(name), "Const", {}, {"value": value, "dtype": dtype},
-                    False)
-        out = self._symbolic(tuple(value.shape), dtype, node, 0, f"{node.name}:0")
-        node.outputs.append(out)
-        self.nodes.append(node)
-        return out
+        node = Node(self._node_name(name, exact=name != "Const"), "Const", {},
+                    {"value": value, "dtype": dtype}, False, site)
+        return self._append(node, [(tuple(value.shape), dtype)])[0]
 
     def owns(self, t: Tensor) -> bool:
         return t._buf == SYMBOLIC and t._native.graph is self
@@ -354,14 +406,18 @@ class FuncGraph:
         t = convert_to_tensor(v)
         return t if self.owns(t) else self._operand(t)
 
-    def add_op(self, name: str, inputs: dict, attrs: dict) -> list[Tensor]:
-        """Append a node for op `name`; its outputs come from the op's shape rule."""
+    def add_op(self, op_name: str, inputs: dict, attrs: dict, *, name: str | None = None,
+               site: tuple | None = None, stateful: bool | None = None) -> list[Tensor]:
+        """Append a node for op `op_name`; its outputs come from the op's shape rule.
+        A rebuilding pass gives the old node's `name`, `site` and `stateful`; otherwise
+        the node is stateful when its op is, or when `attrs["stateful"]` says so (a call
+        or loop whose body has effects)."""
         self._building()
-        op = _reg.OPS.get(name)
-        rule = _reg.SHAPES.get(name)
+        op = _reg.OPS.get(op_name)
+        rule = _reg.SHAPES.get(op_name)
         if rule is None:
             raise InvalidArgumentError(
-                f"{name}: the op has no shape rule, so it cannot be traced into a graph; "
+                f"{op_name}: the op has no shape rule, so it cannot be traced into a graph; "
                 "register one with define_op(..., shape=...) or call it outside tf.function")
         operands = {}
         for k, v in inputs.items():
@@ -370,18 +426,18 @@ class FuncGraph:
             else:
                 operands[k] = self._operand(v)
         specs = rule(*shape_args(operands, _rule_attrs(attrs)))
+        dims: list = []
         if _dims_in(attrs):  # unknown dims in attributes: resolved at run time
-            attrs, operands[DIM_SOURCES] = self._retarget(attrs)
-        node = Node(self._node_name(name), name, operands, attrs,
-                    bool(op is not None and op.stateful))
-        for i, (shape, dtype) in enumerate(specs):
-            node.outputs.append(self._symbolic(shape, dtype, node, i, f"{node.name}:{i}"))
-        self.nodes.append(node)
-        return node.outputs
+            attrs, dims = self._retarget(attrs)
+        if stateful is None:
+            stateful = bool(op is not None and op.stateful) or attrs.get("stateful") is True
+        node = Node(self._node_name(name or op_name, exact=name is not None), op_name,
+                    operands, attrs, stateful, site, dims)
+        return self._append(node, specs)
 
     def _retarget(self, attrs: dict) -> tuple[dict, list]:
         """Attributes whose Dims refer to this graph's tensors (captured if from outside),
-        and those tensors, the node's DIM_SOURCES input."""
+        and those tensors, the node's `dims`."""
         sources: list = []
 
         def local(d):
@@ -399,6 +455,31 @@ class FuncGraph:
                 out[k] = v
         return out, sources
 
+    def seal(self, outputs: list | None = None, inputs: list | None = None,
+             captures: list | None = None, prune: bool = False) -> FuncGraph:
+        """Finish the graph (no node is added after): its `outputs`; optionally a new
+        order of its `inputs` and the (outside tensor, placeholder) pairs that remain
+        `captures` (the other placeholders are then fed by the caller); with `prune`,
+        the nodes no output needs and that have no effect dropped. Passes `check()` and
+        returns the graph. Every change of a graph's interface goes through here."""
+        self._building()
+        if inputs is not None:
+            if {t.id for t in inputs} != {t.id for t in self.inputs}:
+                raise InvalidArgumentError(f"graph {self.name}: a new input order must "
+                                           "hold the same placeholders")
+            self.inputs = list(inputs)
+        if captures is not None:
+            self.captures = list(captures)
+            self._captured = {ext.id: ph for ext, ph in self.captures}
+        if outputs is not None:
+            self.outputs = list(outputs)
+        if prune:
+            self.nodes = [n for n in self.nodes if n.op == "Placeholder"] + live_nodes(
+                self.nodes, [o for o in self.outputs if isinstance(o, Tensor)])
+        self.check()
+        self.frozen = True
+        return self
+
     # ------------------------------------------------------------------ reading
     def get_operations(self) -> list[Node]:
         """The nodes in the order they were traced (a topological order)."""
@@ -408,25 +489,49 @@ class FuncGraph:
         return GraphDef(self.nodes)
 
     def check(self) -> None:
-        """Re-run every node's shape rule on its inputs: each output's dtype and shape must
-        still agree (None dims match anything); raises naming the node otherwise."""
+        """Verify the IR: every node name and tensor is assigned once; every tensor a node
+        reads (inputs and dims) is a placeholder among `inputs` or made by an earlier
+        node; the outputs are bound; every node's shape rule, re-run on its inputs, still
+        agrees with its outputs' dtypes and shapes (None dims match anything). Raises
+        naming the node otherwise."""
+        bound: set = set()
+        names: set = set()
+        inputs = {t.id for t in self.inputs}
+
+        def fail(node, what):
+            raise InvalidArgumentError(f"graph {self.name}: node {node.name} ({node.op}) "
+                                       f"{what}")
         for node in self.nodes:
+            if node.name in names:
+                fail(node, "has a name another node has")
+            names.add(node.name)
+            for m in node.tensors():
+                if m.id not in bound:
+                    fail(node, f"reads {m.name}, which no earlier node makes")
+            for o in node.outputs:
+                if o.id in bound:
+                    fail(node, f"assigns {o.name} a second time")
+                bound.add(o.id)
             if node.op == "Placeholder":
+                if node.outputs[0].id not in inputs:
+                    fail(node, "is a placeholder that is not among the graph's inputs")
                 continue
-            rule = _reg.SHAPES[node.op]
-            inputs = node.inputs
-            if DIM_SOURCES in inputs:  # not an input of the op: its rule never sees it
-                inputs = {k: v for k, v in inputs.items() if k != DIM_SOURCES}
-            specs = rule(*shape_args(inputs, _rule_attrs(node.attrs)))
+            specs = _reg.SHAPES[node.op](*shape_args(node.inputs, _rule_attrs(node.attrs)))
             if len(specs) != len(node.outputs):
-                raise InvalidArgumentError(f"graph {self.name}: node {node.name} has "
-                                           f"{len(node.outputs)} outputs, its rule {len(specs)}")
+                fail(node, f"has {len(node.outputs)} outputs, its rule {len(specs)}")
             for (shape, dtype), out in zip(specs, node.outputs):
                 if dtype is not out.dtype or not TensorShape(shape).is_compatible_with(
                         out._shape):
-                    raise InvalidArgumentError(
-                        f"graph {self.name}: node {node.name} output {describe(out)} does "
-                        f"not match its shape rule ({dtype.name}{list(shape)})")
+                    fail(node, f"output {describe(out)} does not match its shape rule "
+                               f"({dtype.name}{list(shape)})")
+        for t in self.inputs:
+            if t.id not in bound:
+                raise InvalidArgumentError(f"graph {self.name}: input {t.name} has no "
+                                           "placeholder node")
+        for t in self.outputs:
+            if isinstance(t, Tensor) and t.id not in bound:
+                raise InvalidArgumentError(f"graph {self.name}: output {t.name} is not "
+                                           "made by any node")
 
     def to_dot(self) -> str:
         """The graph as Graphviz DOT text (nodes as boxes, edges labelled by tensor)."""
@@ -503,7 +608,7 @@ def trace_op(name: str, inputs: dict, attrs: dict):
     if impl is not None and not (op is not None and op.stateful):
         return _trace_composite(graph, op, impl, inputs, attrs)
     outs = graph.add_op(name, inputs, attrs)
-    _notify(name, inputs, graph.nodes[-1], attrs, outs)
+    _notify(name, inputs, graph.nodes[-1], outs)
     if len(outs) == 1 and not (op is not None and op.list_output):
         return outs[0]
     return outs
@@ -522,11 +627,11 @@ def _trace_composite(graph: FuncGraph, op, impl, inputs: dict, attrs: dict):
     inputs = with_resources(op, inputs, seen)
     values = result if isinstance(result, list) else [result]
     outs = graph.add_op(op.name, dict(inputs, values=values), attrs)
-    _notify(op.name, inputs, graph.nodes[-1], attrs, outs)
+    _notify(op.name, inputs, graph.nodes[-1], outs)
     return outs
 
 
-def _notify(name: str, inputs: dict, node: Node, attrs: dict, outs: list) -> None:
+def _notify(name: str, inputs: dict, node: Node, outs: list) -> None:
     """Tapes and accumulators inside the traced function see the op symbolically, with
     the caller's tensors as inputs (a tape watching an enclosing graph's tensor, or an
     eager one, must find it among the inputs, not the placeholder capturing it)."""
@@ -543,9 +648,9 @@ def _notify(name: str, inputs: dict, node: Node, attrs: dict, outs: list) -> Non
         else:
             seen[k] = v
     if c.tapes or c.watchers:
-        hooks.record(name, seen, attrs, outs)
+        hooks.record(name, seen, node.attrs, outs)
     if c.accs:
-        hooks.jvp(name, seen, attrs, outs)
+        hooks.jvp(name, seen, node.attrs, outs)
 
 
 hooks.trace = trace_op

@@ -13,8 +13,7 @@ from .._core.context import ctx, hooks
 from .._core.dispatch import run_kernel
 from .._core.shape import Dim
 from .._core.tensor import SYMBOLIC, Tensor
-from .executor import live_nodes
-from .graph import _dims_in, DIM_SOURCES, FuncGraph
+from .graph import _dims_in, FuncGraph, Node
 
 
 def start_rebuild(graph: FuncGraph) -> tuple:
@@ -28,19 +27,27 @@ def start_rebuild(graph: FuncGraph) -> tuple:
 
 def finish_rebuild(graph: FuncGraph, new: FuncGraph, env: dict, outputs: list,
                    doing: str) -> list:
-    """End a rebuild: `new`'s outputs for `outputs` (returned), its unused nodes dropped
-    (what rewrites left behind), its variables, frozen. Raises if a rewrite made the new
+    """End a rebuild: `new`'s outputs for `outputs` (returned), its captures those of
+    `graph` moved to the new placeholders, its unused nodes dropped (what rewrites left
+    behind), its variables; sealed (checked, frozen). Raises if a rewrite made the new
     graph capture a tensor of the old one (a bug of the pass `doing`)."""
     if len(new.inputs) != len(graph.inputs):
         raise RuntimeError(f"{doing} {graph.name}: the rebuilt graph captured "
                            f"{len(new.inputs) - len(graph.inputs)} tensor(s) of the old one")
     new_outputs = [env[t.id] if isinstance(t, Tensor) else t for t in outputs]
-    new.nodes = [n for n in new.nodes if n.op == "Placeholder"] + live_nodes(new.nodes,
-                                                                             new_outputs)
-    new.outputs = list(new_outputs)
     new.variables = dict(graph.variables)
-    new.frozen = True
+    new.seal(new_outputs, captures=[(ext, env[ph.id]) for ext, ph in graph.captures],
+             prune=True)
     return new_outputs
+
+
+def copy_node(new: FuncGraph, node: Node, ins: dict, env: dict):
+    """`node` added to `new` (a rebuild of its graph) as it was: same op, name, site and
+    effects, its inputs `ins` and its run-time dims moved through `env`."""
+    if node.op == "Const":
+        return new.const_node(node.attrs["value"], node.attrs["dtype"], node.name, node.site)
+    return new.add_op(node.op, ins, remap_dims(node.attrs, env), name=node.name,
+                      site=node.site, stateful=node.stateful)
 
 
 def remap_dims(attrs: dict, env: dict) -> dict:
@@ -57,12 +64,10 @@ def remap_dims(attrs: dict, env: dict) -> dict:
 
 def node_inputs(node, env: dict) -> dict:
     """`node`'s inputs with each tensor replaced by its value in `env` (tensor id -> value);
-    variables and other non-tensors pass as they are; the run-time-dims input is left out
-    (an `apply` that needs it reads the node's attributes)."""
+    variables and other non-tensors pass as they are (an `apply` that needs the tensors
+    of run-time dims reads `node.dims`)."""
     out = {}
     for k, v in node.inputs.items():
-        if k == DIM_SOURCES:
-            continue
         if type(v) is list or type(v) is tuple:
             out[k] = [env[m.id] if isinstance(m, Tensor) else m for m in v]
         else:

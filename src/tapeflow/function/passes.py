@@ -22,6 +22,8 @@ exact (x + 0 -> x alone can turn a -0.0 into 0.0, as in TensorFlow's optimizer).
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 from .._core import registry as _reg
@@ -32,8 +34,7 @@ from .._core.memory import wrap_native
 from .._core.shape import Dim
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from .executor import live_nodes
-from .graph import _dims_in, FuncGraph, late_attrs
+from .graph import _dims_in, FuncGraph, late_attrs, live_nodes
 from .interpret import eval_graph, finish_rebuild, remap_dims, start_rebuild
 
 # TensorFlow's option names (tf.config.optimizer.set_experimental_options); the ones
@@ -146,7 +147,7 @@ def _freeze(value):
         return ("f", value.hex())  # 0.0 and -0.0 differ; so do 1 and 1.0
     if isinstance(value, (list, tuple)):
         return ("t",) + tuple(_freeze(v) for v in value)
-    if isinstance(value, dict):
+    if isinstance(value, (dict, MappingProxyType)):  # (a node's attributes)
         return ("d",) + tuple(sorted((k, _freeze(v)) for k, v in value.items()))
     if isinstance(value, np.ndarray):
         if value.size <= 64:
@@ -336,17 +337,14 @@ class _Builder:
         return outs if len(outs) != 1 else outs[0]
 
     def _emit(self, node, op: str, ins: dict, attrs: dict) -> list:
-        graph = self.graph
+        # errors and profiles name the node the user's graph has; effects stay per node
+        # (calls and loops with effects are stateful by their attributes)
+        name = node.name if op == node.op else None
         if op == "Const":
-            outs = [graph.const_node(attrs["value"], attrs["dtype"])]
-        else:
-            outs = graph.add_op(op, ins, attrs)
-        made = graph.nodes[-1]
-        if op == node.op:  # errors and profiles name the node the user's graph has
-            graph.rename(made, node.name)
-        made.site = node.site
-        made.stateful = node.stateful  # set per node for calls and loops with effects
-        return outs
+            return [self.graph.const_node(attrs["value"], attrs["dtype"], name or "Const",
+                                          node.site)]
+        return self.graph.add_op(op, ins, attrs, name=name, site=node.site,
+                                 stateful=node.stateful)
 
     def _fold(self, node, op: str, ins: dict, attrs: dict):
         """Const nodes for a pure node whose tensor inputs are all known constants."""
@@ -380,8 +378,8 @@ class _Builder:
         if len(results) != len(node.outputs):
             return None
         outs = [self.graph.const_node(r._native.copy() if r._native.base is not None
-                                      else r._native, r.dtype) for r in results]
-        for i, o in enumerate(outs):
-            self.graph.rename(o._native.node, f"{node.name}/folded" + (f"_{i}" if i else ""))
+                                      else r._native, r.dtype,
+                                      f"{node.name}/folded" + (f"_{i}" if i else ""), node.site)
+                for i, r in enumerate(results)]
         self.report.folded += 1
         return outs if len(outs) != 1 else outs[0]
