@@ -132,8 +132,7 @@ def optimize(graph: FuncGraph, outputs: list, passes: tuple) -> tuple:
     finally:
         ctx.graph = saved
         ctx.refresh()
-    new_outputs = finish_rebuild(graph, new, env, outputs, "optimizing")
-    new.check()
+    new_outputs = finish_rebuild(graph, new, env, outputs, "optimizing")  # (checks it)
     return new, new_outputs, report
 
 
