@@ -184,3 +184,30 @@ def test_long_chains_are_cut_into_kernels_of_bounded_size(monkeypatch):
     assert len(sizes) >= 3 and max(sizes) <= 40, sizes
     np.testing.assert_allclose(chain(x).numpy(), 0.5 + (x.numpy() - 0.5) * 0.5 ** 50,
                                rtol=1e-12)
+
+
+def test_a_kernel_compiles_in_the_background_while_numpy_blocks_run(monkeypatch, tmp_path):
+    monkeypatch.setenv("TAPEFLOW_CACHE", str(tmp_path))  # cold: nothing compiled yet
+    fuse.set_background(True)
+    try:
+        def f(x):  # (a constant no other test uses: a new kernel)
+            return tf.reduce_sum(tf.sin(x) * 1.2345 + tf.exp(-x * x))
+        x = tf.constant(np.linspace(-2, 2, 64), dtype=tf.float64)
+        want = tf.function(f, jit_compile=False)(x).numpy()
+        g = tf.function(f)
+        first = g(x).numpy()  # runs at once as NumPy blocks; the loop compiles meanwhile
+        kernel = fused_nodes(g.get_concrete_function(x))[0].attrs["kernel"]
+        assert not isinstance(kernel._ready[0], (bool, str))  # a background future
+        np.testing.assert_allclose(first, want, rtol=1e-13)
+        fuse.wait_compiled()
+        later = g(x).numpy()  # the compiled loop from now on
+        assert kernel._ready[0] is True and kernel.compiled
+        np.testing.assert_allclose(later, want, rtol=1e-13)
+        markers = list((tmp_path / "fused").glob("*.0.ready"))
+        assert len(markers) == 1  # a later process loads it on its first call
+        fresh = fuse.FusedKernel(kernel.source, kernel.n_outputs, kernel.reductions,
+                                 tf.float64, kernel.members)
+        fresh(list(np.broadcast_arrays(x.numpy())))  # (inputs of the same types)
+        assert fresh._ready[0] is True
+    finally:
+        fuse.set_background(False)

@@ -26,10 +26,16 @@ from .fuse import available as fuse_available, fuse
 from .passes import active_passes, optimize
 
 
+# Programs specialized to the input shapes of calls, per concrete function: enough for a
+# training loop's batch sizes (the full batches and a last, smaller one) and evaluation.
+SPECIALIZED_PROGRAMS = 8
+
+
 def _call_impl(inputs: dict, attrs: dict) -> list:
     fn = attrs["fn"]
     backend = _backends.active or _backends.ensure_active()
-    out = fn._program(backend)(natives_of(inputs["args"], backend))
+    natives = natives_of(inputs["args"], backend)
+    out = fn._program(backend, natives)(natives)
     return [wrap_native(a, backend) for a in out]
 
 
@@ -97,6 +103,8 @@ class ConcreteFunction:
         if not graph.frozen:  # (a variant of another function shares its sealed graph)
             graph.seal(self._flat_outputs)
         self._programs: dict = {}
+        self._specialized: dict = {}  # (program key, input shapes) -> specialized Program
+        self._dynamic = any(None in t._shape for t in graph.inputs)
         # False: run without fused kernels (function(..., jit_compile=False)); what was
         # derived from this function (its gradient, its forward variant) follows it
         self.jit_compile = None
@@ -136,27 +144,53 @@ class ConcreteFunction:
         return f"<ConcreteFunction {self.name}{_signature_text(self.structured_input_signature)}>"
 
     # ------------------------------------------------------------------ running
-    def _program(self, backend) -> Program:
+    def _program(self, backend, natives: list | None = None) -> Program:
+        """The program that runs this function: optimized for the active options, and,
+        for a graph with unknown input dims called with `natives`, specialized to their
+        shapes (its shape arithmetic folded, its reshapes of the same shape removed,
+        its elementwise regions fusible), up to SPECIALIZED_PROGRAMS shape sets."""
         passes = active_passes()
         # debug mode runs a program with NaN/Inf checks, profile() one reporting each
         # node; the optimizer options change it
         profiled = bool(ctx.profilers)
         key = (backend, debug_on[0], passes, profiled)
-        prog = self._programs.get(key)
+        if natives is not None and self._dynamic and "shape" in passes:
+            shapes = tuple(a.shape for a in natives)
+            prog = self._specialized.get((key, shapes))
+            if prog is None:
+                if len(self._specialized) >= SPECIALIZED_PROGRAMS:
+                    return self._build(key, backend)  # (many shapes: the general one)
+                try:
+                    prog = self._build(key, backend, shapes)
+                except (InvalidArgumentError, ValueError):
+                    # shapes the ops refuse: the general program raises when it runs,
+                    # naming the node, the real shapes and the user's line
+                    prog = self._build(key, backend)
+                self._specialized[(key, shapes)] = prog
+            return prog
+        return self._build(key, backend)
+
+    def _build(self, key: tuple, backend, shapes: tuple | None = None) -> Program:
+        """The program for `key` (specialized to `shapes` if given; the general one is
+        kept in `_programs`)."""
+        prog = self._programs.get(key) if shapes is None else None
         if prog is None:
+            _, debug, passes, profiled = key
             graph, outputs, report = self.graph, self._flat_outputs, None
             if passes:
-                graph, outputs, report = optimize(self.graph, self._flat_outputs, passes)
+                graph, outputs, report = optimize(self.graph, self._flat_outputs, passes,
+                                                  shapes)
             fused = 0
             # debug mode keeps one node per op, so a NaN is blamed on the op that made it
-            if ("fuse" in passes and self.jit_compile is not False and not debug_on[0]
+            if ("fuse" in passes and self.jit_compile is not False and not debug
                     and fuse_available()):
                 graph, outputs, fused = fuse(graph, outputs)
-            prog = Program(graph, outputs, backend, debug_on[0], profiled)
+            prog = Program(graph, outputs, backend, debug, profiled)
             prog.report, prog.fused = report, fused
             if report is not None:
                 prog.pruned += report.removed
-            self._programs[key] = prog
+            if shapes is None:
+                self._programs[key] = prog
         return prog
 
     @property

@@ -23,6 +23,7 @@ import heapq
 import importlib.util
 import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -407,14 +408,25 @@ def _cache_dir() -> str:
     return os.path.join(base, "fused")
 
 
+def _module_name(source: str) -> str:
+    return "tapeflow_fused_" + hashlib.sha1(source.encode()).hexdigest()[:20]
+
+
+def _touch(path: str) -> None:
+    """Mark a compiled variant as in numba's disk cache (later processes load it on
+    their first call instead of compiling in the background)."""
+    if not os.path.exists(path):
+        with open(path, "w"):
+            pass
+
+
 def compile_source(source: str):
     """The (parallel, serial) numba kernels of a generated module, from memory, from
     the disk cache (numba's, beside the module file), or compiled now."""
     kernels = _compiled.get(source)
     if kernels is not None:
         return kernels
-    digest = hashlib.sha1(source.encode()).hexdigest()[:20]
-    name = f"tapeflow_fused_{digest}"
+    name = _module_name(source)
     directory = _cache_dir()
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, name + ".py")
@@ -431,6 +443,44 @@ def compile_source(source: str):
     return kernels
 
 
+# Tiered compilation: a kernel not yet in the disk cache is compiled by one background
+# thread while its region runs as NumPy blocks; the compiled loop takes over from the
+# first call after it is ready. A first call then costs tracing and optimizing only.
+# TAPEFLOW_JIT_BACKGROUND=0 (or `set_background(False)`) compiles on the first call.
+_background = [os.environ.get("TAPEFLOW_JIT_BACKGROUND", "1") != "0"]
+_compiler: list = []   # the one compile thread (made on first use)
+_pending: list = []    # futures of background compiles not yet waited for
+
+
+def set_background(on: bool) -> None:
+    """Compile fused kernels in the background (the default) or on their first call."""
+    _background[0] = bool(on)
+
+
+def wait_compiled(timeout: float | None = None) -> None:
+    """Block until every background compile started so far has finished (benchmarks
+    call it to time the steady state; programs never need to)."""
+    while _pending:
+        _pending.pop(0).result(timeout)
+
+
+def _compile_thread() -> ThreadPoolExecutor:
+    if not _compiler:
+        # numba's analyses recurse along a kernel's statements: a deep C stack
+        old = threading.stack_size(256 << 20)
+        try:
+            _compiler.append(ThreadPoolExecutor(1, thread_name_prefix="tapeflow-jit"))
+            _compiler[0].submit(lambda: None).result()  # the thread exists from now
+        finally:
+            threading.stack_size(old)
+    return _compiler[0]
+
+
+def _deep_recursion(members: int) -> int:
+    """The recursion limit numba needs for a kernel of `members` ops."""
+    return max(sys.getrecursionlimit(), 10 * members + 1000)
+
+
 class FusedKernel:
     """The callable a FusedElementwise node runs: flattens its inputs, allocates its
     outputs, calls the compiled loop and shapes the results."""
@@ -441,33 +491,80 @@ class FusedKernel:
         self.transcendental = bool(TRANSCENDENTAL.intersection(members))
         self._kernels = None
         self.compiled = True  # False once numba failed on it: the NumPy blocks run instead
+        # per loop variant (0 serial, 2 parallel): True when compiled, else the future
+        # of its background compile, or None before its first call
+        self._ready: dict = {}
 
     def __call__(self, arrays: list) -> list:
         if self._kernels is None:
-            self._kernels = compile_source(self.source)
+            self._kernels = compile_source(self.source)  # (imports; numba compiles later)
         shape = next(a.shape for a in arrays if a.ndim)
         args = [np.ascontiguousarray(a).reshape(-1) if a.ndim else a[()] for a in arrays]
         n = int(np.prod(shape))
         outs = [np.empty(n, self.dtype) for _ in range(self.n_outputs)]
-        if not self.compiled or (self.transcendental and n >= PARALLEL_FROM):
-            sums = self._split(self._kernels[1], n, args, outs, BLOCK)
+        variant = 0 if n < PARALLEL_FROM else 2
+        if (self.compiled and not (self.transcendental and variant == 2)
+                and self._loop_ready(variant, args, outs)):
+            sums = self._run_loop(variant, n, args, outs)
         else:
-            limit = sys.getrecursionlimit()
-            # numba's analyses recurse along a kernel's chain of statements
-            sys.setrecursionlimit(max(limit, 10 * len(self.members) + 1000))
-            try:
-                kernel = self._kernels[0] if n < PARALLEL_FROM else self._kernels[2]
-                sums = kernel(0, n, *args, *outs)
-            except Exception as e:  # noqa: BLE001 - numba could not compile this region
-                if "numba" not in type(e).__module__ and not isinstance(e, RecursionError):
-                    raise
-                self.compiled = False
-                sums = self._split(self._kernels[1], n, args, outs, BLOCK)
-            finally:
-                sys.setrecursionlimit(limit)
+            sums = self._split(self._kernels[1], n, args, outs, BLOCK)
         results = [o.reshape(shape) for o in outs]
         results += [np.asarray(s, self.dtype) for s in sums]
         return results
+
+    def _marker(self, variant: int) -> str:
+        return os.path.join(_cache_dir(), f"{_module_name(self.source)}.{variant}.ready")
+
+    def _loop_ready(self, variant: int, args: list, outs: list) -> bool:
+        """Whether the compiled loop can run now; starts its background compile if not
+        (unless it is in the disk cache, or background compiling is off: then it is
+        compiled, or loaded, on this call)."""
+        state = self._ready.get(variant)
+        if state is True or state == "now":
+            return True
+        if state is None:
+            if not _background[0] or os.path.exists(self._marker(variant)):
+                self._ready[variant] = "now"  # compiled (or loaded) by this call
+                return True
+            # a zero-length call with arrays of the same types compiles the loop
+            dummy = [np.empty(1, a.dtype) if isinstance(a, np.ndarray) else a
+                     for a in args + outs]
+            state = self._ready[variant] = _compile_thread().submit(
+                self._compile_now, variant, dummy)
+            _pending.append(state)
+            return False
+        if not state.done():
+            return False
+        self._ready[variant] = True
+        return self.compiled
+
+    def _compile_now(self, variant: int, dummy: list) -> None:
+        sys.setrecursionlimit(_deep_recursion(len(self.members)))  # (kept: other threads)
+        try:
+            self._kernels[variant](0, 0, *dummy)
+        except Exception as e:  # noqa: BLE001 - numba could not compile this region
+            if "numba" not in type(e).__module__ and not isinstance(e, RecursionError):
+                raise
+            self.compiled = False
+            return
+        _touch(self._marker(variant))
+
+    def _run_loop(self, variant: int, n: int, args: list, outs: list) -> tuple:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(_deep_recursion(len(self.members)))
+        try:
+            sums = self._kernels[variant](0, n, *args, *outs)
+        except Exception as e:  # noqa: BLE001 - numba could not compile this region
+            if "numba" not in type(e).__module__ and not isinstance(e, RecursionError):
+                raise
+            self.compiled = False
+            return self._split(self._kernels[1], n, args, outs, BLOCK)
+        finally:
+            sys.setrecursionlimit(limit)
+        if self._ready[variant] is not True:
+            _touch(self._marker(variant))
+            self._ready[variant] = True
+        return sums
 
     def _split(self, run_range, n: int, args: list, outs: list, block: int) -> tuple:
         """`run_range(lo, hi, ...)` over [0, n): one contiguous run per core, each in

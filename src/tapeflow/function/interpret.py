@@ -7,6 +7,7 @@ becomes (a kernel run, a node of another graph, a value found to be constant).
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from .._core.context import ctx, hooks
@@ -16,12 +17,15 @@ from .._core.tensor import SYMBOLIC, Tensor
 from .graph import _dims_in, FuncGraph, Node
 
 
-def start_rebuild(graph: FuncGraph) -> tuple:
-    """(a new graph with `graph`'s inputs, same order, names and specs; the environment
-    mapping each old input to its new one) for a pass that rebuilds `graph`."""
+def start_rebuild(graph: FuncGraph, shapes: tuple | None = None) -> tuple:
+    """(a new graph with `graph`'s inputs, same order, names and dtypes, and their specs
+    or the given (more specific) `shapes`; the environment mapping each old input to its
+    new one) for a pass that rebuilds `graph`. With `shapes`, re-running the shape rules
+    makes the new graph's shapes as static as those inputs allow (specialization)."""
     new = FuncGraph(graph.name)
-    env = {t.id: new.placeholder(t._shape, t.dtype, t.name.split(":")[0])
-           for t in graph.inputs}
+    shapes = shapes or [t._shape for t in graph.inputs]
+    env = {t.id: new.placeholder(shape, t.dtype, t.name.split(":")[0])
+           for t, shape in zip(graph.inputs, shapes)}
     return new, env
 
 
@@ -52,12 +56,20 @@ def copy_node(new: FuncGraph, node: Node, ins: dict, env: dict):
 
 def remap_dims(attrs: dict, env: dict) -> dict:
     """`attrs` with each run-time dim (`Dim`) moved to the tensor `env` maps its tensor to
-    (rebuilding a graph: the new graph's tensor for the old one)."""
+    (rebuilding a graph: the new graph's tensor for the old one), or made an int where
+    that tensor's shape knows it (an eager tensor, a specialized graph's tensor)."""
     if not _dims_in(attrs):
         return attrs
 
     def local(d):  # (a Dim of a tensor from outside the graph stays as it is)
-        return Dim(env.get(d.tensor.id, d.tensor), d.axis) if type(d) is Dim else d
+        if type(d) is not Dim:
+            return d
+        t = env.get(d.tensor.id, d.tensor)
+        axes = (d.axis,) if type(d.axis) is int else d.axis
+        sizes = [t._shape[a] for a in axes]
+        if None not in sizes:
+            return math.prod(sizes)
+        return Dim(t, d.axis)
     return {k: (tuple(local(d) for d in v) if type(v) is tuple or type(v) is list
                 else local(v)) for k, v in attrs.items()}
 

@@ -22,19 +22,20 @@ exact (x + 0 -> x alone can turn a -0.0 into 0.0, as in TensorFlow's optimizer).
 """
 from __future__ import annotations
 
+import math
 from types import MappingProxyType
 
 import numpy as np
 
 from .._core import registry as _reg
 from .._core.context import ctx
-from .._core.dispatch import no_recording, run_kernel
+from .._core.dispatch import no_recording, run_kernel, shape_args
 from .._core.dtypes import DType
 from .._core.memory import wrap_native
 from .._core.shape import Dim
 from .._core.tensor import Tensor
 from .._core.variable import Variable
-from .graph import _dims_in, FuncGraph, late_attrs, live_nodes
+from .graph import _dims_in, _rule_attrs, FuncGraph, late_attrs, live_nodes
 from .interpret import eval_graph, finish_rebuild, remap_dims, start_rebuild
 
 # TensorFlow's option names (tf.config.optimizer.set_experimental_options); the ones
@@ -99,6 +100,8 @@ def active_passes() -> tuple:
         on.append("identity")
     if _options.get("constant_folding", True):
         on.append("fold")
+    if _options.get("shape_optimization", True):  # graphs specialized to input shapes
+        on.append("shape")
     if _options.get("remapping", True):  # TensorFlow's remapper is its op-fusion pass
         on.append("fuse")
     return tuple(on)
@@ -115,11 +118,13 @@ class Report:
                 f"deduplicated={self.deduplicated}, folded={self.folded})")
 
 
-def optimize(graph: FuncGraph, outputs: list, passes: tuple) -> tuple:
+def optimize(graph: FuncGraph, outputs: list, passes: tuple,
+             shapes: tuple | None = None) -> tuple:
     """(optimized graph, its outputs for `outputs`, Report): `graph` rebuilt with `passes`
-    (names from `active_passes`). The inputs keep their order and specs."""
+    (names from `active_passes`). The inputs keep their order and specs, or take the
+    static `shapes` given (a graph specialized to one call's shapes)."""
     report = Report()
-    new, env = start_rebuild(graph)
+    new, env = start_rebuild(graph, shapes)
     nodes = live_nodes(graph.nodes, outputs) if "dce" in passes else [
         n for n in graph.nodes if n.op != "Placeholder"]
     report.removed = sum(n.op != "Placeholder" for n in graph.nodes) - len(nodes)
@@ -205,11 +210,12 @@ def _same(t, like) -> bool:
 
 
 # ------------------------------------------------------------------ simplification rules
-# rule(node, inputs) -> a tensor of the new graph that the node's one output equals, or
-# None; `node` is the original node (its outputs give the static shape and dtype).
+# rule(node, inputs, out) -> a tensor of the new graph that the node's one output equals,
+# or None; `node` is the original node, `out` the spec (`_shape`, `dtype`) its output has
+# in the new graph (more static than the original's in a specialized graph).
 
-def _mul(node, ins):
-    x, y, out = ins["x"], ins["y"], node.outputs[0]
+def _mul(node, ins, out):
+    x, y = ins["x"], ins["y"]
     if _is_all(y, 1) and _same(x, out):
         return x
     if _is_all(x, 1) and _same(y, out):
@@ -217,8 +223,8 @@ def _mul(node, ins):
     return None
 
 
-def _add(node, ins):
-    x, y, out = ins["x"], ins["y"], node.outputs[0]
+def _add(node, ins, out):
+    x, y = ins["x"], ins["y"]
     if _is_all(y, 0) and _same(x, out):
         return x
     if _is_all(x, 0) and _same(y, out):
@@ -226,34 +232,34 @@ def _add(node, ins):
     return None
 
 
-def _sub(node, ins):
-    x, out = ins["x"], node.outputs[0]
+def _sub(node, ins, out):
+    x = ins["x"]
     return x if _is_all(ins["y"], 0) and _same(x, out) else None
 
 
-def _div(node, ins):
-    x, out = ins["x"], node.outputs[0]
+def _div(node, ins, out):
+    x = ins["x"]
     return x if _is_all(ins["y"], 1) and _same(x, out) else None
 
 
-def _neg(node, ins):
+def _neg(node, ins, out):
     inner = _node_of(ins["x"])
     if inner is not None and inner.op == "Neg":
         return inner.inputs["x"]
     return None
 
 
-def _same_as_input(node, ins):
+def _same_as_input(node, ins, out):
     """Cast to its own dtype, SumTo / BroadcastTo / Reshape to its own shape."""
     x = ins["x"]
-    return x if _same(x, node.outputs[0]) else None
+    return x if _same(x, out) else None
 
 
-def _passthrough(node, ins):
+def _passthrough(node, ins, out):
     return ins["x"]
 
 
-def _transpose(node, ins):
+def _transpose(node, ins, out):
     perm = tuple(node.attrs["perm"])
     if perm == tuple(range(len(perm))):
         return ins["x"]
@@ -282,6 +288,13 @@ def _merge(node, ins, attrs):
     return None
 
 
+class _Spec:
+    __slots__ = ("_shape", "dtype")
+
+    def __init__(self, shape: tuple, dtype):
+        self._shape, self.dtype = shape, dtype
+
+
 class _Builder:
     """The `apply` of an optimizing rebuild: emits nodes into `graph`."""
 
@@ -289,6 +302,13 @@ class _Builder:
         self.graph, self.passes, self.report, self.env = graph, passes, report, env
         self.seen: dict = {}  # CSE key -> outputs
         self.backend = None
+
+    @staticmethod
+    def _spec(op: str, ins: dict, attrs: dict) -> "_Spec":
+        """The node's output as the new graph will have it (its shape rule on the new
+        inputs)."""
+        (shape, dtype), *_ = _reg.SHAPES[op](*shape_args(ins, _rule_attrs(attrs)))
+        return _Spec(tuple(shape), dtype)
 
     def apply(self, node, ins: dict):
         attrs = remap_dims(node.attrs, self.env)
@@ -300,7 +320,7 @@ class _Builder:
                 rule = SIMPLIFY.get(op)
             if rule is None and "identity" in self.passes:
                 rule = IDENTITIES.get(op)
-            found = rule(node, ins) if rule is not None else None
+            found = rule(node, ins, self._spec(op, ins, attrs)) if rule is not None else None
             if found is not None:
                 self.report.simplified += 1
                 return found
@@ -346,7 +366,15 @@ class _Builder:
                                  stateful=node.stateful)
 
     def _fold(self, node, op: str, ins: dict, attrs: dict):
-        """Const nodes for a pure node whose tensor inputs are all known constants."""
+        """Const nodes for a pure node whose tensor inputs are all known constants, or
+        whose result the static shapes decide (Shape, Size of a fully known shape)."""
+        if op in ("Shape", "Size") and None not in ins["x"]._shape:
+            shape = tuple(ins["x"]._shape)
+            value = np.asarray(shape if op == "Shape" else math.prod(shape),
+                               attrs["out_type"].as_numpy_dtype)
+            self.report.folded += 1
+            return self.graph.const_node(value, attrs["out_type"], f"{node.name}/folded",
+                                         node.site)
         if op in ("Zeros", "Ones") or _dims_in(attrs) or not ins:
             return None  # a constant already; run-time dims are not known yet
         if op in _reg.COMPOSITES or op not in _reg.KERNELS:
