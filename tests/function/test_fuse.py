@@ -163,7 +163,7 @@ def test_a_region_numba_cannot_compile_runs_as_numpy_blocks(monkeypatch):
     def refuse(*args):
         raise RecursionError("maximum recursion depth exceeded")
     kernel._kernels = fuse.compile_source(kernel.source)
-    kernel._kernels = (refuse, kernel._kernels[1])
+    kernel._kernels = (refuse, kernel._kernels[1], refuse, kernel._kernels[3])
     got = f(x)
     assert kernel.compiled is False
     for a, b in zip(got, want):
@@ -211,3 +211,52 @@ def test_a_kernel_compiles_in_the_background_while_numpy_blocks_run(monkeypatch,
         assert fresh._ready[0] is True
     finally:
         fuse.set_background(False)
+
+
+@pytest.mark.parametrize("shape,bias", [((4, 5, 3), (3,)), ((4, 5, 3), (5, 3)),
+                                        ((4, 5, 3), (1, 1, 3)), ((70, 40, 30), (30,)),
+                                        ((70, 40, 30), (40, 30))])
+@pytest.mark.parametrize("tanh", [False, True])
+def test_operands_broadcast_along_trailing_axes_fuse(shape, bias, tanh):
+    """A bias added along the last axes joins the region (read at j % its size), in the
+    serial, parallel and NumPy-block kernels alike; values and gradients as unfused."""
+    rng = np.random.default_rng(1)
+    x = tf.constant(rng.standard_normal(shape))
+    b = tf.constant(rng.standard_normal(bias))
+
+    def f(x, b):
+        with tf.GradientTape() as tape:
+            tape.watch([x, b])
+            z = x * 1.5 + b
+            h = tf.tanh(z) if tanh else tf.nn.relu(z)
+            loss = tf.reduce_sum(h * h - b)
+        return loss, tape.gradient(loss, [x, b])
+
+    fused, plain = tf.function(f), tf.function(f, jit_compile=False)
+    got, want = fused(x, b), plain(x, b)
+    kinds = [n for n in fused_nodes(fused.get_concrete_function(x, b))
+             if any(tuple(t._shape) != tuple(shape) for t in n.inputs["inputs"]
+                    if t._shape != ())]
+    assert kinds, "the broadcast operand was left out of the region"
+    np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-11)
+    for a, c in zip(got[1], want[1]):
+        np.testing.assert_allclose(a.numpy(), c.numpy(), rtol=1e-11, atol=1e-12)
+
+
+def test_the_disk_cache_keeps_the_recently_used_kernels_under_its_limit(tmp_path):
+    folder = tmp_path / "fused"
+    (folder / "__pycache__").mkdir(parents=True)
+    for age, name in enumerate(["old", "mid", "new"]):
+        module = folder / f"tapeflow_fused_{name}.py"
+        module.write_bytes(b"x" * 400_000)
+        (folder / "__pycache__" / f"tapeflow_fused_{name}.kernel-7.py311.nbi").write_bytes(
+            b"y" * 200_000)
+        (folder / f"tapeflow_fused_{name}.0.ready").write_bytes(b"")
+        os.utime(module, (1000.0 + age, 1000.0 + age))
+    (folder / "unrelated.txt").write_bytes(b"z" * 10)
+    removed = fuse.sweep_cache(str(folder), 1.3)  # three kernels of 0.6 MB: one goes
+    assert removed == 1
+    left = sorted(p.name for p in folder.rglob("*") if p.is_file())
+    assert not any("_old" in n for n in left) and "unrelated.txt" in left
+    assert sum("_mid" in n for n in left) == 3 and sum("_new" in n for n in left) == 3
+    assert fuse.sweep_cache(str(folder), 100) == 0

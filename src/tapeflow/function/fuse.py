@@ -103,14 +103,31 @@ def _fusible(node) -> bool:
     out = node.outputs[0]
     if out.dtype.name not in _FLOATS:
         return False
+    if not out._shape or None in out._shape:
+        # static shapes only: with a run-time size 1 an operand could broadcast, which
+        # one flat loop cannot express (scalars have nothing to loop over)
+        return False
+    full = False
     for v in _operands(node):
         if not isinstance(v, Tensor) or v.dtype is not out.dtype:
             return False
-        if v._shape != () and tuple(v._shape) != tuple(out._shape):
-            return False  # broadcasting other than of scalars stays with NumPy
-    # static shapes only: with a run-time size 1 an operand could broadcast, which one
-    # flat loop cannot express (scalars have nothing to loop over)
-    return bool(out._shape) and None not in out._shape
+        shape = tuple(v._shape)
+        if shape == tuple(out._shape):
+            full = True
+        elif _suffix(shape, out._shape) is None:
+            return False  # broadcasting other than of scalars and trailing axes: NumPy's
+    return full
+
+
+def _suffix(shape: tuple, full: tuple) -> tuple | None:
+    """`shape` without its leading 1s when that is a proper suffix of `full` (a bias
+    broadcast along the last axes: read at flat index j % its size), else None."""
+    shape = tuple(shape)
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    if len(shape) < len(full) and tuple(full[len(full) - len(shape):]) == shape:
+        return shape
+    return None
 
 
 class Region:
@@ -357,6 +374,12 @@ def generate(region: Region, exported: set) -> tuple:
         names[out.id] = var
     outputs = [n.outputs[0] for n in region.members if n.outputs[0].id in exported]
     arrays = [k for k, t in enumerate(inputs) if t._shape != ()]
+    # operands broadcast along trailing axes: their suffix shape and size
+    suffixes = {k: _suffix(inputs[k]._shape, region.shape) for k in arrays
+                if tuple(inputs[k]._shape) != tuple(region.shape)}
+    sizes = {k: int(np.prod(shape)) for k, shape in suffixes.items()}
+    widest = max(suffixes.values(), key=len, default=())  # the shape of a row
+    row = int(np.prod(widest)) if widest else 1  # (every range starts and ends on one)
     params = [f"a{k}" if t._shape != () else f"s{k}" for k, t in enumerate(inputs)]
     params += [f"o{k}" for k in range(len(outputs))]
     sums = [names[node.inputs["x"].id] for node in region.reductions]
@@ -370,18 +393,33 @@ def generate(region: Region, exported: set) -> tuple:
         source += [f"@njit(parallel={parallel}, cache=True, nogil=True, error_model='numpy')",
                    f"def {variant}(lo, hi, {', '.join(params)}):"]
         source += [f"    acc{k} = 0.0" for k in range(len(sums))]  # float64 sums
-        source += [f"    for j in {loop}(lo, hi):"]
-        source += [f"        x{k} = a{k}[j]" for k in arrays]
-        source += ["        " + line for line in lines]
-        source += [f"        o{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
-        source += [f"        acc{k} += {v}" for k, v in enumerate(sums)]
+        if sizes:  # rows of the widest suffix: its operands are read at the column
+            source += [f"    for r in {loop}(lo // {row}, hi // {row}):",
+                       f"        for c in range({row}):",
+                       f"            j = r * {row} + c"]
+            pad = "            "
+            reads = [f"x{k} = a{k}[c]" if sizes.get(k) == row else
+                     f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else f"x{k} = a{k}[j]"
+                     for k in arrays]
+        else:
+            source += [f"    for j in {loop}(lo, hi):"]
+            pad = "        "
+            reads = [f"x{k} = a{k}[j]" for k in arrays]
+        source += [pad + line for line in reads + lines]
+        source += [f"{pad}o{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
+        source += [f"{pad}acc{k} += {v}" for k, v in enumerate(sums)]
         source.append(f"    return ({''.join(f'acc{k}, ' for k in range(len(sums)))})")
         source.append("")
+    # NumPy blocks start and end on rows of the widest suffix: full operands are viewed
+    # as rows of it, and the broadcast ones broadcast against them
     source += [f"def chunk(lo, hi, {', '.join(params)}):"]
-    source += [f"    x{k} = a{k}[lo:hi]" for k in arrays]
+    source += [f"    x{k} = a{k}.reshape({suffixes[k]!r})" if k in sizes else
+               (f"    x{k} = a{k}[lo:hi].reshape((-1,) + {widest!r})" if widest else
+                f"    x{k} = a{k}[lo:hi]") for k in arrays]
     source += ["    " + line for line in lines]
-    source += [f"    o{k}[lo:hi] = {names[t.id]}" for k, t in enumerate(outputs)]
+    source += [f"    o{k}[lo:hi] = {names[t.id]}.reshape(-1)" for k, t in enumerate(outputs)]
     source.append(f"    return ({''.join(f'np.sum({v}, dtype=np.float64), ' for v in sums)})")
+    source.append(f"ROW = {row}  # (block boundaries)")
     return "\n".join(source) + "\n", inputs, outputs, region.reductions
 
 
@@ -408,6 +446,46 @@ def _cache_dir() -> str:
     return os.path.join(base, "fused")
 
 
+# The disk cache is kept under this many MB (TAPEFLOW_CACHE_MB): when a process first
+# writes to it, the kernels used least recently go until it fits.
+CACHE_MB = float(os.environ.get("TAPEFLOW_CACHE_MB", "256"))
+_swept: list = []
+
+
+def sweep_cache(directory: str, limit_mb: float) -> int:
+    """Remove the least recently used kernels (module, numba's files, markers) from
+    `directory` until it holds at most `limit_mb` MB; returns how many went. A kernel's
+    module file is touched whenever a process loads it, so its mtime is its last use."""
+    groups: dict = {}  # module name -> [(path, size)]
+    last_use: dict = {}
+    for folder in (directory, os.path.join(directory, "__pycache__")):
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            if not entry.name.startswith("tapeflow_fused_") or not entry.is_file():
+                continue
+            name = entry.name.split(".")[0]
+            stat = entry.stat()
+            groups.setdefault(name, []).append((entry.path, stat.st_size))
+            if entry.name == name + ".py":
+                last_use[name] = stat.st_mtime
+    total = sum(size for files in groups.values() for _, size in files)
+    removed = 0
+    for name in sorted(groups, key=lambda n: last_use.get(n, 0.0)):
+        if total <= limit_mb * 2**20:
+            break
+        for path, size in groups[name]:
+            try:
+                os.remove(path)
+                total -= size
+            except OSError:  # (another process removed or holds it)
+                pass
+        removed += 1
+    return removed
+
+
 def _module_name(source: str) -> str:
     return "tapeflow_fused_" + hashlib.sha1(source.encode()).hexdigest()[:20]
 
@@ -430,16 +508,25 @@ def compile_source(source: str):
     directory = _cache_dir()
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, name + ".py")
+    if not _swept:
+        _swept.append(True)
+        sweep_cache(directory, CACHE_MB)
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
             f.write(source)
         os.replace(tmp, path)  # atomic: another process may write the same module
+    else:
+        try:
+            os.utime(path)  # its last use, for sweep_cache
+        except OSError:
+            pass
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # numba's cache finds a module's functions through it
     spec.loader.exec_module(module)
-    kernels = _compiled[source] = (module.kernel, module.chunk, module.kernel_parallel)
+    kernels = _compiled[source] = (module.kernel, module.chunk, module.kernel_parallel,
+                                   module.ROW)
     return kernels
 
 
@@ -485,8 +572,10 @@ class FusedKernel:
     """The callable a FusedElementwise node runs: flattens its inputs, allocates its
     outputs, calls the compiled loop and shapes the results."""
 
-    def __init__(self, source: str, n_outputs: int, reductions: int, dtype, members: tuple):
+    def __init__(self, source: str, n_outputs: int, reductions: int, dtype, members: tuple,
+                 shape: tuple | None = None):
         self.source, self.n_outputs, self.reductions = source, n_outputs, reductions
+        self.shape = shape  # the region's (static) shape; None: the first array input's
         self.dtype, self.members = np.dtype(dtype._np), members
         self.transcendental = bool(TRANSCENDENTAL.intersection(members))
         self._kernels = None
@@ -498,7 +587,7 @@ class FusedKernel:
     def __call__(self, arrays: list) -> list:
         if self._kernels is None:
             self._kernels = compile_source(self.source)  # (imports; numba compiles later)
-        shape = next(a.shape for a in arrays if a.ndim)
+        shape = self.shape or next(a.shape for a in arrays if a.ndim)
         args = [np.ascontiguousarray(a).reshape(-1) if a.ndim else a[()] for a in arrays]
         n = int(np.prod(shape))
         outs = [np.empty(n, self.dtype) for _ in range(self.n_outputs)]
@@ -568,9 +657,12 @@ class FusedKernel:
 
     def _split(self, run_range, n: int, args: list, outs: list, block: int) -> tuple:
         """`run_range(lo, hi, ...)` over [0, n): one contiguous run per core, each in
-        blocks of `block` elements (numba's kernel and NumPy's loops release the GIL)."""
+        blocks of `block` elements (numba's kernel and NumPy's loops release the GIL),
+        every boundary on a row of the operands broadcast along trailing axes."""
+        row = self._kernels[3]
+        block = max(row, block // row * row)
         workers = min(os.cpu_count() or 1, -(-n // PARALLEL_FROM))
-        step = -(-n // workers)
+        step = -(-(-(-n // workers)) // row) * row
 
         def run(lo, hi):
             total = [0.0] * self.reductions
@@ -592,8 +684,8 @@ class FusedKernel:
 
 
 def _fused_shape(shapes, dtypes, attrs):
-    full = next(s for s in shapes["inputs"] if len(s))
-    return [(tuple(full) if kind == "full" else (), attrs["dtype"]) for kind in attrs["kinds"]]
+    return [(tuple(attrs["shape"]) if kind == "full" else (), attrs["dtype"])
+            for kind in attrs["kinds"]]
 
 
 define_op("FusedElementwise", ["inputs"], list_inputs=("inputs",),
@@ -633,8 +725,10 @@ def fuse(graph: FuncGraph, outputs: list) -> tuple:
             return copy_node(new, node, ins, env)
         source, inputs, outs, reductions = plans[id(region)]
         members = tuple(n.op for n in region.members) + tuple("Sum" for _ in reductions)
-        kernel = FusedKernel(source, len(outs), len(reductions), region.dtype, members)
+        kernel = FusedKernel(source, len(outs), len(reductions), region.dtype, members,
+                             region.shape)
         attrs = {"kernel": kernel, "members": members, "dtype": region.dtype,
+                 "shape": region.shape,
                  "kinds": ("full",) * len(outs) + ("sum",) * len(reductions)}
         made = new.add_op("FusedElementwise", {"inputs": [env[t.id] for t in inputs]}, attrs,
                           name=f"Fused_{node.name}", site=node.site)
