@@ -28,6 +28,25 @@ def best(fn, number, repeat=7) -> float:
 # --------------------------------------------------------------------------- W4
 
 
+def w4_numpy(a_np, x_np, v_np):
+    # f = sum(s^2), s = tanh(u), u = A x: grad = A^T (2 s (1 - s^2));
+    # H v = A^T (d/du[2 s (1 - s^2)] * (A v)) with d/du = 2 (1 - s^2)(1 - 3 s^2).
+    s = np.tanh(a_np @ x_np)
+    s2 = s * s
+    return a_np.T @ (2.0 * (1.0 - s2) * (1.0 - 3.0 * s2) * (a_np @ v_np))
+
+
+def w4_forward_over_back(a, x, v):
+    """The HVP as TF2 code writes it (a ForwardAccumulator over a GradientTape), so the
+    same source runs on tapeflow and TensorFlow (bench/peers.py, bench/traced.py)."""
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.square(tf.tanh(tf.linalg.matvec(a, x))))
+        g = tape.gradient(y, x)
+    return acc.jvp(g)
+
+
 def w4():
     rng = np.random.default_rng(0)
     n = 500
@@ -43,11 +62,7 @@ def w4():
         return tf.autodiff.hvp(f, x, v)
 
     def numpy_hvp():
-        # f = sum(s^2), s = tanh(u), u = A x: grad = A^T (2 s (1 - s^2));
-        # H v = A^T (d/du[2 s (1 - s^2)] * (A v)) with d/du = 2 (1 - s^2)(1 - 3 s^2).
-        s = np.tanh(a_np @ x_np)
-        s2 = s * s
-        return a_np.T @ (2.0 * (1.0 - s2) * (1.0 - 3.0 * s2) * (a_np @ v_np))
+        return w4_numpy(a_np, x_np, v_np)
 
     def gradient_only():  # context: the reverse pass alone, without forward mode
         with tf.GradientTape() as tape:

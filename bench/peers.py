@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 sys.path.insert(0, os.path.dirname(__file__))
 import tapeflow  # noqa: E402
 import cnn  # noqa: E402
+import forward_mode as fm  # noqa: E402
 from tapeflow.function.fuse import wait_compiled  # noqa: E402
 import reverse_mode as rm  # noqa: E402
 import traced  # noqa: E402
@@ -42,7 +43,7 @@ except ImportError:
 def _bind(lib) -> None:
     """Point the workload modules' `tf` at `lib` (tapeflow or TensorFlow): the workloads
     are ordinary TF2 code, so the same source runs on both."""
-    for mod in (rm, cnn, traced):
+    for mod in (rm, cnn, traced, fm):
         mod.tf = lib
 
 
@@ -102,6 +103,11 @@ def jax_workloads(rng_data: dict) -> dict:
         loss, grads = jax.value_and_grad(cnn_loss)(ps, x, labels)
         return loss, [p - 0.01 * g for p, g in zip(ps, grads)]
 
+    def w4(a, x, v):
+        def f(x):
+            return jnp.sum(jnp.square(jnp.tanh(a @ x)))
+        return jax.jvp(jax.grad(f), (x,), (v,))[1]
+
     def w3(x):
         return jax.grad(lambda x: jnp.sum(jnp.tanh(x) * x + jnp.exp(-x * x)))(x)
 
@@ -115,11 +121,12 @@ def jax_workloads(rng_data: dict) -> dict:
 
     d = {k: jax.device_put(v) if not isinstance(v, list) else [jax.device_put(a) for a in v]
          for k, v in rng_data.items()}
-    f1, f5, f2, f6, f3, f7 = (jax.jit(f) for f in (w1, w5, w2, w6, w3, w7))
+    f1, f5, f2, f6, f3, f7, f4 = (jax.jit(f) for f in (w1, w5, w2, w6, w3, w7, w4))
     block = jax.block_until_ready
     return {
         "W1": lambda: block(f1(d["x16"])),
         "W2": lambda: block(f2(d["mlp"], d["xb"], d["lb"])),
+        "W4": lambda: block(f4(d["a4"], d["x4"], d["v4"])),
         "W5": lambda: block(f5(d["x16"])),
         "W6": lambda: block(f6(d["cnn"], d["x6"], d["l6"])),
         "W3": lambda: block(f3(d["x4m"])),
@@ -144,6 +151,8 @@ def tf_workloads(lib, data: dict) -> dict:
     f6 = lib.function(lambda x, y: cnn.w6_tf(vs6, x, y), input_signature=[
         lib.TensorSpec([None, 28, 28, 1], lib.float32), lib.TensorSpec([None], lib.int32)])
     f3 = lib.function(rm.w3_tf)
+    f4 = lib.function(fm.w4_forward_over_back)
+    a4, x4, v4 = c(data["a4"]), c(data["x4"]), c(data["v4"])
     f7 = lib.function(rm.w7_loss_and_gradient)
 
     def done(out):  # results are computed when returned (eager semantics); read one
@@ -152,6 +161,7 @@ def tf_workloads(lib, data: dict) -> dict:
     return {
         "W1": lambda: done(f1(x16)),
         "W2": lambda: done(f2(xb, lb)),
+        "W4": lambda: done(f4(a4, x4, v4)),
         "W5": lambda: done(f5(x16)),
         "W6": lambda: done(f6(x6, l6)),
         "W3": lambda: done(f3(x4m)),
@@ -168,18 +178,21 @@ def main() -> None:
             "lb": rng.integers(0, 10, 128).astype(np.int32),
             "cnn": cnn.cnn_params(rng), "x6": x6, "l6": l6.astype(np.int32),
             "x4m": rng.standard_normal(4_000_000).astype(np.float32),
-            "x100k": rng.standard_normal(100_000).astype(np.float32)}
+            "x100k": rng.standard_normal(100_000).astype(np.float32),
+            "a4": rng.standard_normal((500, 500)) / np.sqrt(500),
+            "x4": rng.standard_normal(500), "v4": rng.standard_normal(500)}
     mlp_np = [p.copy() for p in data["mlp"]]
     cnn_np = [p.copy() for p in data["cnn"]]
     numpy = {
         "W1": lambda: rm.w1_numpy(data["x16"]),
         "W2": lambda: rm.w2_numpy(mlp_np, data["xb"], data["lb"]),
+        "W4": lambda: fm.w4_numpy(data["a4"], data["x4"], data["v4"]),
         "W5": lambda: traced.w5_numpy(data["x16"]),
         "W6": lambda: cnn.w6_numpy(cnn_np, data["x6"], data["l6"]),
         "W3": lambda: rm.w3_numpy(data["x4m"]),
         "W7": lambda: rm.w7_numpy(data["x100k"]),
     }
-    repeats = {"W1": 200, "W2": 30, "W5": 200, "W6": 30, "W3": 7, "W7": 7}
+    repeats = {"W1": 200, "W2": 30, "W4": 200, "W5": 200, "W6": 30, "W3": 7, "W7": 7}
     runners = {"tapeflow": (tapeflow, tf_workloads(tapeflow, data))}
     if tensorflow is not None:
         runners["tf.function"] = (tensorflow, tf_workloads(tensorflow, data))

@@ -5,6 +5,7 @@ time.
 
 W1 op overhead   200 x (y = sin(y) * 1.01 + 0.1) on float32[16] and its gradient, traced
 W2 MLP step      784-256-256-10 ReLU, sparse softmax cross-entropy, batch 128, SGD, traced
+W4 HVP          sum(tanh(A @ x) ** 2), A float64[500, 500], forward over reverse, traced
 W5 JVP chain     the JVP of W1's chain (tangent ones), traced
 W6 CNN step      conv 3x3x1->8 + ReLU + 2x2 max pool + dense 10, sparse softmax
                  cross-entropy, batch 32x28x28x1, SGD, traced (bench/cnn.py also times it
@@ -32,6 +33,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import tapeflow as tf  # noqa: E402
 from tapeflow.function.fuse import wait_compiled  # noqa: E402
 from cnn import cnn_batch, cnn_params, w6_numpy, w6_tf  # noqa: E402
+from forward_mode import w4_forward_over_back, w4_numpy  # noqa: E402
 from reverse_mode import (best_of, mlp_params, peak_growth_mb, w1_numpy, w1_tf,  # noqa: E402
                           w2_numpy, w2_tf, w3_numpy, w3_tf, w7_loss_and_gradient, w7_numpy,
                           w7_tf)
@@ -91,6 +93,15 @@ def main():
     trace_w2 = first_call(lambda: w2(txb, tlb))
     rows.append(("W2 MLP training step, traced", best_of(lambda: w2_numpy(ps, xb, lb), 30),
                  best_of(lambda: w2(txb, tlb), 30), trace_w2))
+
+    a4 = rng.standard_normal((500, 500)) / np.sqrt(500)
+    x4, v4 = rng.standard_normal(500), rng.standard_normal(500)
+    ta4, tx4, tv4 = tf.constant(a4), tf.constant(x4), tf.constant(v4)
+    w4 = function(w4_forward_over_back)
+    trace_w4 = first_call(lambda: w4(ta4, tx4, tv4))
+    np.testing.assert_allclose(w4(ta4, tx4, tv4).numpy(), w4_numpy(a4, x4, v4), rtol=1e-9)
+    rows.append(("W4 HVP 500x500 f64, traced", best_of(lambda: w4_numpy(a4, x4, v4), 200),
+                 best_of(lambda: w4(ta4, tx4, tv4), 200), trace_w4))
 
     w5 = function(w5_tf)
     trace_w5 = first_call(lambda: w5(t16))

@@ -54,13 +54,11 @@ def test_large_arrays_run_in_parallel_and_still_match():
 
 def test_the_remapping_option_and_unknown_dims_leave_it_unfused():
     x = tf.constant(np.ones((4, 3)), dtype=tf.float64)
-    saved = dict(passes._options)
     try:
         passes.set_experimental_options({"remapping": False})
         assert not fused_nodes(tf.function(w3).get_concrete_function(x))
     finally:
-        passes._options.clear()
-        passes._options.update(saved)
+        passes.set_experimental_options({"remapping": True})
     f = tf.function(w3, input_signature=[tf.TensorSpec([None, 3], tf.float64)])
     cf = f.get_concrete_function()
     assert not fused_nodes(cf)  # a run-time size 1 could broadcast: one loop cannot

@@ -14,13 +14,11 @@ from tapeflow.function import passes
 
 @pytest.fixture(autouse=True)
 def default_options():
-    passes._options.clear()
-    passes._options.update(passes.DEFAULT_OPTIONS)
+    passes.reset_options()
     # these tests look at single ops: fusion (tests/function/test_fuse.py) would hide them
     passes.set_experimental_options({"remapping": False})
     yield
-    passes._options.clear()
-    passes._options.update(passes.DEFAULT_OPTIONS)
+    passes.reset_options()
 
 
 def ops_of(cf) -> list:

@@ -14,7 +14,7 @@ from .._core.context import ctx, debug_on
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
-from .._core.memory import wrap_native
+from .._core.memory import native_of, wrap_native
 from .._core.registry import define_op
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
@@ -100,6 +100,7 @@ class ConcreteFunction:
         self._n_args = n_args
         self._flat_outputs = [o for o in nest.flatten(structured_outputs)
                               if isinstance(o, Tensor)]
+        self._one_output = isinstance(structured_outputs, Tensor)
         if not graph.frozen:  # (a variant of another function shares its sealed graph)
             graph.seal(self._flat_outputs)
         self._programs: dict = {}
@@ -238,6 +239,17 @@ class ConcreteFunction:
         outs = outs if isinstance(outs, list) else [outs]
         return outs[:len(self._flat_outputs)]
 
+    def _run_plain(self, tensors: list) -> list:
+        """`_call_flat` when nothing records, watches, profiles or traces (`ctx.active`
+        is False): the program runs on the tensors' arrays directly."""
+        backend = _backends.active or _backends.ensure_active()
+        natives = [t._native if t._nb is backend else native_of(t, backend)
+                   for t in tensors]
+        if self.graph.captures:
+            natives += natives_of([ext for ext, _ in self.graph.captures], backend)
+        out = self._program(backend, natives)(natives)
+        return [wrap_native(a, backend) for a in out[:len(self._flat_outputs)]]
+
     def _forward_variant(self) -> "ConcreteFunction":
         """This function with the tensors its gradient needs as extra outputs (itself if
         it already returns them all)."""
@@ -268,6 +280,8 @@ class ConcreteFunction:
         return [env[o.id] for o in self._flat_outputs]
 
     def _pack(self, flat: list):
+        if self._one_output:
+            return flat[0]
         it = iter(flat)
         leaves = [next(it) if isinstance(o, Tensor) else o
                   for o in nest.flatten(self.structured_outputs)]

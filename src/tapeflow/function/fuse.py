@@ -583,8 +583,17 @@ class FusedKernel:
         # per loop variant (0 serial, 2 parallel): True when compiled, else the future
         # of its background compile, or None before its first call
         self._ready: dict = {}
+        self._loop = None  # the compiled loop once it ran (a static shape: one variant)
+        self._size = 0
 
     def __call__(self, arrays: list) -> list:
+        loop = self._loop
+        if loop is not None:  # the steady state: the compiled loop over the static shape
+            n, dtype = self._size, self.dtype
+            outs = [np.empty(n, dtype) for _ in range(self.n_outputs)]
+            sums = loop(0, n, *[a.ravel() if a.ndim else a[()] for a in arrays], *outs)
+            shape = self.shape
+            return [o.reshape(shape) for o in outs] + [np.asarray(v, dtype) for v in sums]
         if self._kernels is None:
             self._kernels = compile_source(self.source)  # (imports; numba compiles later)
         shape = self.shape or next(a.shape for a in arrays if a.ndim)
@@ -653,6 +662,9 @@ class FusedKernel:
         if self._ready[variant] is not True:
             _touch(self._marker(variant))
             self._ready[variant] = True
+            if self.shape is not None:  # compiled for good: later calls go straight to it
+                self._size = n
+                self._loop = self._kernels[variant]
         return sums
 
     def _split(self, run_range, n: int, args: list, outs: list, block: int) -> tuple:

@@ -76,6 +76,7 @@ def set_experimental_options(options: dict) -> None:
             raise TypeError(f"set_experimental_options: {key} must be True or False, got "
                             f"{value!r}")
     _options.update(options)
+    _active.clear()
 
 
 def get_experimental_options() -> dict:
@@ -87,8 +88,24 @@ def get_experimental_options() -> dict:
     return dict(_options)
 
 
+def reset_options() -> None:
+    """The options as a new process has them."""
+    _options.clear()
+    _options.update(DEFAULT_OPTIONS)
+    _active.clear()
+
+
+_active: list = []  # active_passes(), computed once per change of the options
+
+
 def active_passes() -> tuple:
     """The passes the options leave on, in a hashable form (part of a program's key)."""
+    if not _active:
+        _active.append(_passes_on())
+    return _active[0]
+
+
+def _passes_on() -> tuple:
     if _options.get("disable_meta_optimizer"):
         return ()
     on = []

@@ -78,6 +78,9 @@ class Function:
         functools.update_wrapper(self, python_function)
         self.__name__ = name or getattr(python_function, "__name__", "function")
         self._cache: dict = {}
+        # (shape, dtype) of each argument, for calls of tensors alone -> the concrete
+        # function (the cache key such a call would compute, found without binding)
+        self._by_specs: dict = {}
         self._relaxed: list = []   # (structure key, specs, concrete) for reduce_retracing
         self._history: list = []   # (bound arguments summary) of every trace
         self._lock = threading.RLock()
@@ -105,11 +108,27 @@ class Function:
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
+        if not ctx.active and not kwargs and not _run_eagerly[0]:
+            # the hot path of a training loop: tensors only, nothing recording; the
+            # tensors' specs pick the concrete function an earlier call found
+            key = []
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+                key.append((a._shape, a.dtype))
+            else:
+                cf = self._by_specs.get(tuple(key))
+                if cf is not None:
+                    return cf._pack(cf._run_plain(args))
         if _run_eagerly[0] or ctx.graph is not None:
             # eagerly for debugging; inside another trace, traced into that graph
             fn = self.python_function if _run_eagerly[0] else self._traced_function()
             return fn(*args, **kwargs)
         cf, flat = self._concrete(args, kwargs)
+        if not kwargs and len(flat) == len(args) and all(
+                type(a) is Tensor and a is t for a, t in zip(args, flat)):
+            with self._lock:
+                self._by_specs[tuple([(a._shape, a.dtype) for a in args])] = cf
         return cf._pack(cf._call_flat(flat))
 
     def _traced_function(self) -> Callable:
