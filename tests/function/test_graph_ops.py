@@ -85,3 +85,43 @@ def test_profile_of_a_traced_call_reports_each_node():
     assert matmul["input_shapes"] == [[30, 30], [30, 30]] and matmul["output_shapes"] == [[30, 30]]
     assert matmul["bytes_added"] == 30 * 30 * 8 and matmul["kernel_ms"] >= 0
     np.testing.assert_allclose(info["result"].numpy(), 2.0)
+
+
+def test_calls_of_tensors_alone_take_the_direct_path_with_the_same_results():
+    calls = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+    def f(x):
+        calls.append(1)
+        return tf.reduce_sum(tf.sin(x) * x, axis=1)
+
+    a, b = tf.ones([2, 3], tf.float64), tf.ones([4, 3], tf.float64) * 2.0
+    first = f(a).numpy()
+    assert f._by_specs  # the call's specs now find the concrete function directly
+    np.testing.assert_allclose(f(a).numpy(), first)
+    np.testing.assert_allclose(f(b).numpy(), np.full(4, 3 * np.sin(2.0) * 2.0))
+    assert len(calls) == 1 and f.experimental_get_tracing_count() == 1
+    with pytest.raises(ValueError):  # incompatible shapes are refused on every call
+        f(tf.ones([2, 4], tf.float64))
+    with pytest.raises(ValueError):
+        f(tf.ones([2, 4], tf.float64))
+    with tf.GradientTape() as tape:  # a tape records: the general path, with gradients
+        tape.watch(a)
+        y = tf.reduce_sum(f(a))
+    x = np.ones((2, 3))
+    np.testing.assert_allclose(tape.gradient(y, a).numpy(), np.cos(x) * x + np.sin(x))
+
+
+def test_the_direct_path_keeps_retracing_on_new_specs_and_python_values():
+    @tf.function
+    def g(x, scale=2.0):
+        return x * scale
+
+    x32, x64 = tf.ones([2]), tf.ones([2], tf.float64)
+    g(x32)
+    g(x32)
+    g(x64)
+    assert g.experimental_get_tracing_count() == 2
+    np.testing.assert_allclose(g(x32, 3.0).numpy(), [3.0, 3.0])  # a Python value: retraced
+    assert g.experimental_get_tracing_count() == 3
+    np.testing.assert_allclose(g(x32).numpy(), [2.0, 2.0])
