@@ -258,3 +258,17 @@ def test_the_disk_cache_keeps_the_recently_used_kernels_under_its_limit(tmp_path
     assert not any("_old" in n for n in left) and "unrelated.txt" in left
     assert sum("_mid" in n for n in left) == 3 and sum("_new" in n for n in left) == 3
     assert fuse.sweep_cache(str(folder), 100) == 0
+
+
+def test_a_multi_pass_op_alone_runs_as_one_loop_on_large_arrays():
+    """ReluGrad's NumPy kernel (`dy * (y > 0)`) makes a mask and a product: alone, on
+    arrays of ALONE_FROM elements or more, it runs as one compiled loop."""
+    def f(dy, y):
+        return tf.engine.run_kernel("ReluGrad", {"dy": dy, "y": y})
+
+    for n, fused in ((64, False), (fuse.ALONE_FROM, True)):
+        dy, y = tf.constant(np.linspace(-1, 1, n)), tf.constant(np.cos(np.arange(n)))
+        g = tf.function(f)
+        ops = [m.attrs.get("members") for m in fused_nodes(g.get_concrete_function(dy, y))]
+        assert ops == ([("ReluGrad",)] if fused else []), ops
+        np.testing.assert_array_equal(g(dy, y).numpy(), dy.numpy() * (y.numpy() > 0))

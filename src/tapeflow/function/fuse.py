@@ -63,7 +63,12 @@ EXPRESSIONS = {
 }
 _FLOATS = ("float32", "float64")
 PARALLEL_FROM = 1 << 16  # elements: below this one thread is faster than starting several
-MIN_MEMBERS = 2          # a region of one op is left to its NumPy kernel
+MIN_MEMBERS = 2          # a region of one op is left to its NumPy kernel, except:
+# ops whose NumPy kernel makes several passes and temporaries (`dy * (y > 0)`) run as one
+# loop when their arrays are large enough to repay a kernel call
+MULTI_PASS = {"ReluGrad", "TanhGrad", "SigmoidGrad", "Sigmoid", "SquaredDifference",
+              "Rsqrt"}
+ALONE_FROM = 1 << 14     # elements
 # Longer regions are cut: numba's compile time grows faster than a kernel's size, and much
 # faster for the parallel loop (its parfor analysis) that large arrays use.
 MAX_MEMBERS = 1536
@@ -219,7 +224,8 @@ def find_regions(graph: FuncGraph) -> list:
                     and _closed(region.members + region.reductions + [node], successors,
                                 index)):
                 region.reductions.append(node)
-    return [r for r in regions if r.size() >= MIN_MEMBERS]
+    return [r for r in regions if r.size() >= MIN_MEMBERS or (
+        r.members[0].op in MULTI_PASS and int(np.prod(r.shape)) >= ALONE_FROM)]
 
 
 def _region(members: list, index: dict) -> Region:
