@@ -38,7 +38,7 @@ def split(inputs, attrs, b):
     lead = (slice(None),) * ax
     out, start = [], 0
     for z in sizes:
-        out.append(x[lead + (slice(start, start + z),)])
+        out.append(x[lead + (slice(start, start + z), ...)])
         start += z
     return out
 
