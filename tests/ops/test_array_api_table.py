@@ -93,8 +93,8 @@ def _run_derivatives(row, args, seed):
 
 
 def _compare(name, got, want, dtype):
-    tight = dtype in ("float64", "complex128")
-    rtol, atol = (1e-9, 1e-11) if tight else (2e-5, 1e-5)
+    rtol, atol = {"float64": (1e-9, 1e-11), "complex128": (1e-9, 1e-11),
+                  "float16": (1e-2, 1e-2)}.get(dtype, (2e-5, 1e-5))
     assert len(got) == len(want), f"{name}: {len(got)} results vs {len(want)}"
     for k, (g, w) in enumerate(zip(got, want)):
         if w is None:
@@ -111,7 +111,8 @@ def _check_row(row):
         if dtype in MISSING_DTYPES:
             continue
         args = _sample(row, dtype)
-        want = _run_value(row, args)
+        with on("numpy"):  # (on a CUDA machine "cupy" is the default backend)
+            want = _run_value(row, args)
         with on(BACKEND):
             got = _run_value(row, args)
         assert [d for d, _ in got] == [d for d, _ in want], row.name
@@ -121,7 +122,8 @@ def _check_row(row):
     if (dtypes and row.name in _ROW_NAMES and row.name not in NOT_TRACED
             and not set(row.kernels) & set(STATEFUL_KERNELS)):
         args = _sample(row, dtypes[-1])
-        want = _run_value(row, args)
+        with on("numpy"):
+            want = _run_value(row, args)
         with on(BACKEND):
             got = _run_value(row, args, traced=True)
         _compare(f"{row.name}-{dtypes[-1]} traced", [v for _, v in got],
@@ -129,7 +131,8 @@ def _check_row(row):
     if row.grad:
         dtype = _grad_dtype(row)
         args = _sample(row, dtype, seed=1)
-        want = _run_derivatives(row, args, seed=2)
+        with on("numpy"):
+            want = _run_derivatives(row, args, seed=2)
         with on(BACKEND):
             got = _run_derivatives(row, args, seed=2)
         _compare(f"{row.name} VJP", got[0], want[0], dtype)

@@ -2,7 +2,7 @@
 Alias (reshape, identity, expand_dims, squeeze) are NumPy's own: they touch no data."""
 from ..numpy import array as _np_array
 from ..._core.dispatch import Alias
-from ._kernel import XP_KERNELS, xp_kernel
+from ._kernel import XP_KERNELS, numpy_fallback, xp_kernel
 
 for _op, _f in [("Reshape", _np_array.reshape), ("Identity", _np_array.identity),
                 ("ExpandDims", _np_array.expand_dims), ("Squeeze", _np_array.squeeze),
@@ -94,3 +94,25 @@ def sum_to(inputs, attrs, b):
     if axes:
         x = xp.sum(x, axis=axes, dtype=x.dtype)
     return xp.reshape(x, shape)
+
+
+@xp_kernel("Pad")
+def pad(inputs, attrs, b):
+    x, paddings = inputs["x"], attrs["paddings"]
+    if attrs["mode"] != "CONSTANT":  # mirrored modes: no standard function
+        return numpy_fallback("Pad")(inputs, attrs, b)
+    out = b.xp.full(tuple(d + p + q for d, (p, q) in zip(x.shape, paddings)),
+                    attrs["constant_values"], dtype=x.dtype)
+    out[tuple(slice(p, p + d) for d, (p, q) in zip(x.shape, paddings)) + (...,)] = x
+    return out
+
+
+@xp_kernel("PadGrad")
+def pad_grad(inputs, attrs, b):
+    g, paddings = inputs["x"], attrs["paddings"]
+    if attrs["mode"] != "CONSTANT":
+        return numpy_fallback("PadGrad")(inputs, attrs, b)
+    if any(d < p + q for d, (p, q) in zip(g.shape, paddings)) or len(paddings) != g.ndim:
+        raise ValueError(f"paddings {paddings} exceed shape {g.shape}")
+    key = tuple(slice(p, g.shape[k] - q) for k, (p, q) in enumerate(paddings)) + (...,)
+    return b.xp.asarray(g[key], copy=True)

@@ -1,4 +1,5 @@
 """Array-API kernels that create tensors (Range, Eye fall back to NumPy: host-made)."""
+import math
 import weakref
 
 from ..numpy._kernel import check_rank
@@ -63,3 +64,24 @@ def one_hot(inputs, attrs, b):
     if attrs["axis"] != idx.ndim:
         out = xp.moveaxis(out, -1, attrs["axis"])
     return out
+
+
+@xp_kernel("Range")
+def range_(inputs, attrs, b):
+    xp = b.xp
+    start, limit, delta = attrs["start"], attrs["limit"], attrs["delta"]
+    dt = b.dtype(attrs["dtype"])
+    if all(isinstance(v, int) for v in (start, limit, delta)):
+        return xp.arange(start, limit, delta, dtype=dt)
+    n = max(int(math.ceil((limit - start) / delta)), 0)
+    return xp.astype(start + xp.arange(n, dtype=xp.float64) * delta, dt)
+
+
+@xp_kernel("Eye")
+def eye(inputs, attrs, b):
+    xp = b.xp
+    rows, cols = attrs["num_rows"], attrs["num_columns"]
+    check_rank("eye", len(attrs["batch_shape"]) + 2)
+    dt = b.dtype(attrs["dtype"])
+    return xp.zeros(tuple(attrs["batch_shape"]) + (rows, cols), dtype=dt) + xp.eye(
+        rows, cols, dtype=dt)

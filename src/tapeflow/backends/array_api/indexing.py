@@ -35,3 +35,39 @@ def _prod(dims) -> int:
     for d in dims:
         out *= d
     return out
+
+
+def _slice_key(a, shape):
+    """The standard's indexing key of a StridedSlice spec (ops/indexing.py): slices
+    clipped to the dims (the standard leaves out-of-range bounds unspecified), None for a
+    new axis, and a trailing ellipsis for the dims the spec leaves out."""
+    shrink, new = a["shrink_axis_mask"], a["new_axis_mask"]
+    key, dim = [], 0
+    for i, (b, e, s) in enumerate(zip(a["begin"], a["end"], a["strides"])):
+        if new >> i & 1:
+            key.append(None)
+            continue
+        if shrink >> i & 1:
+            key.append(b)
+        else:
+            start, stop, step = slice(b, e, s).indices(shape[dim])
+            key.append(slice(start, None if step < 0 and stop < 0 else stop, step))
+        dim += 1
+    return tuple(key) + (...,)
+
+
+@xp_kernel("StridedSlice")
+def strided_slice(inputs, attrs, b):
+    x = inputs["x"]
+    return b.xp.asarray(x[_slice_key(attrs, x.shape)], copy=True)
+
+
+@xp_kernel("StridedSliceGrad")
+def strided_slice_grad(inputs, attrs, b):
+    xp, dy = b.xp, inputs["dy"]
+    shape = tuple(attrs["shape"])
+    out = xp.zeros(shape, dtype=dy.dtype)
+    key = tuple(k for k in _slice_key(attrs, shape) if k is not None)  # new axes: size 1
+    target = out[key].shape
+    out[key] = xp.reshape(dy, target)
+    return out

@@ -16,3 +16,25 @@ def matmul(inputs, attrs, b):
     if attrs["adjoint_b"]:
         y = _adjoint(xp, y)
     return xp.matmul(x, y)
+
+
+@xp_kernel("MatVec")
+def matvec(inputs, attrs, b):
+    xp, m, v = b.xp, inputs["a"], inputs["b"]
+    if attrs["adjoint_a"]:
+        m = _adjoint(xp, m)
+    return xp.matmul(m, v[..., None])[..., 0]
+
+
+@xp_kernel("MatrixBandPart")
+def matrix_band_part(inputs, attrs, b):
+    xp, x = b.xp, inputs["input"]
+    lower, upper = attrs["num_lower"], attrs["num_upper"]
+    m, n = x.shape[-2:]
+    offset = xp.arange(n)[None, :] - xp.arange(m)[:, None]  # column minus row
+    keep = xp.ones((m, n), dtype=xp.bool)
+    if lower >= 0:
+        keep = keep & (offset >= -lower)
+    if upper >= 0:
+        keep = keep & (offset <= upper)
+    return xp.where(keep, x, xp.zeros_like(x))

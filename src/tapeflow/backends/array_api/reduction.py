@@ -1,5 +1,5 @@
 """Array-API kernels of reductions and add_n (top-k and the scans fall back to NumPy)."""
-from ._kernel import xp_kernel
+from ._kernel import numpy_fallback, xp_kernel
 
 
 def _axis(attrs):
@@ -101,3 +101,29 @@ def add_n(inputs, attrs, b):
     for x in xs[1:]:
         out = out + x
     return out
+
+
+def _scan(b, x, attrs, name, op):
+    """cumulative_sum / cumulative_prod (array API 2023.12 / 2024.12) with TensorFlow's
+    exclusive and reverse flags; NumPy's kernel where the namespace lacks the function."""
+    xp = b.xp
+    fn = getattr(xp, name, None)
+    if fn is None:
+        return numpy_fallback(op)({"x": x}, attrs, b)
+    axis, exclusive, reverse = attrs["axis"], attrs["exclusive"], attrs["reverse"]
+    if reverse:
+        x = xp.flip(x, axis=axis)
+    out = fn(x, axis=axis, dtype=x.dtype, include_initial=exclusive)
+    if exclusive:  # the running totals before each element: drop the last
+        out = out[(slice(None),) * axis + (slice(0, x.shape[axis]), ...)]
+    return xp.flip(out, axis=axis) if reverse else out
+
+
+@xp_kernel("Cumsum")
+def cumsum(inputs, attrs, b):
+    return _scan(b, inputs["x"], attrs, "cumulative_sum", "Cumsum")
+
+
+@xp_kernel("Cumprod")
+def cumprod(inputs, attrs, b):
+    return _scan(b, inputs["x"], attrs, "cumulative_prod", "Cumprod")
