@@ -22,7 +22,7 @@ _NP2DT = _dt._BY_NP
 _ndarray = np.ndarray
 
 
-def _meta(arr) -> tuple:
+def native_meta(arr) -> tuple:
     """(DType, bytes) of a native array that is not an ndarray: CuPy's dtypes are NumPy's,
     the array API's are the library's own objects, matched by name."""
     d = arr.dtype
@@ -62,7 +62,7 @@ def wrap_native(arr, backend: Backend | None = None) -> Tensor:
         dtype = _NP2DT.get(arr.dtype) or _dt.from_numpy(arr.dtype)
         nbytes = arr.nbytes
     else:  # another library's array (an array-API backend's)
-        dtype, nbytes = _meta(arr)
+        dtype, nbytes = native_meta(arr)
     shape = arr.shape
     buf = _new_buffer(Buffer)  # Buffer(...) without the __init__ call: the hot path
     buf.native, buf.data_id, buf.backend = arr, backend.write(arr, shape, dtype), backend

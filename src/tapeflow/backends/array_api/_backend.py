@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..._core.backends import Backend
+from ..._core.memory import native_meta
 from ._kernel import install_kernels
 
 
@@ -119,6 +120,10 @@ class ArrayAPIBackend(Backend):
         if arr is None or type(arr) is not self.native_type:
             arr = self.to_native(other.read(data_id))
         self._data[data_id] = arr
+
+    def memory(self) -> dict:
+        return {"num_data_ids": len(self._data),
+                "num_bytes": sum(native_meta(v)[1] for v in self._data.values())}
 
     def __repr__(self) -> str:
         return f"ArrayAPIBackend({self.xp.__name__}, name={self.name!r})"
