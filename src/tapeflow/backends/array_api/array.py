@@ -1,6 +1,7 @@
 """Array-API kernels of array manipulation. Kernels that only read shapes and return an
 Alias (reshape, identity, expand_dims, squeeze) are NumPy's own: they touch no data."""
 from ..numpy import array as _np_array
+from ..numpy._kernel import check_rank
 from ..._core.dispatch import Alias
 from ._kernel import XP_KERNELS, numpy_fallback, xp_kernel
 
@@ -116,3 +117,21 @@ def pad_grad(inputs, attrs, b):
         raise ValueError(f"paddings {paddings} exceed shape {g.shape}")
     key = tuple(slice(p, g.shape[k] - q) for k, (p, q) in enumerate(paddings)) + (...,)
     return b.xp.asarray(g[key], copy=True)
+
+
+@xp_kernel("ArgSort")
+def argsort(inputs, attrs, b):
+    # stable also when descending: equal values keep their order, as TensorFlow's
+    out = b.xp.argsort(inputs["x"], axis=attrs["axis"], descending=attrs["descending"],
+                       stable=True)
+    return b.xp.astype(out, b.xp.int32)
+
+
+@xp_kernel("SequenceMask")
+def sequence_mask(inputs, attrs, b):
+    xp, lengths, maxlen = b.xp, inputs["lengths"], attrs["maxlen"]
+    check_rank("sequence_mask", lengths.ndim + 1)
+    if maxlen == -1:  # a traced default: the longest length
+        maxlen = max(int(xp.max(lengths)), 0) if lengths.size else 0
+    mask = xp.arange(maxlen, dtype=lengths.dtype) < lengths[..., None]
+    return xp.astype(mask, b.dtype(attrs["dtype"]))

@@ -48,8 +48,11 @@ def const(inputs, attrs, b):
     key = (id(value), b)
     hit = _moved.get(key)
     if hit is None or hit[0]() is not value:
-        hit = _moved[key] = (weakref.ref(value, lambda _, k=key: _moved.pop(k, None)),
-                             b.to_native(value))
+        try:
+            ref = weakref.ref(value, lambda _, k=key: _moved.pop(k, None))
+        except TypeError:  # (a NumPy scalar cannot be referenced weakly: moved each time)
+            return b.to_native(value)
+        hit = _moved[key] = (ref, b.to_native(value))
     return hit[1]
 
 

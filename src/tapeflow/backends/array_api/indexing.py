@@ -71,3 +71,11 @@ def strided_slice_grad(inputs, attrs, b):
     target = out[key].shape
     out[key] = xp.reshape(dy, target)
     return out
+
+
+@xp_kernel("Where")
+def where(inputs, attrs, b):
+    xp, cond = b.xp, inputs["condition"]
+    if cond.ndim == 0:  # the standard's nonzero takes no 0-d array: one row or none
+        return xp.zeros((int(bool(cond)), 0), dtype=xp.int64)
+    return xp.astype(xp.stack(xp.nonzero(cond), axis=1), xp.int64)

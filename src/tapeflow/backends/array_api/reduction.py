@@ -127,3 +127,15 @@ def cumsum(inputs, attrs, b):
 @xp_kernel("Cumprod")
 def cumprod(inputs, attrs, b):
     return _scan(b, inputs["x"], attrs, "cumulative_prod", "Cumprod")
+
+
+@xp_kernel("TopK")
+def top_k(inputs, attrs, b):
+    xp, x, k = b.xp, inputs["x"], attrs["k"]
+    if k == 0 or x.size == 0:
+        idx = xp.zeros(x.shape[:-1] + (k,), dtype=xp.int64)
+        values = xp.zeros(idx.shape, dtype=x.dtype)
+    else:  # largest first; among equal values the lower index first, as TensorFlow
+        idx = xp.argsort(x, axis=-1, descending=True, stable=True)[..., :k]
+        values = xp.take_along_axis(x, idx, axis=-1)
+    return [values, xp.astype(idx, b.dtype(attrs["index_type"]))]
