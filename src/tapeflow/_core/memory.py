@@ -47,6 +47,8 @@ def reshape_native(native, shape):
     if method is not None:
         return method(shape)
     return native.__array_namespace__().reshape(native, tuple(shape))
+
+
 _new_tensor = Tensor.__new__
 _new_buffer = Buffer.__new__
 _next_id = _ids.__next__
