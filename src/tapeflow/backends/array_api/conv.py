@@ -2,7 +2,7 @@
 convolution as im2col (one strided slice per filter tap, stacked) and one matmul; its
 input gradient scatters the taps back with slice assignments. Grouped or batched
 filters, and the average pool, fall back to NumPy's kernels."""
-from ..numpy.conv import _geometry, _pool_geometry
+from ..numpy.conv import _geometry, _pool_geometry, _window_counts
 from ._kernel import numpy_fallback, xp_kernel
 
 
@@ -155,3 +155,52 @@ def max_pool_grad(inputs, attrs, b):
     (pt, _), (pl, _) = pads
     h, w = x.shape[1:3]
     return _from_nhwc(xp, dx[:, pt:pt + h, pl:pl + w, :], fmt)
+
+
+def _counts(b, hw, out, pads, attrs, dtype):
+    """How many real (unpadded) elements each window covers, [OH, OW, 1], as NumPy's
+    kernel counts them (on the host: it depends on shapes only)."""
+    return b.xp.astype(b.to_native(_window_counts(hw, out, pads, attrs)), dtype)
+
+
+@xp_kernel("AvgPool")
+def avg_pool(inputs, attrs, b):
+    x = inputs["x"]
+    if not _plain_pool(x):
+        return numpy_fallback("AvgPool")(inputs, attrs, b)
+    xp, fmt = b.xp, attrs["data_format"]
+    x = _nhwc(xp, x, fmt)
+    out, pads = _pool_geometry(x.shape[1:3], attrs)
+    p = _pad(xp, x, pads)
+    kh, kw = attrs["ksize"]
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            t = p[_tap(i, j, out, attrs["strides"], (1, 1))]
+            total = t if total is None else total + t
+    return _from_nhwc(xp, total / _counts(b, x.shape[1:3], out, pads, attrs, x.dtype), fmt)
+
+
+@xp_kernel("AvgPoolGrad")
+def avg_pool_grad(inputs, attrs, b):
+    """dy spread evenly over each window's real elements: the VJP of AvgPool."""
+    dy = inputs["dy"]
+    if not _plain_pool(dy):
+        return numpy_fallback("AvgPoolGrad")(inputs, attrs, b)
+    xp, fmt = b.xp, attrs["data_format"]
+    dy = _nhwc(xp, dy, fmt)
+    hw = tuple(attrs["input_hw"])
+    out, pads = _pool_geometry(hw, attrs)
+    if out != tuple(dy.shape[1:3]):
+        raise ValueError(f"dy has spatial size {tuple(dy.shape[1:3])} but an input of size "
+                         f"{hw} gives {out}")
+    share = dy / _counts(b, hw, out, pads, attrs, dy.dtype)
+    (pt, pb), (pl, pr) = pads
+    dx = xp.zeros((dy.shape[0], hw[0] + pt + pb, hw[1] + pl + pr, dy.shape[3]),
+                  dtype=dy.dtype)
+    kh, kw = attrs["ksize"]
+    for i in range(kh):
+        for j in range(kw):
+            at = _tap(i, j, out, attrs["strides"], (1, 1))
+            dx[at] = dx[at] + share
+    return _from_nhwc(xp, dx[:, pt:pt + hw[0], pl:pl + hw[1], :], fmt)
