@@ -16,9 +16,9 @@ from ..._core.backends import REGISTRY
 from . import (array, control_flow, conv, creation, indexing, linalg, math, nn,  # noqa: F401
                reduction, state)
 from ._backend import ArrayAPIBackend
-from ._kernel import FallbackWarning, XP_KERNELS, fallback_ops
+from ._kernel import FallbackWarning, XP_KERNELS, fallback_ops, library_ops
 
-__all__ = ["ArrayAPIBackend", "FallbackWarning", "XP_KERNELS", "fallback_ops",
+__all__ = ["ArrayAPIBackend", "FallbackWarning", "XP_KERNELS", "fallback_ops", "library_ops",
            "cuda_device_count"]
 
 

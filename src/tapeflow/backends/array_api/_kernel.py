@@ -7,6 +7,7 @@ standard namespace. An op without one runs NumPy's kernel on its inputs moved to
 """
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Callable
 
@@ -44,10 +45,19 @@ def binary(name: str, fn: str) -> None:
     XP_KERNELS[name] = lambda inputs, attrs, b: getattr(b.xp, fn)(inputs["x"], inputs["y"])
 
 
+_NUMPY_KERNELS = os.sep + os.path.join("tapeflow", "backends", "numpy") + os.sep
+
+
+def library_ops() -> list[str]:
+    """tapeflow's own ops with a NumPy kernel (a kernel a user registers for "numpy" runs
+    there only: register it for another backend by that backend's name)."""
+    return sorted(k for k, per in _reg.KERNELS.items()
+                  if "numpy" in per and _NUMPY_KERNELS in per["numpy"].site)
+
+
 def fallback_ops() -> list[str]:
-    """The ops with a NumPy kernel but no array-API one (they run through NumPy)."""
-    return sorted(k for k, per in _reg.KERNELS.items() if "numpy" in per
-                  and k not in XP_KERNELS)
+    """tapeflow's ops with a NumPy kernel but no array-API one (they run through NumPy)."""
+    return [k for k in library_ops() if k not in XP_KERNELS]
 
 
 def _to_numpy(v, backend):
@@ -85,12 +95,10 @@ def numpy_fallback(op: str) -> Callable:
 
 
 def install_kernels(name: str) -> None:
-    """Register, under backend name `name`, the array-API kernel of every op that has a
-    NumPy kernel, or the NumPy fallback where there is none."""
-    for op, per in list(_reg.KERNELS.items()):
-        if "numpy" not in per:
-            continue
-        current = per.get(name)
+    """Register, under backend name `name`, the array-API kernel of every tapeflow op, or
+    the NumPy fallback where there is none."""
+    for op in library_ops():
+        current = _reg.KERNELS[op].get(name)
         if current is not None and not getattr(current.func, "array_api", False):
             continue  # a kernel the user registered for this backend wins
         func = XP_KERNELS.get(op)
