@@ -222,3 +222,11 @@ def test_sparse_updates_write_back(strict):
                                            tf.constant([5, 2])))
     assert type(table._value._native) is Strict
     np.testing.assert_array_equal(table.numpy()[:, 0], [1, 3, 1, 1, 2])
+
+
+def test_a_dtype_the_namespace_lacks_is_a_clear_error(strict):
+    with pytest.raises(TypeError, match="'array_api' backend .* has no dtype float16"):
+        tf.constant(np.ones(2, np.float16))
+    with pytest.raises(TypeError, match="has no dtype bfloat16"):
+        tf.constant([1.0], dtype=tf.bfloat16)
+    np.testing.assert_array_equal((tf.constant([1.0]) * 2.0).numpy(), [2.0])

@@ -55,11 +55,10 @@ class ArrayAPIBackend(Backend):
 
     device_type: str | None = None  # "GPU" for CuPy: then listed as a device
 
-    def __init__(self, namespace: types.ModuleType | str, device: Any = None) -> None:
+    def __init__(self, namespace: types.ModuleType | str) -> None:
         super().__init__()
         self.xp = xp = _standard_namespace(namespace)
-        self.device = device
-        probe = xp.asarray(0.0) if device is None else xp.asarray(0.0, device=device)
+        probe = xp.asarray(0.0)  # arrays live on the namespace's default device
         self.native_type = type(probe)
         self._name = "array_api"
         self._dtypes: dict = {}
@@ -94,14 +93,15 @@ class ArrayAPIBackend(Backend):
         if type(values) is self.native_type:
             return values
         arr = np.asarray(values)
-        if arr.dtype.kind == "V" or arr.dtype.name in ("bfloat16",):
-            raise TypeError(f"the {self.name!r} backend ({self.xp.__name__}) has no dtype "
-                            f"{arr.dtype.name}")
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
-        if self.device is not None:
-            return self.xp.asarray(arr, device=self.device)
-        return self.xp.asarray(arr)
+        try:
+            if arr.dtype.kind == "V":  # ml_dtypes' bfloat16: no array library knows it
+                raise TypeError(arr.dtype.name)
+            return self.xp.asarray(arr)
+        except TypeError:
+            raise TypeError(f"the {self.name!r} backend ({self.xp.__name__}) has no dtype "
+                            f"{arr.dtype.name}") from None
 
     def from_native(self, native) -> np.ndarray:
         """A NumPy copy of a native array (the tensor's value must not change with it)."""
