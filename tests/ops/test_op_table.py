@@ -417,9 +417,12 @@ def test_batched_jvp_matches_single(row):
 
 def test_every_kernel_has_a_row():
     covered = {k for r in ROWS for k in r.kernels}
+    package = os.path.dirname(tf.__file__)
     missing = sorted(set(registry.KERNELS) - covered - set(EXEMPT)
                      - {k for k in registry.KERNELS if not registry.OPS.get(k)
-                        or registry.OPS[k].site == "<implicit>"})
+                        or registry.OPS[k].site == "<implicit>"
+                        # (ops other tests of this process defined for themselves)
+                        or not os.path.abspath(registry.OPS[k].site).startswith(package)})
     assert not missing, f"kernels without a row in the op table: {missing}"
 
 

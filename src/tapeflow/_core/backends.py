@@ -62,6 +62,13 @@ class Backend:
     def from_native(self, native) -> np.ndarray:
         return native
 
+    def move_from(self, other: "Backend", data_id: int, dtype) -> None:
+        """Take over `data_id` from backend `other` (which then disposes its copy): the
+        host round trip through NumPy here; backends that can exchange arrays through
+        DLPack override it."""
+        values = other.read(data_id)
+        self.move(data_id, values, values.shape, dtype)
+
 
 class NumpyBackend(Backend):
     """The default CPU backend: native arrays are `numpy.ndarray`."""
@@ -70,6 +77,17 @@ class NumpyBackend(Backend):
 
     def to_native(self, values):
         return np.asarray(values)
+
+    def move_from(self, other: Backend, data_id: int, dtype) -> None:
+        # another CPU library's array (array-api-strict, a CPU torch tensor) comes over
+        # through DLPack without a copy; a GPU array has to be copied to the host
+        source = other.native(data_id)
+        try:
+            arr = np.from_dlpack(source)
+        except Exception:  # noqa: BLE001 - not on the CPU, or no DLPack: the host copy
+            super().move_from(other, data_id, dtype)
+            return
+        self._data[data_id] = arr if arr.flags.writeable else arr.copy()
 
 
 def _complete_protocol(inst) -> None:

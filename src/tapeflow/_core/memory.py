@@ -19,6 +19,36 @@ from .context import ctx
 from .tensor import _ids, Buffer, counters, pinned_ids, Resource, Tensor
 
 _NP2DT = _dt._BY_NP
+_ndarray = np.ndarray
+
+
+def native_meta(arr) -> tuple:
+    """(DType, bytes) of a native array that is not an ndarray: CuPy's dtypes are NumPy's,
+    the array API's are the library's own objects, matched by name."""
+    d = arr.dtype
+    dtype = _NP2DT.get(d) if isinstance(d, np.dtype) else None
+    if dtype is None:
+        dtype = _dt.as_dtype(str(d).rsplit(".", 1)[-1])
+    nbytes = getattr(arr, "nbytes", None)
+    return dtype, int(nbytes if nbytes is not None else _size(arr.shape) * dtype.size)
+
+
+def _size(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def reshape_native(native, shape):
+    """`native` viewed with `shape`: the array's own reshape method, or its array-API
+    namespace's `reshape` (the standard's arrays have no method)."""
+    method = getattr(native, "reshape", None)
+    if method is not None:
+        return method(shape)
+    return native.__array_namespace__().reshape(native, tuple(shape))
+
+
 _new_tensor = Tensor.__new__
 _new_buffer = Buffer.__new__
 _next_id = _ids.__next__
@@ -30,8 +60,11 @@ def wrap_native(arr, backend: Backend | None = None) -> Tensor:
         backend = _backends.active or _backends.ensure_active()
     if type(arr) is not backend.native_type:
         arr = backend.to_native(arr)
-    dtype = _NP2DT.get(arr.dtype) or _dt.from_numpy(arr.dtype)
-    nbytes = arr.nbytes
+    if type(arr) is _ndarray:
+        dtype = _NP2DT.get(arr.dtype) or _dt.from_numpy(arr.dtype)
+        nbytes = arr.nbytes
+    else:  # another library's array (an array-API backend's)
+        dtype, nbytes = native_meta(arr)
     shape = arr.shape
     buf = _new_buffer(Buffer)  # Buffer(...) without the __init__ call: the hot path
     buf.native, buf.data_id, buf.backend = arr, backend.write(arr, shape, dtype), backend
@@ -70,6 +103,8 @@ def scalar_constant(value, dtype) -> Tensor:
     if t is not None:
         return t
     arr = np.array(value, dtype._np)
+    if backend.native_type is not _ndarray:  # kernels get their backend's own arrays
+        arr = backend.to_native(arr)
     if len(_scalar_cache) >= _SCALAR_CACHE_MAX or value != value:  # NaN keys never match
         return wrap_native(arr, backend)
     t = _new_tensor(Tensor)
@@ -88,7 +123,9 @@ def share(t: Tensor, shape=None, track: bool = True) -> Tensor:
         t._read()  # raises the DisposedError (or symbolic-value error) naming the tensor
     native = t._native
     if shape is not None and tuple(shape) != t._shape:
-        native = native.reshape(shape)  # may raise: take the reference only afterwards
+        # may raise: take the reference only afterwards
+        native = native.reshape(shape) if type(native) is _ndarray else reshape_native(
+            native, shape)
     buf.refs += 1
     out = _new_tensor(Tensor)
     out._native = native
@@ -115,14 +152,19 @@ def native_of(t: Tensor, backend: Backend) -> Any:
         t._read()  # raises the DisposedError (or symbolic-value error) naming the tensor
     if buf.backend is not backend:
         old = buf.backend
-        values = old.read(buf.data_id)
-        old.dispose_data(buf.data_id)
-        backend.move(buf.data_id, values, values.shape, t.dtype)
+        move_from = getattr(backend, "move_from", None)  # (a backend of API 5.3 alone: none)
+        if move_from is not None:  # through DLPack where both backends allow it
+            move_from(old, buf.data_id, t.dtype)
+            old.dispose_data(buf.data_id)
+        else:
+            values = old.read(buf.data_id)
+            old.dispose_data(buf.data_id)
+            backend.move(buf.data_id, values, values.shape, t.dtype)
         buf.backend = backend
         buf.native = backend.native(buf.data_id)
     native = buf.native
     if native.shape != t._shape:  # a reshape sharing the buffer
-        native = native.reshape(t._shape)
+        native = reshape_native(native, t._shape)
     t._native, t._nb = native, backend
     return native
 

@@ -182,9 +182,10 @@ class ConcreteFunction:
                 graph, outputs, report = optimize(self.graph, self._flat_outputs, passes,
                                                   shapes)
             fused = 0
-            # debug mode keeps one node per op, so a NaN is blamed on the op that made it
+            # debug mode keeps one node per op, so a NaN is blamed on the op that made it;
+            # fused kernels are numba loops over NumPy arrays: other backends run per op
             if ("fuse" in passes and self.jit_compile is not False and not debug
-                    and fuse_available()):
+                    and backend.native_type is np.ndarray and fuse_available()):
                 graph, outputs, fused = fuse(graph, outputs)
             prog = Program(graph, outputs, backend, debug, profiled)
             prog.report, prog.fused = report, fused

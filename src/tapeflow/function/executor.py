@@ -20,7 +20,7 @@ from .._core.backends import Backend
 from .._core.dispatch import Alias, _kernel_error, check_numerics, no_recording, run_kernel
 from .._core.context import ctx
 from .._core.errors import InvalidArgumentError, NotFoundError
-from .._core.memory import counters, native_of, wrap_native
+from .._core.memory import counters, native_of, reshape_native, wrap_native
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from .graph import _rule_attrs, attr_resolver, late_attrs, live_nodes
@@ -31,8 +31,7 @@ _program_ids = itertools.count(1)
 def _resolve(r, natives):
     """A kernel result with Alias outputs turned into views of the aliased input."""
     if type(r) is Alias:
-        src = natives[r.name]
-        return src.reshape(r.shape)
+        return reshape_native(natives[r.name], r.shape)
     return r
 
 
@@ -307,7 +306,9 @@ class _RunTime:
 
     def __init__(self, array):
         self._shape = self.shape = tuple(array.shape)
-        self.dtype = _dt.from_numpy(array.dtype)
+        d = array.dtype  # an array-API library's dtype object: matched by name
+        self.dtype = _dt.from_numpy(d) if isinstance(d, np.dtype) else _dt.as_dtype(
+            str(d).rsplit(".", 1)[-1])
 
 
 def _run_time(v):

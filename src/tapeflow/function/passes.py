@@ -421,8 +421,9 @@ class _Builder:
         results = result if isinstance(result, list) else [result]
         if len(results) != len(node.outputs):
             return None
-        outs = [self.graph.const_node(r._native.copy() if r._native.base is not None
-                                      else r._native, r.dtype,
+        # (a view's own copy; the array API's arrays have no `base` and are never views)
+        outs = [self.graph.const_node(r._native.copy() if getattr(r._native, "base", None)
+                                      is not None else r._native, r.dtype,
                                       f"{node.name}/folded" + (f"_{i}" if i else ""), node.site)
                 for i, r in enumerate(results)]
         self.report.folded += 1

@@ -139,7 +139,8 @@ def _unshared(target: Tensor, backend) -> bool:
     # Only memory the buffer owns outright: not a view (base set), not viewed by any other
     # array (a view holds a reference to its base), not writable-protected. References:
     # the buffer, the tensor, this local and getrefcount's argument.
-    return (getattr(native, "base", 0) is None and native.flags.writeable
+    # (an array-API array has no `base`: never in place; CuPy's have no writeable flag)
+    return (getattr(native, "base", 0) is None and getattr(native.flags, "writeable", True)
             and sys.getrefcount(native) <= _unshared_refs())
 
 
