@@ -6,14 +6,13 @@ Its state (the checkpoints it keeps) lives in the directory's "checkpoint" index
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
 import time as _time
 
 import numpy as np
 
 from .checkpoint import Checkpoint
-from .format import file_of, read_state, write_state
+from .format import read_state, remove, write_state
 
 __all__ = ["CheckpointManager"]
 
@@ -149,8 +148,7 @@ class CheckpointManager:
             if self._keep_every_s and stamp - self._keep_every_s >= self._last_preserved:
                 self._last_preserved = stamp  # kept on disk, no longer managed
                 continue
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(file_of(path))
+            remove(path)
 
     def _record_state(self) -> None:
         if self._latest_checkpoint is None:
