@@ -28,7 +28,8 @@ try:  # optional (the `checkpoint` extra): C speed for checksums of large tensor
 except ImportError:  # the pure-Python checksum below is exact, only slower
     _fast_crc32c = None
 
-__all__ = ["index_file", "data_file", "is_bundle", "read_bundle", "write_bundle",
+__all__ = ["index_file", "data_file", "is_bundle", "read_bundle", "decode_bundle",
+           "write_bundle",
            "crc32c", "crc32c_py", "Corrupt"]
 
 _TABLE_MAGIC = 0xDB4775248B80FB57  # LevelDB's table magic number, TensorFlow's too
@@ -262,20 +263,23 @@ def read_table(data: bytes) -> dict[bytes, bytes]:
     footer = data[-_FOOTER_SIZE:]
     if struct.unpack_from("<Q", footer, 40)[0] != _TABLE_MAGIC:
         raise Corrupt("it is not a TensorFlow checkpoint index (bad table magic number)")
-    _, pos = _read_varint(footer, 0, 40)  # the metaindex handle (TensorFlow leaves it empty)
-    _, pos = _read_varint(footer, pos, 40)
+    meta_offset, pos = _read_varint(footer, 0, 40)
+    meta_size, pos = _read_varint(footer, pos, 40)
     index_offset, pos = _read_varint(footer, pos, 40)
     index_size, _ = _read_varint(footer, pos, 40)
+    _block(data, meta_offset, meta_size, "metaindex")  # unused, but checked all the same
     table: dict[bytes, bytes] = {}
     previous = None
     index = _block_entries(_block(data, index_offset, index_size, "index"), "index")
-    for _, handle in index:
+    for separator, handle in index:
         offset, size = _handle(handle)
         for key, value in _block_entries(_block(data, offset, size, "data"), "data"):
             if previous is not None and key <= previous:
                 raise Corrupt("the table's keys are out of order")
             table[key] = value
             previous = key
+        if previous is not None and separator < previous:
+            raise Corrupt("an index entry's key precedes its block's keys")
     return table
 
 
@@ -379,9 +383,29 @@ def read_bundle(prefix: str) -> dict[str, np.ndarray]:
         array([1., 2.], dtype=float32)
     """
     index = index_file(prefix)
+
+    def shard(number: int, count: int) -> bytes:
+        path = data_file(prefix, number, count)
+        if not os.path.isfile(path):
+            raise Corrupt(f"its data file {path!r} is missing")
+        with open(path, "rb") as f:
+            return f.read()
+
     try:
         with open(index, "rb") as f:
-            table = read_table(f.read())
+            index_bytes = f.read()
+    except FileNotFoundError:
+        raise NotFoundError(f"Checkpoint: no checkpoint index {index!r}") from None
+    except OSError as e:
+        raise DataLossError(None, None, f"Checkpoint: cannot read {index!r}: {e}") from None
+    return decode_bundle(index_bytes, shard, index)
+
+
+def decode_bundle(index: bytes, shard, where: str = "<bytes>") -> dict[str, np.ndarray]:
+    """The tensors of a bundle given its index's bytes and `shard(number, count)`, which
+    returns a data file's bytes; raises DataLossError naming `where` for damaged input."""
+    try:
+        table = read_table(index)
         header = table.pop(HEADER_KEY, None)
         if header is None:
             raise Corrupt("the index has no bundle header")
@@ -400,16 +424,12 @@ def read_bundle(prefix: str) -> dict[str, np.ndarray]:
                 raise Corrupt(f"{name!r} is stored in slices (partitioned variables are "
                               "not supported)")
             enum, shape = _one(fields, 1), _shape(_one(fields, 2, b""))
-            shard, offset, size = _one(fields, 3), _one(fields, 4), _one(fields, 5)
-            if shard >= num_shards:
-                raise Corrupt(f"{name!r} names data shard {shard} of {num_shards}")
-            if shard not in shards:
-                path = data_file(prefix, shard, num_shards)
-                if not os.path.isfile(path):
-                    raise Corrupt(f"its data file {path!r} is missing")
-                with open(path, "rb") as f:
-                    shards[shard] = f.read()
-            data = shards[shard]
+            number, offset, size = _one(fields, 3), _one(fields, 4), _one(fields, 5)
+            if number >= num_shards:
+                raise Corrupt(f"{name!r} names data shard {number} of {num_shards}")
+            if number not in shards:
+                shards[number] = shard(number, num_shards)
+            data = shards[number]
             if offset + size > len(data):
                 raise Corrupt(f"{name!r} (bytes {offset}..{offset + size}) lies past the end "
                               f"of the {len(data)}-byte data file; it is truncated")
@@ -429,13 +449,11 @@ def read_bundle(prefix: str) -> dict[str, np.ndarray]:
                 value = np.frombuffer(raw, dtype=dtype).reshape(shape)
                 value = value.astype(dtype.newbyteorder("="), copy=True)
             values[name] = value
-    except FileNotFoundError:
-        raise NotFoundError(f"Checkpoint: no checkpoint index {index!r}") from None
     except (Corrupt, UnicodeDecodeError, ValueError, OverflowError, struct.error) as e:
-        raise DataLossError(None, None, f"Checkpoint: {index!r} (TensorFlow format) is "
+        raise DataLossError(None, None, f"Checkpoint: {where!r} (TensorFlow format) is "
                             f"corrupt or truncated: {e}; no variable was changed") from None
     except OSError as e:
-        raise DataLossError(None, None, f"Checkpoint: cannot read {index!r}: {e}") from None
+        raise DataLossError(None, None, f"Checkpoint: cannot read {where!r}: {e}") from None
     return values
 
 
