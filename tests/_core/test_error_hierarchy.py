@@ -52,3 +52,6 @@ def test_an_op_error_is_caught_as_op_error_with_its_code():
     assert "Add" in info.value.message and "[2]" in info.value.message
     with pytest.raises(KeyError):
         tf.errors.exception_type_from_error_code(99)
+    # TensorFlow's base class takes the code as a fourth argument
+    e = tf.errors.OpError(None, None, "lost", tf.errors.DATA_LOSS)
+    assert e.error_code == 15 and e.message == "lost"

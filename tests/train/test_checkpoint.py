@@ -440,10 +440,10 @@ def test_metadata_disagreeing_with_data_is_corrupt(tmp_path, good):
 
 def failing_writer(monkeypatch, after):
     """Files written after the first `after` fail midway: half their bytes, then a crash."""
-    real = ckpt_mod.format.atomic_write
+    real = ckpt_mod.format._write_temp
     calls = []
 
-    def atomic_write(path, write):
+    def write_temp(path, write):
         calls.append(path)
         if len(calls) > after:
             def half_then_crash(f):
@@ -454,16 +454,17 @@ def failing_writer(monkeypatch, after):
             return real(path, half_then_crash)
         return real(path, write)
 
-    monkeypatch.setattr(ckpt_mod.format, "atomic_write", atomic_write)  # the file writer
+    monkeypatch.setattr(ckpt_mod.format, "_write_temp", write_temp)  # each file's writer
 
 
-def test_a_crash_mid_write_leaves_the_old_checkpoint(tmp_path, monkeypatch):
+@pytest.mark.parametrize("after", [0, 1], ids=["in_the_data_file", "in_the_index"])
+def test_a_crash_mid_write_leaves_the_old_checkpoint(tmp_path, monkeypatch, after):
     a, b = tf.Variable([1.0, 2.0]), tf.Variable([3.0])
     ckpt = tf.train.Checkpoint(a=a, b=b)
     path = ckpt.write(str(tmp_path / "ckpt"))
     old_bytes = [Path(f).read_bytes() for f in files(path)]
     a.assign([7.0, 7.0]), b.assign([7.0])
-    failing_writer(monkeypatch, after=0)  # the data file's write crashes midway
+    failing_writer(monkeypatch, after=after)  # the crash comes before any file is replaced
     with pytest.raises(OSError, match="simulated"):
         ckpt.write(str(tmp_path / "ckpt"))
     monkeypatch.undo()
@@ -606,6 +607,13 @@ def test_a_garbled_state_file_falls_back_to_the_newest_checkpoint(tmp_path):
         (tmp_path / "checkpoint").write_bytes(garbage)
         with pytest.warns(UserWarning, match="cannot be parsed.*ckpt-2"):
             assert tf.train.latest_checkpoint(str(tmp_path)) == second
+    # a manager resumes from it too, instead of starting over
+    with pytest.warns(UserWarning, match="cannot be parsed"):
+        manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(0.0)),
+                                             str(tmp_path), max_to_keep=3)
+    assert manager.latest_checkpoint == second
+    assert manager.restore_or_initialize() == second
+    assert manager.checkpoint.v.numpy() == 1.0
 
 
 def test_files_get_the_usual_permissions(tmp_path):

@@ -30,15 +30,18 @@ class OpError(TapeflowError):
         True
     """
 
-    error_code_value = UNKNOWN  # each subclass's code (TF passes it to the constructor)
+    error_code_value = UNKNOWN  # each subclass's code
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, *kwargs.values())
+        self._code = self.error_code_value
         if "message" in kwargs or len(args) >= 3:
-            fields = dict(zip(("node_def", "op", "message"), args))
+            fields = dict(zip(("node_def", "op", "message", "error_code"), args))
             fields.update(kwargs)
             self._node_def, self._op = fields.get("node_def"), fields.get("op")
             self._message = str(fields.get("message", ""))
+            if type(self) is OpError and isinstance(fields.get("error_code"), int):
+                self._code = fields["error_code"]  # TF's OpError(node_def, op, msg, code)
         else:  # tapeflow's form: the message alone
             self._node_def = self._op = None
             self._message = str(args[0]) if args else ""
@@ -61,7 +64,7 @@ class OpError(TapeflowError):
     @property
     def error_code(self) -> int:
         """The canonical error code, e.g. `tf.errors.INVALID_ARGUMENT` (3)."""
-        return self.error_code_value
+        return self._code
 
     @property
     def experimental_payloads(self) -> dict:

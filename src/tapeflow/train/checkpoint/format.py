@@ -39,6 +39,7 @@ from . import object_graph, tensor_bundle
 
 __all__ = ["latest_checkpoint", "list_variables", "load_variable", "load_checkpoint",
            "CheckpointReader", "read_checkpoint", "write_checkpoint", "atomic_write",
+           "atomic_write_files",
            "files_of", "exists", "remove", "read_state", "write_state"]
 
 _FORMAT = "tapeflow.checkpoint"
@@ -111,13 +112,9 @@ def _fsync_directory(directory: str) -> None:
             os.close(fd)
 
 
-def atomic_write(path: str, write) -> None:
-    """Write `path` through `write(file)` into a temporary file beside it, fsync and
-    rename: readers see the old file or the whole new one, never a part.
-
-    Example:
-        >>> atomic_write("/tmp/note", lambda f: f.write(b"hello"))
-    """
+def _write_temp(path: str, write) -> str:
+    """Write a fresh temporary file beside `path` through `write(file)` and fsync it;
+    returns its name (removed again if `write` fails)."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     while True:  # created like any file (mode from the umask), under a fresh name
@@ -133,12 +130,44 @@ def atomic_write(path: str, write) -> None:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_directory(directory)
+    return tmp
+
+
+def atomic_write(path: str, write) -> None:
+    """Write `path` through `write(file)` into a temporary file beside it, fsync and
+    rename: readers see the old file or the whole new one, never a part.
+
+    Example:
+        >>> atomic_write("/tmp/note", lambda f: f.write(b"hello"))
+    """
+    atomic_write_files({path: write})
+
+
+def atomic_write_files(files: dict) -> None:
+    """Write several files ({path: write(file)}) atomically each, and all of them before
+    any replaces its target: the renames, in order, follow one another with no writing in
+    between, so a failed write leaves every old file as it was.
+
+    Example:
+        >>> atomic_write_files({"/tmp/a": lambda f: f.write(b"1"), "/tmp/b": ...})
+    """
+    done: list[tuple[str, str]] = []
+    try:
+        for path, write in files.items():
+            done.append((_write_temp(path, write), path))
+    except BaseException:
+        for tmp, _ in done:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    for tmp, path in done:
+        os.replace(tmp, path)
+    for directory in {os.path.dirname(os.path.abspath(p)) for _, p in done}:
+        _fsync_directory(directory)
 
 
 def write_checkpoint(prefix: str, values: dict[str, np.ndarray], aliases: dict[str, str],
@@ -150,11 +179,11 @@ def write_checkpoint(prefix: str, values: dict[str, np.ndarray], aliases: dict[s
         >>> write_checkpoint("/tmp/c", {"v": np.ones(2, np.float32)}, {})
     """
     keyed = object_graph.to_keys(values, aliases, state_keys or {})
-
-    def write(path, data):
-        atomic_write(path, lambda f: f.write(data))
-
-    tensor_bundle.write_bundle(os.fspath(prefix), keyed, write)
+    files: dict = {}  # data file first, index last: the index makes the checkpoint
+    tensor_bundle.write_bundle(
+        os.fspath(prefix), keyed,
+        lambda path, data: files.__setitem__(path, lambda f: f.write(data)))
+    atomic_write_files(files)
 
 
 def write_npz(path: str, values: dict[str, np.ndarray], aliases: dict[str, str]) -> None:

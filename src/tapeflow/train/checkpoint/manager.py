@@ -12,7 +12,7 @@ import time as _time
 import numpy as np
 
 from .checkpoint import Checkpoint
-from .format import read_state, remove, write_state
+from .format import latest_checkpoint, read_state, remove, write_state
 
 __all__ = ["CheckpointManager"]
 
@@ -60,7 +60,9 @@ class CheckpointManager:
         now = _time.time()
         state = read_state(self._directory)
         if state is None:
-            self._latest_checkpoint = None
+            # no index, or a garbled one: then the newest checkpoint on disk (with a
+            # warning) is the latest, so restore_or_initialize does not start over
+            self._latest_checkpoint = latest_checkpoint(self._directory)
             self._last_preserved = now - 1.0
             return
         self._latest_checkpoint = state["model_checkpoint_path"]

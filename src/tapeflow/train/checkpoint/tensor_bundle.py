@@ -458,9 +458,9 @@ def decode_bundle(index: bytes, shard, where: str = "<bytes>") -> dict[str, np.n
 
 
 def write_bundle(prefix: str, values: dict[str, np.ndarray], write_file) -> None:
-    """Write {key: array} as the TensorBundle checkpoint `prefix`: the data file first,
-    then the index through `write_file(path, bytes)` (atomic writes: a reader finds the
-    old checkpoint or the whole new one, as the index is written last).
+    """Write {key: array} as the TensorBundle checkpoint `prefix` through
+    `write_file(path, bytes)`: the data file first, then the index (which makes the
+    checkpoint: a reader looks for it first).
 
     Example:
         >>> write_bundle("/tmp/c", {"v/.ATTRIBUTES/VARIABLE_VALUE": np.ones(2)}, write)
