@@ -607,13 +607,34 @@ def test_a_garbled_state_file_falls_back_to_the_newest_checkpoint(tmp_path):
         (tmp_path / "checkpoint").write_bytes(garbage)
         with pytest.warns(UserWarning, match="cannot be parsed.*ckpt-2"):
             assert tf.train.latest_checkpoint(str(tmp_path)) == second
-    # a manager resumes from it too, instead of starting over
+    # a recorded checkpoint that is gone while another is there: that one, with a warning
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "ckpt-9"\n')
+    with pytest.warns(UserWarning, match="'.*ckpt-9', which does not exist.*ckpt-2"):
+        assert tf.train.latest_checkpoint(str(tmp_path)) == second
+    # a manager with a garbled index resumes from the newest checkpoint instead of
+    # starting over
+    (tmp_path / "checkpoint").write_bytes(b"garbage without structure")
     with pytest.warns(UserWarning, match="cannot be parsed"):
         manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(0.0)),
                                              str(tmp_path), max_to_keep=3)
     assert manager.latest_checkpoint == second
     assert manager.restore_or_initialize() == second
     assert manager.checkpoint.v.numpy() == 1.0
+
+
+def test_a_flipped_bit_in_the_state_file_never_loses_the_latest_checkpoint(tmp_path):
+    ckpt = tf.train.Checkpoint(v=tf.Variable(1.0))
+    first, second = ckpt.save(str(tmp_path / "ckpt")), ckpt.save(str(tmp_path / "ckpt"))
+    os.utime(first + ".index", (1e9, 1e9))
+    state = (tmp_path / "checkpoint").read_bytes()
+    for position in range(len(state)):
+        for bit in (0x01, 0x80):
+            damaged = bytearray(state)
+            damaged[position] ^= bit
+            (tmp_path / "checkpoint").write_bytes(bytes(damaged))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the fallback warns; its result matters
+                assert tf.train.latest_checkpoint(str(tmp_path)) == second, (position, bit)
 
 
 def test_files_get_the_usual_permissions(tmp_path):

@@ -369,9 +369,9 @@ def read_state(directory: str) -> dict | None:
 
 def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -> str | None:
     """The path of the latest checkpoint recorded in `checkpoint_dir`'s "checkpoint" file,
-    or None if there is none or its files are gone. If that file is unreadable or garbled
-    while checkpoints are there, the newest of them (by modification time) is returned,
-    with a warning naming the file.
+    or None if there is none. If that file is unreadable or garbled, or names a checkpoint
+    that is gone, while other checkpoints are there, the newest of them (by modification
+    time) is returned, with a warning naming the file.
 
     Example:
         >>> tf.train.latest_checkpoint("/tmp/demo")
@@ -392,7 +392,14 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -
                           f"newest checkpoint in the directory, {newest!r}", stacklevel=2)
         return newest
     path = state["model_checkpoint_path"]
-    return path if exists(path) else None
+    if exists(path):
+        return path
+    newest = _newest_in(directory)
+    if newest is not None:
+        warnings.warn(f"latest_checkpoint: {os.path.join(directory, STATE_FILE)!r} names "
+                      f"{path!r}, which does not exist; using the newest checkpoint in the "
+                      f"directory, {newest!r}", stacklevel=2)
+    return newest
 
 
 def _newest_in(directory: str) -> str | None:
