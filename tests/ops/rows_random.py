@@ -97,4 +97,13 @@ ROWS = [
     Row("random.stateless_categorical",
         lambda x: tf.random.stateless_categorical(x, 6, seed=[9, 10]), None, logits((3, 4)),
         kernels=("StatelessMultinomial",), grad=False, note=NOTE),
+    Row("random.stateless_poisson",
+        lambda lam: tf.random.stateless_poisson([2, 3], [1, 2], lam), None,
+        uniform((3,), low=0.5, high=9.0), kernels=("StatelessRandomPoisson",), grad=False,
+        note=NOTE),
+    Row("random.stateless_binomial",
+        lambda p: tf.random.stateless_binomial([4, 2], [3, 4], 12.0, p, tf.float32), None,
+        uniform((2,), low=0.1, high=0.9), kernels=("StatelessRandomBinomial",), grad=False,
+        note=NOTE),
 ]
+

@@ -20,6 +20,11 @@ DRAWS = {
     "truncated": lambda seed: tf.random.stateless_truncated_normal([4], seed=seed),
     "categorical": lambda seed: tf.random.stateless_categorical(
         tf.math.log([[0.2, 0.3, 0.5]]), 6, seed=seed),
+    "poisson": lambda seed: tf.random.stateless_poisson([8], seed=seed, lam=4.0),
+    "binomial": lambda seed: tf.random.stateless_binomial([8], seed=seed, counts=20.0,
+                                                          probs=[0.3] * 8),
+    "split": lambda seed: tf.random.split(seed, 3),
+    "fold_in": lambda seed: tf.random.fold_in(seed, 7),
 }
 
 
@@ -30,8 +35,9 @@ def test_same_seed_same_numbers_other_seed_other_numbers(kind):
     tf.random.set_seed(99)  # neither the global seed nor stateful draws matter
     tf.random.normal([10])
     np.testing.assert_array_equal(draw([1, 2]).numpy(), first)
-    np.testing.assert_array_equal(draw(tf.constant([1, 2], tf.int64)).numpy(), first)
     np.testing.assert_array_equal(draw(np.array([1, 2], np.int32)).numpy(), first)
+    if kind not in ("split", "fold_in"):  # their seeds are of the given seed's dtype
+        np.testing.assert_array_equal(draw(tf.constant([1, 2], tf.int64)).numpy(), first)
     assert not np.array_equal(draw([1, 3]).numpy(), first)
     assert not np.array_equal(draw([2, 1]).numpy(), first)
     tf.random.set_seed(None)
@@ -120,3 +126,35 @@ def test_bad_arguments_raise_like_tensorflow():
         tf.random.stateless_normal([2], seed=[1, 2], dtype=tf.int32)
     with pytest.raises(tf.errors.InvalidArgumentError, match="logits"):
         tf.random.stateless_categorical([1.0, 2.0], 3, seed=[1, 2])
+
+
+def test_poisson_and_binomial_distributions_and_dtypes():
+    n = 100_000
+    p = tf.random.stateless_poisson([n, 2], seed=[8, 8], lam=[1.5, 20.0]).numpy()
+    assert p.dtype == np.int32 and p.min() >= 0
+    np.testing.assert_allclose(p.mean(axis=0), [1.5, 20.0], rtol=0.02)
+    np.testing.assert_allclose(p.var(axis=0), [1.5, 20.0], rtol=0.05)
+    pf = tf.random.stateless_poisson([3], seed=[8, 8], lam=2.0, dtype=tf.float64)
+    assert pf.dtype == tf.float64
+    b = tf.random.stateless_binomial([n], seed=[9, 9], counts=10.0, probs=0.25,
+                                     output_dtype=tf.int64).numpy()
+    assert b.dtype == np.int64 and b.min() >= 0 and b.max() <= 10
+    assert abs(b.mean() - 2.5) < 0.03 and abs(b.var() - 1.875) < 0.05
+    with pytest.raises(tf.errors.InvalidArgumentError, match="stateless_poisson.*lam"):
+        tf.random.stateless_poisson([2, 3], seed=[1, 2], lam=[1.0, 2.0])
+
+
+def test_split_and_fold_in_give_seeds_of_independent_streams():
+    seeds = tf.random.split(tf.constant([1, 2], tf.int32), 4)
+    assert seeds.shape == (4, 2) and seeds.dtype == tf.int32
+    assert len({tuple(s) for s in seeds.numpy().tolist()}) == 4
+    assert tf.random.split([1, 2], 0).shape == (0, 2)
+    draws = [tf.random.stateless_normal([1000], seed=s).numpy() for s in seeds]
+    assert abs(np.corrcoef(draws[0], draws[1])[0, 1]) < 0.1
+    folded = tf.random.fold_in([1, 2], 5)
+    assert folded.dtype == tf.int32 and folded.numpy()[1] == 5  # TF's layout: [draw, data]
+    assert folded.numpy()[0] == tf.random.fold_in([1, 2], 6).numpy()[0]
+    assert tf.random.experimental.stateless_split is tf.random.split
+    assert tf.random.experimental.stateless_fold_in is tf.random.fold_in
+    with pytest.raises(tf.errors.InvalidArgumentError, match="fold_in.*data"):
+        tf.random.fold_in([1, 2], [1, 2])

@@ -882,6 +882,19 @@ def stateless_multinomial(logits, seed, **attrs):
     return run_kernel("StatelessMultinomial", {"logits": logits, "seed": seed}, attrs)
 
 
+def stateless_random_binomial(seed, counts, probs, **attrs):
+    """StatelessRandomBinomial (tapeflow/ops/random.py)."""
+    return run_kernel("StatelessRandomBinomial", {
+        "seed": seed,
+        "counts": counts,
+        "probs": probs}, attrs)
+
+
+def stateless_random_poisson(seed, lam, **attrs):
+    """StatelessRandomPoisson (tapeflow/ops/random.py)."""
+    return run_kernel("StatelessRandomPoisson", {"seed": seed, "lam": lam}, attrs)
+
+
 def stateless_random_standard_normal(seed, **attrs):
     """StatelessRandomStandardNormal (tapeflow/ops/random.py)."""
     return run_kernel("StatelessRandomStandardNormal", {"seed": seed}, attrs)

@@ -26,13 +26,16 @@ from .._core.registry import LateAttr
 from .._core.shape import broadcast_shapes, dims_of, is_dim
 from .._core.tensor import Tensor
 from ._args import dtype_arg, int_arg, shape_arg, show, to_tensor
+from .array import stack
+from .math import cast
 from ._define import defop
 from ._tangents import batch_dims
 from ._batching import batch_elementwise
 
 __all__ = ["normal", "uniform", "truncated_normal", "categorical", "shuffle", "set_seed",
            "stateless_normal", "stateless_uniform", "stateless_truncated_normal",
-           "stateless_categorical",
+           "stateless_categorical", "stateless_poisson", "stateless_binomial", "split",
+           "fold_in",
            "Generator", "get_global_generator", "set_global_generator"]
 
 # Kernels whose results depend on their seed attr: a compiler must not fold, merge or
@@ -328,6 +331,84 @@ def stateless_categorical(logits, num_samples, seed, dtype=_dt.int64, name=None)
                       {"num_samples": num_samples, "dtype": out})
 
 
+def _count_params(op: str, shape: tuple, **params) -> dict:
+    """Distribution parameters as float64 tensors that broadcast to `shape`."""
+    out = {}
+    for arg, value in params.items():
+        t = to_tensor(value, None, op, arg)
+        if not (t.dtype.is_floating or t.dtype.is_integer):
+            raise InvalidArgumentError(f"{op}: {arg} must be a real number, got {describe(t)}")
+        if broadcast_shapes(f"{op}: {arg} against shape", shape, t._shape) != tuple(shape):
+            raise InvalidArgumentError(f"{op}: {arg} {describe(t)} must broadcast to shape "
+                                       f"{list(shape)}")
+        out[arg] = t if t.dtype is _dt.float64 else cast(t, _dt.float64)
+    return out
+
+
+def _count_dtype(op: str, dtype) -> _dt.DType:
+    d = dtype_arg(op, dtype)
+    if not (d.is_floating or d.is_integer):
+        raise InvalidArgumentError(f"{op}: dtype must be floating or integer, got {d.name}")
+    return d
+
+
+def stateless_poisson(shape, seed, lam, dtype=_dt.int32, name=None) -> Tensor:
+    """Poisson samples with rate `lam` (broadcast to `shape`), decided by `seed` alone;
+    not differentiable.
+
+    Example: `tf.random.stateless_poisson([2, 3], seed=[1, 2], lam=[1.0, 5.0, 10.0])`.
+    """
+    op = "random.stateless_poisson"
+    shape, dtype = _shape(op, shape), _count_dtype(op, dtype)
+    p = _count_params(op, shape, lam=lam)
+    return run_kernel("StatelessRandomPoisson", {"seed": _stateless_seed(op, seed), **p},
+                      {"shape": shape, "dtype": dtype})
+
+
+def stateless_binomial(shape, seed, counts, probs, output_dtype=_dt.int32,
+                       name=None) -> Tensor:
+    """Binomial samples (`counts` trials of success probability `probs`, both broadcast to
+    `shape`), decided by `seed` alone; not differentiable.
+
+    Example: `tf.random.stateless_binomial([3], seed=[1, 2], counts=10.0, probs=0.5)`.
+    """
+    op = "random.stateless_binomial"
+    shape, dtype = _shape(op, shape), _count_dtype(op, output_dtype)
+    p = _count_params(op, shape, counts=counts, probs=probs)
+    return run_kernel("StatelessRandomBinomial", {"seed": _stateless_seed(op, seed), **p},
+                      {"shape": shape, "dtype": dtype})
+
+
+def split(seed, num=2, alg="auto_select") -> Tensor:
+    """`num` new seeds ([num, 2], the seed's dtype) derived from `seed` alone, for
+    independent stateless streams (TF's `tf.random.split`, formerly
+    `experimental.stateless_split`).
+
+    Example: `a, b = tf.random.split([1, 2])`; `tf.random.stateless_normal([3], seed=a)`.
+    """
+    op = "random.split"
+    s = _stateless_seed(op, seed)
+    num = int_arg(op, num, "num", minimum=0)
+    return run_kernel("StatelessRandomUniformInt", {"seed": s}, {
+        "shape": (num, 2), "dtype": s.dtype, "minval": s.dtype.min, "maxval": s.dtype.max + 1})
+
+
+def fold_in(seed, data, alg="auto_select") -> Tensor:
+    """A new seed from `seed` and an integer `data` (a step or replica number), as TF's
+    `tf.random.fold_in`: [a number drawn from `seed`, data].
+
+    Example: `tf.random.stateless_uniform([2], seed=tf.random.fold_in([1, 2], step))`.
+    """
+    op = "random.fold_in"
+    s = _stateless_seed(op, seed)
+    d = to_tensor(data, s.dtype, op, "data")
+    if not d.dtype.is_integer or d.ndim != 0:
+        raise InvalidArgumentError(f"{op}: data must be an integer scalar, got {describe(d)}")
+    first = run_kernel("StatelessRandomUniformInt", {"seed": s}, {
+        "shape": (), "dtype": s.dtype, "minval": s.dtype.min, "maxval": s.dtype.max + 1})
+    return stack([first, d if d.dtype is s.dtype else cast(d, s.dtype)])
+
+
 def shuffle(value, seed=None, name=None) -> Tensor:
     """`value` with its first dimension randomly permuted (differentiable).
 
@@ -509,6 +590,10 @@ for _name in ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "Trun
           differentiable=False)
 defop("StatelessMultinomial", ["logits", "seed"], shape=_seeded_rule(_multinomial_rule),
       differentiable=False)
+defop("StatelessRandomPoisson", ["seed", "lam"], shape=_seeded_rule(_sample_rule),
+      differentiable=False)
+defop("StatelessRandomBinomial", ["seed", "counts", "probs"],
+      shape=_seeded_rule(_sample_rule), differentiable=False)
 
 
 def _shuffle_rule(shapes, dtypes, attrs):

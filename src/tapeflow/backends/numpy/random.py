@@ -135,3 +135,18 @@ for _name, _sample in (("RandomStandardNormal", standard_normal), ("RandomUnifor
                        ("RandomUniformInt", uniform_int), ("TruncatedNormal", truncated_normal),
                        ("Multinomial", multinomial)):
     kernel("Stateless" + _name)(_stateless(_sample))
+
+
+def _count_sample(draw):
+    """Poisson/binomial samples of attr dtype, drawn in float64/int64 then cast."""
+    def run(inputs, attrs, backend):
+        shape, dtype = tuple(attrs["shape"]), attrs["dtype"]._np
+        params = {k: np.broadcast_to(v, shape) for k, v in inputs.items() if k != "seed"}
+        return draw(_generator(attrs["seed"]), shape, **params).astype(dtype)
+    return run
+
+
+kernel("StatelessRandomPoisson")(_stateless(_count_sample(
+    lambda rng, shape, lam: rng.poisson(lam, size=shape))))
+kernel("StatelessRandomBinomial")(_stateless(_count_sample(
+    lambda rng, shape, counts, probs: rng.binomial(counts.astype(np.int64), probs, size=shape))))
