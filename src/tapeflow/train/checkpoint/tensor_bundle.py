@@ -29,8 +29,7 @@ except ImportError:  # the pure-Python checksum below is exact, only slower
     _fast_crc32c = None
 
 __all__ = ["index_file", "data_file", "is_bundle", "read_bundle", "decode_bundle",
-           "write_bundle",
-           "crc32c", "crc32c_py", "Corrupt"]
+           "write_bundle", "crc32c", "crc32c_py", "Corrupt"]
 
 _TABLE_MAGIC = 0xDB4775248B80FB57  # LevelDB's table magic number, TensorFlow's too
 _FOOTER_SIZE = 48
