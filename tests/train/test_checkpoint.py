@@ -61,11 +61,6 @@ def files(path):
     return [path + ".index", path + DATA]
 
 
-def metadata(file):
-    with np.load(file, allow_pickle=False) as z:
-        return json.loads(z["__metadata__"].tobytes()), {k: z[k] for k in z.files}
-
-
 def tmp_files(directory):
     return [n for n in os.listdir(directory) if n.endswith(".tmp")]
 
