@@ -177,11 +177,10 @@ def test_device_cpu_strings_run_on_numpy(spec):
     assert tf.get_backend() == "numpy"
 
 
-@pytest.mark.parametrize("spec", ["GPU:0", "/GPU:0", "/device:GPU:0", "TPU:0", "CPU:1",
-                                  "XPU:0", "bogus", "/job:worker/device:CPU:0",
-                                  "/replica:1/device:CPU:0", "CPU:x", "a:b:c:d",
-                                  "/device:CPU:0/device:CPU:0"])
-def test_unknown_devices_raise_value_error_naming_them(spec):
+@pytest.mark.parametrize("spec", ["/job:worker/device:CPU:0", "/replica:1/device:CPU:0",
+                                  "CPU:x", "a:b:c:d", "/device:CPU:0/device:CPU:0", "bo-gus",
+                                  "bogus", "XPU:0"])
+def test_malformed_or_remote_devices_raise_value_error_naming_them(spec):
     with pytest.raises(ValueError) as info:
         with tf.device(spec):
             pass
@@ -189,6 +188,40 @@ def test_unknown_devices_raise_value_error_naming_them(spec):
     assert repr(spec) in message or spec in message
     if "more than one" not in message:
         assert "/device:CPU:0" in message  # the known devices are listed
+
+
+MISSING = ["GPU:0", "/GPU:0", "/device:GPU:0", "TPU:0", "CPU:1", "gpu", "/device:GPU:*"]
+
+
+@pytest.fixture
+def soft_placement():
+    yield
+    tf.config.set_soft_device_placement(True)
+
+
+@pytest.mark.parametrize("spec", MISSING)
+def test_missing_devices_run_on_the_cpu_under_soft_placement(spec, soft_placement):
+    assert tf.config.get_soft_device_placement() is True  # TensorFlow's default
+    with tf.device(spec):
+        assert tf.get_backend() == "numpy"
+        y = tf.constant([1.0, 2.0]) * 3.0
+    np.testing.assert_array_equal(y.numpy(), [3.0, 6.0])
+    assert y.device.endswith("device:CPU:0")
+
+
+@pytest.mark.parametrize("spec", MISSING)
+def test_missing_devices_raise_without_soft_placement(spec, soft_placement):
+    tf.config.set_soft_device_placement(False)
+    assert tf.config.get_soft_device_placement() is False
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        with tf.device(spec):
+            pass
+    message = str(info.value)
+    assert repr(spec) in message and "soft device placement is off" in message
+    assert "/device:CPU:0" in message  # the known devices are listed
+    assert tf.get_backend() == "numpy"
+    with tf.device("CPU:0"):  # existing devices still work
+        assert tf.get_backend() == "numpy"
 
 
 def test_device_none_and_empty_change_nothing():
@@ -235,8 +268,15 @@ def test_a_backend_claiming_gpu_serves_gpu_devices(gpu_backend):
         b = a + 1.0  # a's data moves to the active backend on use
     assert tf.get_backend() == "numpy"
     np.testing.assert_array_equal(b.numpy(), [2.0, 3.0])
-    with pytest.raises(ValueError, match="GPU:1"):
-        tf.device("GPU:1")
+    with tf.device("GPU:1"):  # soft placement: the first GPU
+        assert tf.get_backend() == gpu_backend
+    tf.config.set_soft_device_placement(False)
+    try:
+        with pytest.raises(ValueError, match="GPU:1"):
+            with tf.device("GPU:1"):
+                pass
+    finally:
+        tf.config.set_soft_device_placement(True)
 
 
 def test_device_restores_the_backend_when_the_block_raises(gpu_backend):
@@ -255,8 +295,15 @@ def test_set_visible_devices_hides_devices_from_tf_device(gpu_backend):
     assert tf.config.list_physical_devices("GPU") == gpu  # still there, only hidden
     assert tf.config.get_visible_devices() == tf.config.list_physical_devices("CPU")
     assert tf.config.list_logical_devices("GPU") == []
-    with pytest.raises(ValueError, match="GPU:0"):
-        tf.device("GPU:0")
+    with tf.device("GPU:0"):  # hidden: soft placement runs the block on the CPU
+        assert tf.get_backend() == "numpy"
+    tf.config.set_soft_device_placement(False)
+    try:
+        with pytest.raises(ValueError, match="GPU:0"):
+            with tf.device("GPU:0"):
+                pass
+    finally:
+        tf.config.set_soft_device_placement(True)
     tf.config.set_visible_devices(gpu, "GPU")
     with tf.device("GPU:0"):
         assert tf.get_backend() == gpu_backend
@@ -641,3 +688,79 @@ def test_convert_image_dtype():
     assert tf.image.convert_image_dtype(same, tf.float64).dtype is tf.float64
     with pytest.raises(TypeError, match="convert_image_dtype"):
         tf.image.convert_image_dtype(same, tf.bool)
+
+
+# =============================================================================== logical devices
+
+
+@pytest.fixture
+def cpu_split():
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    yield cpu
+    tf.config.set_logical_device_configuration(cpu, None)
+
+
+def test_a_cpu_splits_into_logical_devices(cpu_split):
+    cpu = cpu_split
+    assert tf.config.get_logical_device_configuration(cpu) is None
+    configs = [tf.config.LogicalDeviceConfiguration()] * 3
+    tf.config.set_logical_device_configuration(cpu, configs)
+    assert tf.config.get_logical_device_configuration(cpu) == configs
+    assert tf.config.list_logical_devices("CPU") == [
+        tf.config.LogicalDevice(f"/device:CPU:{i}", "CPU") for i in range(3)]
+    assert tf.config.list_physical_devices("CPU") == [cpu]  # still one physical device
+    for spec in ("/CPU:1", "CPU:2", "/job:localhost/replica:0/task:0/device:CPU:2"):
+        with tf.device(spec):
+            assert tf.get_backend() == "numpy"
+            assert tf._core.device.current_device() == "/device:CPU:" + spec[-1]
+            y = tf.constant([1.0, 2.0]) * 2.0
+        np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
+    assert tf._core.device.current_device() == ""
+    tf.config.set_soft_device_placement(False)
+    try:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="CPU:3"):
+            with tf.device("CPU:3"):
+                pass
+    finally:
+        tf.config.set_soft_device_placement(True)
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()])
+    assert len(tf.config.list_logical_devices("CPU")) == 1
+
+
+def test_logical_device_configuration_is_checked_as_tensorflow_does(cpu_split):
+    cpu = cpu_split
+    assert tf.config.LogicalDeviceConfiguration() == (None, None, None)
+    assert tf.config.LogicalDeviceConfiguration(memory_limit=5).memory_limit == 5
+    with pytest.raises(ValueError, match="memory limit on CPU"):
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration(memory_limit=100)])
+    with pytest.raises(ValueError, match="LogicalDeviceConfiguration"):
+        tf.config.set_logical_device_configuration(cpu, ["CPU:1"])
+    with pytest.raises(ValueError, match="unrecognized device"):
+        tf.config.set_logical_device_configuration(
+            tf.config.PhysicalDevice("/physical_device:CPU:9", "CPU"),
+            [tf.config.LogicalDeviceConfiguration()])
+    assert tf.config.list_logical_devices("CPU") == [tf.config.LogicalDevice("/device:CPU:0",
+                                                                             "CPU")]
+    # TensorFlow's older "virtual device" spellings are the same functions
+    exp = tf.config.experimental
+    assert exp.VirtualDeviceConfiguration is tf.config.LogicalDeviceConfiguration
+    exp.set_virtual_device_configuration(cpu, [exp.VirtualDeviceConfiguration()] * 2)
+    assert len(exp.get_virtual_device_configuration(cpu)) == 2
+    assert len(exp.list_logical_devices("CPU")) == 2
+
+
+def test_a_gpu_splits_with_memory_limits(gpu_backend):
+    gpu = tf.config.list_physical_devices("GPU")[0]
+    try:
+        with pytest.raises(ValueError, match="memory_limit is required"):
+            tf.config.set_logical_device_configuration(
+                gpu, [tf.config.LogicalDeviceConfiguration()])
+        tf.config.set_logical_device_configuration(
+            gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=1024)] * 2)
+        assert [d.name for d in tf.config.list_logical_devices()] == [
+            "/device:CPU:0", "/device:GPU:0", "/device:GPU:1"]
+        with tf.device("GPU:1"):
+            assert tf.get_backend() == gpu_backend
+    finally:
+        tf.config.set_logical_device_configuration(gpu, None)

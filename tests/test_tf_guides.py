@@ -197,17 +197,19 @@ def test_list_and_load_variables(tmp_path):
     model(x)
     path = tf.train.Checkpoint(model=model).write(str(tmp_path / "ckpt"))
     listed = tf.train.list_variables(path)
-    assert listed == [("model/d1/b", [3]), ("model/d1/w", [3, 3]),
-                      ("model/d2/b", [2]), ("model/d2/w", [3, 2])]
-    np.testing.assert_array_equal(tf.train.load_variable(path, "model/d2/w"),
-                                  model.d2.w.numpy())
+    value = "/.ATTRIBUTES/VARIABLE_VALUE"  # TensorFlow's keys
+    assert listed == [("_CHECKPOINTABLE_OBJECT_GRAPH", []), ("model/d1/b" + value, [3]),
+                      ("model/d1/w" + value, [3, 3]), ("model/d2/b" + value, [2]),
+                      ("model/d2/w" + value, [3, 2])]
+    for name in ("model/d2/w" + value, "model/d2/w"):  # TF's key, or the object path
+        np.testing.assert_array_equal(tf.train.load_variable(path, name), model.d2.w.numpy())
     with pytest.raises(tf.errors.NotFoundError, match="model/d3"):
         tf.train.load_variable(path, "model/d3/w")
     # a directory means its latest checkpoint
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model),
                                          str(tmp_path / "dir"), max_to_keep=1)
     manager.save()
-    assert tf.train.list_variables(str(tmp_path / "dir"))[0] == ("model/d1/b", [3])
+    assert tf.train.list_variables(str(tmp_path / "dir"))[1] == ("model/d1/b" + value, [3])
     with pytest.raises(ValueError, match="no checkpoint"):
         tf.train.list_variables(str(tmp_path))
 

@@ -57,15 +57,23 @@ if os.environ.get("TAPEFLOW_DEBUG", "") not in ("", "0"):
 
 
 # --------------------------------------------------------------------------- devices (API §7.6)
-from ._core.device import (LogicalDevice, PhysicalDevice, get_visible_devices,  # noqa: E402,F401
-                           list_logical_devices, list_physical_devices, set_visible_devices)
+from ._core.device import (LogicalDevice, LogicalDeviceConfiguration,  # noqa: E402,F401
+                           PhysicalDevice, get_logical_device_configuration,
+                           get_soft_device_placement, get_visible_devices,
+                           list_logical_devices, list_physical_devices,
+                           set_logical_device_configuration, set_soft_device_placement,
+                           set_visible_devices)
 from ._core import device as _device  # noqa: E402
 
-# The `tf.config.experimental` names of TF's usual GPU set-up code.
+# The `tf.config.experimental` names of TF's usual GPU set-up code (the "virtual device"
+# names are TensorFlow's older spellings of the logical device ones).
 experimental = types.SimpleNamespace(
     list_physical_devices=list_physical_devices, list_logical_devices=list_logical_devices,
     get_visible_devices=get_visible_devices, set_visible_devices=set_visible_devices,
-    set_memory_growth=_device.set_memory_growth, get_memory_growth=_device.get_memory_growth)
+    set_memory_growth=_device.set_memory_growth, get_memory_growth=_device.get_memory_growth,
+    VirtualDeviceConfiguration=LogicalDeviceConfiguration,
+    set_virtual_device_configuration=set_logical_device_configuration,
+    get_virtual_device_configuration=get_logical_device_configuration)
 
 # `tf.config.optimizer`: graph optimization passes switched by TensorFlow's option names
 # (API §6.5).

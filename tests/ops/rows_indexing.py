@@ -278,3 +278,30 @@ ROWS += [
         uniform((3, 2), (2,)), kernels=("ScatterNd",), size1=False, empty=False,
         rank=False, note="fixed element indices"),
 ]
+
+
+def _np_scatter_extremum(tensor, updates, indices, combine):
+    """One update at a time by a loop (duplicates combine with each other and the tensor)."""
+    out = tensor.copy()
+    flat = indices.reshape(-1, indices.shape[-1])
+    ups = updates.reshape((len(flat),) + tensor.shape[indices.shape[-1]:])
+    for ix, u in zip(flat, ups):
+        out[tuple(ix)] = combine(out[tuple(ix)], u)
+    return out
+
+
+_EXT_IDX = np.array([[2], [0], [2]])  # row 2 twice: both updates and the tensor compete
+_EXT_ELEM = np.array([[0, 1], [1, 0], [0, 1]])
+
+ROWS += [
+    Row(f"tensor_scatter_nd_{kind}{suffix}",
+        lambda t, u, f=f, i=i: f(t, i, u),
+        lambda t, u, c=c, i=i: _np_scatter_extremum(t, u, i, c), sample,
+        kernels=(kernel,), dtypes=ALL, size1=False, empty=False, rank=False,
+        note="fixed indices with a duplicate; continuous samples do not tie (ties split "
+             "the gradient, tested in tests/ops/test_scatter_extremum.py)")
+    for kind, f, c, kernel in (("max", tf.tensor_scatter_nd_max, np.maximum, "TensorScatterMax"),
+                               ("min", tf.tensor_scatter_nd_min, np.minimum, "TensorScatterMin"))
+    for suffix, i, sample in (("/rows", _EXT_IDX, ints((4, 3), (3, 3))),
+                              ("/elements", _EXT_ELEM, ints((2, 2), (3,))))
+]

@@ -334,3 +334,14 @@ def test_flatten_with_predicate_and_paths():
                      (("leaf", "b"), "leaf/b:0"), (("leaf", "w"), "leaf/w:0")]
     shallow = net._flatten(recursive=False, predicate=lambda o: isinstance(o, tf.Variable))
     assert list(shallow) == []
+
+
+def test_repr_of_a_subclass_that_never_called_module_init():
+    class NoInit(tf.Module):
+        def __init__(self):  # forgets super().__init__()
+            self.w = tf.Variable([1.0, 2.0])
+
+    m = NoInit()
+    assert repr(m) == "<NoInit (Module.__init__ not called)>"
+    assert [v.numpy().tolist() for v in m.variables] == [[1.0, 2.0]]
+    assert repr(tf.Module(name="fine")) == "<Module name='fine'>"

@@ -877,6 +877,44 @@ def stack(values, **attrs):
     return run_kernel("Stack", {"values": values}, attrs)
 
 
+def stateless_multinomial(logits, seed, **attrs):
+    """StatelessMultinomial (tapeflow/ops/random.py)."""
+    return run_kernel("StatelessMultinomial", {"logits": logits, "seed": seed}, attrs)
+
+
+def stateless_random_binomial(seed, counts, probs, **attrs):
+    """StatelessRandomBinomial (tapeflow/ops/random.py)."""
+    return run_kernel("StatelessRandomBinomial", {
+        "seed": seed,
+        "counts": counts,
+        "probs": probs}, attrs)
+
+
+def stateless_random_poisson(seed, lam, **attrs):
+    """StatelessRandomPoisson (tapeflow/ops/random.py)."""
+    return run_kernel("StatelessRandomPoisson", {"seed": seed, "lam": lam}, attrs)
+
+
+def stateless_random_standard_normal(seed, **attrs):
+    """StatelessRandomStandardNormal (tapeflow/ops/random.py)."""
+    return run_kernel("StatelessRandomStandardNormal", {"seed": seed}, attrs)
+
+
+def stateless_random_uniform(seed, **attrs):
+    """StatelessRandomUniform (tapeflow/ops/random.py)."""
+    return run_kernel("StatelessRandomUniform", {"seed": seed}, attrs)
+
+
+def stateless_random_uniform_int(seed, **attrs):
+    """StatelessRandomUniformInt (tapeflow/ops/random.py)."""
+    return run_kernel("StatelessRandomUniformInt", {"seed": seed}, attrs)
+
+
+def stateless_truncated_normal(seed, **attrs):
+    """StatelessTruncatedNormal (tapeflow/ops/random.py)."""
+    return run_kernel("StatelessTruncatedNormal", {"seed": seed}, attrs)
+
+
 def stop_gradient(x, **attrs):
     """StopGradient (tapeflow/ops/array.py)."""
     return run_kernel("StopGradient", {"x": x}, attrs)
@@ -930,6 +968,22 @@ def tanh_grad(y, dy, **attrs):
 def tensor_list_resize(x, size, **attrs):
     """TensorListResize (tapeflow/ops/tensor_array.py)."""
     return run_kernel("TensorListResize", {"x": x, "size": size}, attrs)
+
+
+def tensor_scatter_max(tensor, indices, updates, **attrs):
+    """TensorScatterMax (tapeflow/ops/indexing.py)."""
+    return run_kernel("TensorScatterMax", {
+        "tensor": tensor,
+        "indices": indices,
+        "updates": updates}, attrs)
+
+
+def tensor_scatter_min(tensor, indices, updates, **attrs):
+    """TensorScatterMin (tapeflow/ops/indexing.py)."""
+    return run_kernel("TensorScatterMin", {
+        "tensor": tensor,
+        "indices": indices,
+        "updates": updates}, attrs)
 
 
 def tensor_scatter_nd_update(tensor, indices, updates, **attrs):

@@ -23,7 +23,7 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from . import _tangents
 from ._args import binary_operands, int_arg, int_list, normalize_axis, shape_arg, to_tensor
-from ._define import defop
+from ._define import cast_to, defop
 from ._tangents import align_tangent
 from .array import reshape, transpose
 from .creation import ones_like, zeros_like
@@ -984,3 +984,75 @@ def tensor_scatter_nd_sub(tensor, indices, updates, name=None) -> Tensor:
     """
     t, idx, u = _scatter_operands("TensorScatterSub", tensor, indices, updates)
     return t - _scatter_nd(idx, u, dims_of(t))
+
+
+# --------------------------------------------------------------------------- scatter min / max
+
+__all__ += ["tensor_scatter_nd_max", "tensor_scatter_nd_min"]
+
+
+def tensor_scatter_nd_max(tensor, indices, updates, name=None) -> Tensor:
+    """A copy of `tensor` where each element at `indices` is the maximum of itself and
+    every update landing there.
+
+    Example: `tf.tensor_scatter_nd_max([1., 5., 3.], [[0], [1]], [4., 2.])` -> [4., 5., 3.].
+    """
+    t, idx, u = _scatter_operands("TensorScatterMax", tensor, indices, updates)
+    return run_kernel("TensorScatterMax", {"tensor": t, "indices": idx, "updates": u})
+
+
+def tensor_scatter_nd_min(tensor, indices, updates, name=None) -> Tensor:
+    """A copy of `tensor` where each element at `indices` is the minimum of itself and
+    every update landing there.
+
+    Example: `tf.tensor_scatter_nd_min([1., 5., 3.], [[0], [1]], [4., 2.])` -> [1., 2., 3.].
+    """
+    t, idx, u = _scatter_operands("TensorScatterMin", tensor, indices, updates)
+    return run_kernel("TensorScatterMin", {"tensor": t, "indices": idx, "updates": u})
+
+
+def _scatter_extremum_shape(op):
+    def rule(shapes, dtypes, attrs):
+        _updates_check(op, shapes["indices"], shapes["updates"], shapes["tensor"], 0)
+        return [(tuple(shapes["tensor"]), dtypes["tensor"])]
+    return rule
+
+
+def _extremum_indicators(ans, tensor, indices, updates):
+    """TensorFlow's gradient of scatter min/max: which of `tensor` and of `updates` equal
+    the result where they land (1.0/0.0), and how many tie for each result element; a
+    tie shares the gradient equally."""
+    x_ind = cast_to(prims.equal(tensor, ans), ans.dtype)
+    y_ind = cast_to(prims.equal(updates, gather_nd(ans, indices)), ans.dtype)
+    count = x_ind + _scatter_nd(indices, y_ind, dims_of(ans))
+    return x_ind, y_ind, count
+
+
+def _extremum_tensor_vjp(g, ans, tensor, indices, updates):
+    x_ind, _, count = _extremum_indicators(ans, tensor, indices, updates)
+    return g * x_ind / count
+
+
+def _extremum_updates_vjp(g, ans, tensor, indices, updates):
+    _, y_ind, count = _extremum_indicators(ans, tensor, indices, updates)
+    return gather_nd(g / count, indices) * y_ind
+
+
+def _extremum_tensor_jvp(t, ans, tensor, indices, updates):
+    x_ind, _, count = _extremum_indicators(ans, tensor, indices, updates)
+    return t * x_ind / count  # leading batch dims of t broadcast
+
+
+def _extremum_updates_jvp(t, ans, tensor, indices, updates):
+    _, y_ind, count = _extremum_indicators(ans, tensor, indices, updates)
+    nb = _tangents.batch_dims(t, updates)
+    if nb:
+        indices = _bcast_lead(indices, t, nb)
+    landed = _scatter_nd(indices, t * y_ind, dims_of(t)[:nb] + dims_of(tensor), nb)
+    return landed / count
+
+
+for _op in ("TensorScatterMax", "TensorScatterMin"):
+    defop(_op, ["tensor", "indices", "updates"], shape=_scatter_extremum_shape(_op),
+          vjp={"tensor": _extremum_tensor_vjp, "updates": _extremum_updates_vjp},
+          jvp={"tensor": _extremum_tensor_jvp, "updates": _extremum_updates_jvp})

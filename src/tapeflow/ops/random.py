@@ -26,11 +26,16 @@ from .._core.registry import LateAttr
 from .._core.shape import broadcast_shapes, dims_of, is_dim
 from .._core.tensor import Tensor
 from ._args import dtype_arg, int_arg, shape_arg, show, to_tensor
+from .array import stack
+from .math import cast
 from ._define import defop
 from ._tangents import batch_dims
 from ._batching import batch_elementwise
 
 __all__ = ["normal", "uniform", "truncated_normal", "categorical", "shuffle", "set_seed",
+           "stateless_normal", "stateless_uniform", "stateless_truncated_normal",
+           "stateless_categorical", "stateless_poisson", "stateless_binomial", "split",
+           "fold_in",
            "Generator", "get_global_generator", "set_global_generator"]
 
 # Kernels whose results depend on their seed attr: a compiler must not fold, merge or
@@ -147,24 +152,27 @@ def _scale_shift(z: Tensor, loc, scale) -> Tensor:
     return z
 
 
-def _sample_attrs(shape, dtype, seed) -> dict:
-    return {"shape": shape, "dtype": dtype, "seed": seed}
+def _stateful(next_seed):
+    """How a stateful op draws: its kernel with the seed attr `next_seed()` picks."""
+    return lambda kernel, attrs: run_kernel(kernel, {}, {**attrs, "seed": next_seed()})
 
 
-def _normal(op, shape, mean, stddev, dtype, next_seed) -> Tensor:
+def _normal(op, shape, mean, stddev, dtype, draw) -> Tensor:
     p = _params(op, shape, dtype, mean=(mean, 0), stddev=(stddev, 1))
-    z = run_kernel("RandomStandardNormal", {}, _sample_attrs(shape, dtype, next_seed()))
+    z = draw("RandomStandardNormal", {"shape": shape, "dtype": dtype})
     return _scale_shift(z, p["mean"], p["stddev"])
 
 
-def _truncated(op, shape, mean, stddev, dtype, next_seed) -> Tensor:
+def _truncated(op, shape, mean, stddev, dtype, draw) -> Tensor:
     p = _params(op, shape, dtype, mean=(mean, 0), stddev=(stddev, 1))
-    z = run_kernel("TruncatedNormal", {}, _sample_attrs(shape, dtype, next_seed()))
+    z = draw("TruncatedNormal", {"shape": shape, "dtype": dtype})
     return _scale_shift(z, p["mean"], p["stddev"])
 
 
-def _uniform(op, shape, minval, maxval, dtype, next_seed) -> Tensor:
+def _uniform(op, shape, minval, maxval, dtype, draw, full_range: bool = False) -> Tensor:
     if dtype.is_integer:
+        if full_range and minval is None and maxval is None:  # stateless: every value
+            minval, maxval = dtype.min, dtype.max + 1
         if maxval is None:
             raise InvalidArgumentError(f"{op}: must specify maxval for integer dtype "
                                        f"{dtype.name}")
@@ -175,15 +183,14 @@ def _uniform(op, shape, minval, maxval, dtype, next_seed) -> Tensor:
         if lo < dtype.min or hi - 1 > dtype.max:
             raise InvalidArgumentError(f"{op}: [minval, maxval) = [{lo}, {hi}) does not fit "
                                        f"{dtype.name}")
-        return run_kernel("RandomUniformInt", {}, {"shape": shape, "dtype": dtype,
-                                                   "seed": next_seed(), "minval": lo,
-                                                   "maxval": hi})
+        return draw("RandomUniformInt", {"shape": shape, "dtype": dtype, "minval": lo,
+                                         "maxval": hi})
     if not dtype.is_floating:
         raise InvalidArgumentError(f"{op}: dtype must be floating or integer, got {dtype.name}")
     if maxval is None:
         maxval = 1
     p = _params(op, shape, dtype, minval=(minval, 0), maxval=(maxval, 1))
-    u = run_kernel("RandomUniform", {}, _sample_attrs(shape, dtype, next_seed()))
+    u = draw("RandomUniform", {"shape": shape, "dtype": dtype})
     if p["minval"] is None and p["maxval"] is None:
         return u
     if type(minval) in (int, float) and type(maxval) in (int, float):
@@ -203,7 +210,7 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None)
     """
     op = "random.normal"
     shape, dtype, seed = _shape(op, shape), _float_dtype(op, dtype), _seed_arg(op, seed)
-    return _normal(op, shape, mean, stddev, dtype, lambda: _state.next(seed))
+    return _normal(op, shape, mean, stddev, dtype, _stateful(lambda: _state.next(seed)))
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=None) -> Tensor:
@@ -214,7 +221,7 @@ def uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=Non
     """
     op = "random.uniform"
     shape, dtype, seed = _shape(op, shape), dtype_arg(op, dtype), _seed_arg(op, seed)
-    return _uniform(op, shape, minval, maxval, dtype, lambda: _state.next(seed))
+    return _uniform(op, shape, minval, maxval, dtype, _stateful(lambda: _state.next(seed)))
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None,
@@ -225,16 +232,10 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None,
     """
     op = "random.truncated_normal"
     shape, dtype, seed = _shape(op, shape), _float_dtype(op, dtype), _seed_arg(op, seed)
-    return _truncated(op, shape, mean, stddev, dtype, lambda: _state.next(seed))
+    return _truncated(op, shape, mean, stddev, dtype, _stateful(lambda: _state.next(seed)))
 
 
-def categorical(logits, num_samples, dtype=None, seed=None, name=None) -> Tensor:
-    """Class indices drawn from softmax(logits) for each row of `[batch, classes]` logits.
-
-    Returns `[batch, num_samples]` indices (int64 unless `dtype` says int32).
-    Example: `tf.random.categorical(tf.math.log([[0.5, 0.5]]), 5)`.
-    """
-    op = "random.categorical"
+def _categorical_args(op: str, logits, num_samples, dtype) -> tuple:
     x = to_tensor(logits, None, op, "logits")
     if x.ndim != 2 or not x.dtype.is_floating:
         raise InvalidArgumentError(f"{op}: logits must be a floating [batch, num_classes] "
@@ -245,9 +246,167 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None) -> Tensor
     out = _dt.int64 if dtype is None else dtype_arg(op, dtype)
     if out not in (_dt.int32, _dt.int64):
         raise InvalidArgumentError(f"{op}: dtype must be int32 or int64, got {out.name}")
+    return x, num_samples, out
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None) -> Tensor:
+    """Class indices drawn from softmax(logits) for each row of `[batch, classes]` logits.
+
+    Returns `[batch, num_samples]` indices (int64 unless `dtype` says int32).
+    Example: `tf.random.categorical(tf.math.log([[0.5, 0.5]]), 5)`.
+    """
+    op = "random.categorical"
+    x, num_samples, out = _categorical_args(op, logits, num_samples, dtype)
     seed = _seed_arg(op, seed)
     return run_kernel("Multinomial", {"logits": x}, {
         "num_samples": num_samples, "dtype": out, "seed": _state.next(seed)})
+
+
+# --------------------------------------------------------------------------- stateless ops
+#
+# `seed=[a, b]` alone decides the numbers: the same seed gives the same values in every
+# call, process and traced function (a Philox stream keyed by the two seed words; not
+# TensorFlow's bit stream). The seed is an input of the kernel, so inside a `function` it
+# may be a tensor argument; the ops are pure, so a compiler may fold or merge them.
+
+
+def _stateless_seed(op: str, seed) -> Tensor:
+    s = to_tensor(seed, None, op, "seed")
+    if not s.dtype.is_integer or tuple(s._shape) != (2,):
+        raise InvalidArgumentError(f"{op}: seed must be an integer tensor of shape [2] "
+                                   f"(e.g. seed=[1, 2]), got {describe(s)}")
+    return s
+
+
+def _stateless(seed: Tensor):
+    """How a stateless op draws: its kernel's Stateless twin, with the seed as input."""
+    return lambda kernel, attrs: run_kernel("Stateless" + kernel, {"seed": seed}, attrs)
+
+
+def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32, name=None,
+                     alg="auto_select") -> Tensor:
+    """Samples of N(mean, stddev**2) decided by `seed` (shape [2]) alone; differentiable
+    in `mean` and `stddev`.
+
+    Example: `tf.random.stateless_normal([2, 3], seed=[1, 2])` (the same every call).
+    """
+    op = "random.stateless_normal"
+    shape, dtype = _shape(op, shape), _float_dtype(op, dtype)
+    return _normal(op, shape, mean, stddev, dtype, _stateless(_stateless_seed(op, seed)))
+
+
+def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=_dt.float32, name=None,
+                      alg="auto_select") -> Tensor:
+    """Samples uniform in [minval, maxval) decided by `seed` (shape [2]) alone. Integer
+    dtypes need `maxval`, or `minval=None, maxval=None` for the dtype's whole range.
+
+    Example: `tf.random.stateless_uniform([4], seed=[3, 4], maxval=10, dtype=tf.int32)`.
+    """
+    op = "random.stateless_uniform"
+    shape, dtype = _shape(op, shape), dtype_arg(op, dtype)
+    return _uniform(op, shape, minval, maxval, dtype, _stateless(_stateless_seed(op, seed)),
+                    full_range=True)
+
+
+def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32,
+                               name=None, alg="auto_select") -> Tensor:
+    """Normal samples within 2 standard deviations of the mean, decided by `seed` alone.
+
+    Example: `tf.random.stateless_truncated_normal([100], seed=[5, 6], stddev=0.1)`.
+    """
+    op = "random.stateless_truncated_normal"
+    shape, dtype = _shape(op, shape), _float_dtype(op, dtype)
+    return _truncated(op, shape, mean, stddev, dtype, _stateless(_stateless_seed(op, seed)))
+
+
+def stateless_categorical(logits, num_samples, seed, dtype=_dt.int64, name=None) -> Tensor:
+    """Class indices drawn from softmax(logits) for each row of `[batch, classes]` logits,
+    decided by `seed` alone: `[batch, num_samples]` int64 (or int32) indices.
+
+    Example: `tf.random.stateless_categorical(tf.math.log([[0.5, 0.5]]), 5, seed=[7, 8])`.
+    """
+    op = "random.stateless_categorical"
+    x, num_samples, out = _categorical_args(op, logits, num_samples, dtype)
+    return run_kernel("StatelessMultinomial", {"logits": x, "seed": _stateless_seed(op, seed)},
+                      {"num_samples": num_samples, "dtype": out})
+
+
+def _count_params(op: str, shape: tuple, **params) -> dict:
+    """Distribution parameters as float64 tensors that broadcast to `shape`."""
+    out = {}
+    for arg, value in params.items():
+        t = to_tensor(value, None, op, arg)
+        if not (t.dtype.is_floating or t.dtype.is_integer):
+            raise InvalidArgumentError(f"{op}: {arg} must be a real number, got {describe(t)}")
+        if broadcast_shapes(f"{op}: {arg} against shape", shape, t._shape) != tuple(shape):
+            raise InvalidArgumentError(f"{op}: {arg} {describe(t)} must broadcast to shape "
+                                       f"{list(shape)}")
+        out[arg] = t if t.dtype is _dt.float64 else cast(t, _dt.float64)
+    return out
+
+
+def _count_dtype(op: str, dtype) -> _dt.DType:
+    d = dtype_arg(op, dtype)
+    if not (d.is_floating or d.is_integer):
+        raise InvalidArgumentError(f"{op}: dtype must be floating or integer, got {d.name}")
+    return d
+
+
+def stateless_poisson(shape, seed, lam, dtype=_dt.int32, name=None) -> Tensor:
+    """Poisson samples with rate `lam` (broadcast to `shape`), decided by `seed` alone;
+    not differentiable.
+
+    Example: `tf.random.stateless_poisson([2, 3], seed=[1, 2], lam=[1.0, 5.0, 10.0])`.
+    """
+    op = "random.stateless_poisson"
+    shape, dtype = _shape(op, shape), _count_dtype(op, dtype)
+    p = _count_params(op, shape, lam=lam)
+    return run_kernel("StatelessRandomPoisson", {"seed": _stateless_seed(op, seed), **p},
+                      {"shape": shape, "dtype": dtype})
+
+
+def stateless_binomial(shape, seed, counts, probs, output_dtype=_dt.int32,
+                       name=None) -> Tensor:
+    """Binomial samples (`counts` trials of success probability `probs`, both broadcast to
+    `shape`), decided by `seed` alone; not differentiable.
+
+    Example: `tf.random.stateless_binomial([3], seed=[1, 2], counts=10.0, probs=0.5)`.
+    """
+    op = "random.stateless_binomial"
+    shape, dtype = _shape(op, shape), _count_dtype(op, output_dtype)
+    p = _count_params(op, shape, counts=counts, probs=probs)
+    return run_kernel("StatelessRandomBinomial", {"seed": _stateless_seed(op, seed), **p},
+                      {"shape": shape, "dtype": dtype})
+
+
+def split(seed, num=2, alg="auto_select") -> Tensor:
+    """`num` new seeds ([num, 2], the seed's dtype) derived from `seed` alone, for
+    independent stateless streams (TF's `tf.random.split`, formerly
+    `experimental.stateless_split`).
+
+    Example: `a, b = tf.random.split([1, 2])`; `tf.random.stateless_normal([3], seed=a)`.
+    """
+    op = "random.split"
+    s = _stateless_seed(op, seed)
+    num = int_arg(op, num, "num", minimum=0)
+    return run_kernel("StatelessRandomUniformInt", {"seed": s}, {
+        "shape": (num, 2), "dtype": s.dtype, "minval": s.dtype.min, "maxval": s.dtype.max + 1})
+
+
+def fold_in(seed, data, alg="auto_select") -> Tensor:
+    """A new seed from `seed` and an integer `data` (a step or replica number), as TF's
+    `tf.random.fold_in`: [a number drawn from `seed`, data].
+
+    Example: `tf.random.stateless_uniform([2], seed=tf.random.fold_in([1, 2], step))`.
+    """
+    op = "random.fold_in"
+    s = _stateless_seed(op, seed)
+    d = to_tensor(data, s.dtype, op, "data")
+    if not d.dtype.is_integer or d.ndim != 0:
+        raise InvalidArgumentError(f"{op}: data must be an integer scalar, got {describe(d)}")
+    first = run_kernel("StatelessRandomUniformInt", {"seed": s}, {
+        "shape": (), "dtype": s.dtype, "minval": s.dtype.min, "maxval": s.dtype.max + 1})
+    return stack([first, d if d.dtype is s.dtype else cast(d, s.dtype)])
 
 
 def shuffle(value, seed=None, name=None) -> Tensor:
@@ -360,13 +519,14 @@ class Generator:
         """Samples of N(mean, stddev**2). Example: `g.normal([3])`."""
         shape = _shape("Generator.normal", shape)
         dtype = _float_dtype("Generator.normal", dtype)
-        return _normal("Generator.normal", shape, mean, stddev, dtype, self._next)
+        return _normal("Generator.normal", shape, mean, stddev, dtype,
+                       _stateful(self._next))
 
     def uniform(self, shape, minval=0, maxval=None, dtype=_dt.float32, name=None) -> Tensor:
         """Samples uniform in [minval, maxval). Example: `g.uniform([3], 0, 10, tf.int64)`."""
         shape = _shape("Generator.uniform", shape)
         return _uniform("Generator.uniform", shape, minval, maxval,
-                        dtype_arg("Generator.uniform", dtype), self._next)
+                        dtype_arg("Generator.uniform", dtype), _stateful(self._next))
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_dt.float32,
                          name=None) -> Tensor:
@@ -374,7 +534,7 @@ class Generator:
         shape = _shape("Generator.truncated_normal", shape)
         dtype = _float_dtype("Generator.truncated_normal", dtype)
         return _truncated("Generator.truncated_normal", shape, mean, stddev, dtype,
-                          self._next)
+                          _stateful(self._next))
 
 
 _global_generator: list = []
@@ -412,6 +572,28 @@ def _multinomial_rule(shapes, dtypes, attrs):
 
 
 defop("Multinomial", ["logits"], shape=_multinomial_rule, differentiable=False)
+
+
+def _seeded_rule(rule):
+    """`rule` of a stateless op, after checking its seed input is a pair."""
+    def check(shapes, dtypes, attrs):
+        if tuple(shapes["seed"]) != (2,):
+            raise InvalidArgumentError(f"stateless random op: seed must have shape [2], got "
+                                       f"{list(shapes['seed'])}")
+        return rule(shapes, dtypes, attrs)
+    return check
+
+
+# the stateless twins: the seed is an input, the kernels are pure (not STATEFUL_KERNELS)
+for _name in ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal"):
+    defop("Stateless" + _name, ["seed"], shape=_seeded_rule(_sample_rule),
+          differentiable=False)
+defop("StatelessMultinomial", ["logits", "seed"], shape=_seeded_rule(_multinomial_rule),
+      differentiable=False)
+defop("StatelessRandomPoisson", ["seed", "lam"], shape=_seeded_rule(_sample_rule),
+      differentiable=False)
+defop("StatelessRandomBinomial", ["seed", "counts", "probs"],
+      shape=_seeded_rule(_sample_rule), differentiable=False)
 
 
 def _shuffle_rule(shapes, dtypes, attrs):

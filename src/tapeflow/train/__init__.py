@@ -5,4 +5,4 @@ checkpoints (checkpoint.py). This package's own namespace is TensorFlow's `tf.tr
 (`tapeflow.layers`, `tapeflow.optimizers`, `tapeflow.losses`) and `tapeflow.Module`.
 """
 from .checkpoint import (Checkpoint, CheckpointManager, latest_checkpoint,  # noqa: F401
-                         list_variables, load_variable)
+                         CheckpointReader, list_variables, load_checkpoint, load_variable)

@@ -241,4 +241,8 @@ class Module:
         return method_with_name_scope
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} name={self._name!r}>"
+        # a subclass whose __init__ never called super().__init__() has no name yet
+        name = self.__dict__.get("_name")
+        if name is None:
+            return f"<{type(self).__name__} (Module.__init__ not called)>"
+        return f"<{type(self).__name__} name={name!r}>"

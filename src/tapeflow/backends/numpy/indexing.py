@@ -159,6 +159,21 @@ def tensor_scatter_nd_update(inputs, attrs, backend):
     return out.reshape(tensor.shape)
 
 
+def _scatter_extremum(op, combine):
+    def run(inputs, attrs, backend):
+        tensor, indices, updates = inputs["tensor"], inputs["indices"], inputs["updates"]
+        rows, num_rows = _nd_rows(op, indices, tensor.shape, 0)
+        tail = tensor.shape[indices.shape[-1]:]
+        out = tensor.reshape((num_rows,) + tail).copy()
+        combine.at(out, rows, updates.reshape((len(rows),) + tail))  # duplicates combine
+        return out.reshape(tensor.shape)
+    return run
+
+
+kernel("TensorScatterMax")(_scatter_extremum("TensorScatterMax", np.maximum))
+kernel("TensorScatterMin")(_scatter_extremum("TensorScatterMin", np.minimum))
+
+
 @kernel("SelectV2")
 def select(inputs, attrs, backend):
     return np.where(inputs["condition"], inputs["x"], inputs["y"])

@@ -115,3 +115,38 @@ def dropout(inputs, attrs, backend):
     mask = ensure_array((u >= rate).astype(x.dtype))
     mask *= x.dtype.type(1.0 / (1.0 - rate))
     return ensure_array(x * mask)
+
+
+# Stateless twins: the seed is an input ([2] integers); its two words key the generator,
+# on a stream of their own (4: the stateful ops use 1 to 3), so equal seeds give equal
+# numbers everywhere.
+_STREAM_STATELESS = 4
+
+
+def _stateless(sample):
+    def run(inputs, attrs, backend):
+        words = np.asarray(inputs["seed"]).astype(np.int64).view(np.uint64)
+        seed = (int(words[0]), int(words[1]), _STREAM_STATELESS, 0)
+        return sample(inputs, {**attrs, "seed": seed}, backend)
+    return run
+
+
+for _name, _sample in (("RandomStandardNormal", standard_normal), ("RandomUniform", uniform),
+                       ("RandomUniformInt", uniform_int), ("TruncatedNormal", truncated_normal),
+                       ("Multinomial", multinomial)):
+    kernel("Stateless" + _name)(_stateless(_sample))
+
+
+def _count_sample(draw):
+    """Poisson/binomial samples of attr dtype, drawn in float64/int64 then cast."""
+    def run(inputs, attrs, backend):
+        shape, dtype = tuple(attrs["shape"]), attrs["dtype"]._np
+        params = {k: np.broadcast_to(v, shape) for k, v in inputs.items() if k != "seed"}
+        return draw(_generator(attrs["seed"]), shape, **params).astype(dtype)
+    return run
+
+
+kernel("StatelessRandomPoisson")(_stateless(_count_sample(
+    lambda rng, shape, lam: rng.poisson(lam, size=shape))))
+kernel("StatelessRandomBinomial")(_stateless(_count_sample(
+    lambda rng, shape, counts, probs: rng.binomial(counts.astype(np.int64), probs, size=shape))))

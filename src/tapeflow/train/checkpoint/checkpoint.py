@@ -11,7 +11,7 @@ import numpy as np
 
 from ..._core import dtypes as _dt
 from ..._core.variable import Variable
-from .format import file_of, write_checkpoint, write_state
+from .format import write_checkpoint, write_state
 from .graph import ObjectState, collect
 from .status import (COUNTER, CheckpointLoadStatus, InitializationOnlyStatus, resolve_pending,
                      restore)
@@ -92,7 +92,9 @@ class Checkpoint:
         values = {name: (target.value if isinstance(target, ObjectState)
                          else np.asarray(target.numpy()))
                   for name, target in targets.items()}
-        write_checkpoint(file_of(path), values, aliases)
+        state_keys = {name: target.key for name, target in targets.items()
+                      if isinstance(target, ObjectState)}
+        write_checkpoint(path, values, aliases, state_keys)
         return path
 
     def save(self, file_prefix: str, options=None) -> str:

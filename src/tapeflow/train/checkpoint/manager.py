@@ -6,14 +6,13 @@ Its state (the checkpoints it keeps) lives in the directory's "checkpoint" index
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
 import time as _time
 
 import numpy as np
 
 from .checkpoint import Checkpoint
-from .format import file_of, read_state, write_state
+from .format import latest_checkpoint, read_state, remove, write_state
 
 __all__ = ["CheckpointManager"]
 
@@ -61,7 +60,9 @@ class CheckpointManager:
         now = _time.time()
         state = read_state(self._directory)
         if state is None:
-            self._latest_checkpoint = None
+            # no index, or a garbled one: then the newest checkpoint on disk (with a
+            # warning) is the latest, so restore_or_initialize does not start over
+            self._latest_checkpoint = latest_checkpoint(self._directory)
             self._last_preserved = now - 1.0
             return
         self._latest_checkpoint = state["model_checkpoint_path"]
@@ -149,8 +150,7 @@ class CheckpointManager:
             if self._keep_every_s and stamp - self._keep_every_s >= self._last_preserved:
                 self._last_preserved = stamp  # kept on disk, no longer managed
                 continue
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(file_of(path))
+            remove(path)
 
     def _record_state(self) -> None:
         if self._latest_checkpoint is None:

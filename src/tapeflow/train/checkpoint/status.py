@@ -44,7 +44,7 @@ from ..._core.context import ctx
 from ..._core.variable import Variable
 from ..module import Module
 from ..optimizers import Optimizer
-from .format import file_of, read_checkpoint
+from .format import read_checkpoint
 from .graph import ObjectState, child_at, collect
 from .trackable import has_state, object_state
 
@@ -82,7 +82,7 @@ def restore(root, path: str, optional: frozenset = frozenset(),
             problems.append(f"  {name!r}: {problem}")
         plan.append((source, target, values[source]))
     if problems:
-        raise ValueError(f"Checkpoint: cannot restore {file_of(path)!r}; no variable was "
+        raise ValueError(f"Checkpoint: cannot restore {path!r}; no variable was "
                          "changed:\n" + "\n".join(problems))
     _assign_all([(target, value) for _, target, value in plan])
     consumed = {source for source, _, _ in plan}

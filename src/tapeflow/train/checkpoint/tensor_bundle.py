@@ -1,0 +1,484 @@
+"""TensorFlow's checkpoint file format (TensorBundle), read and written without TensorFlow.
+
+A checkpoint "prefix" is two files: "prefix.index", a LevelDB-style sorted table mapping
+each tensor's key to a `BundleEntryProto` (dtype, shape, shard, offset, size, CRC-32C),
+with a `BundleHeaderProto` under the empty key; and "prefix.data-00000-of-00001", the
+tensors' raw little-endian bytes one after another. This module decodes both by hand
+(protocol-buffer wire format, table blocks, CRC-32C): nothing from the file is executed,
+every length is checked against the file's size before it is used, and every checksum is
+verified, so a damaged or truncated file raises `DataLossError` naming the file and what
+is wrong.
+
+Only what TensorFlow's own `BundleWriter` produces is read: uncompressed table blocks,
+whole (unsliced) tensors, little-endian files. Strings (DT_STRING) are read as object arrays
+of `bytes`, as TensorFlow's reader returns them (`_CHECKPOINTABLE_OBJECT_GRAPH` is one).
+"""
+from __future__ import annotations
+
+import os
+import struct
+
+import numpy as np
+
+from ..._core import dtypes as _dt
+from ..._core.errors import DataLossError, NotFoundError, UnimplementedError
+
+try:  # optional (the `checkpoint` extra): C speed for checksums of large tensors
+    import google_crc32c as _fast_crc32c
+except ImportError:  # the pure-Python checksum below is exact, only slower
+    _fast_crc32c = None
+
+__all__ = ["index_file", "data_file", "is_bundle", "read_bundle", "decode_bundle",
+           "write_bundle", "crc32c", "crc32c_py", "Corrupt"]
+
+_TABLE_MAGIC = 0xDB4775248B80FB57  # LevelDB's table magic number, TensorFlow's too
+_FOOTER_SIZE = 48
+_RESTART_INTERVAL = 16
+HEADER_KEY = b""
+
+
+def index_file(prefix: str) -> str:
+    return prefix + ".index"
+
+
+def data_file(prefix: str, shard: int = 0, num_shards: int = 1) -> str:
+    return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
+
+
+def is_bundle(prefix: str) -> bool:
+    """Whether `prefix` names a TensorBundle checkpoint (its .index file exists)."""
+    return os.path.isfile(index_file(prefix))
+
+
+class Corrupt(Exception):
+    """Internal: what is wrong with a file, turned into DataLossError naming the file."""
+
+
+# ---------------------------------------------------------------- CRC-32C (Castagnoli)
+
+
+def _crc_table() -> list[int]:
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc_table()
+
+
+def crc32c_py(data: bytes, crc: int = 0) -> int:
+    """CRC-32C of `data` (continuing `crc`), in pure Python.
+
+    Example:
+        >>> hex(crc32c_py(b"123456789"))
+        '0xe3069283'
+    """
+    table, c = _CRC_TABLE, crc ^ 0xFFFFFFFF
+    for byte in memoryview(data).cast("B"):
+        c = table[(c ^ byte) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def crc32c(data: bytes, crc: int = 0) -> int:
+    """CRC-32C of `data` (continuing `crc`), with google-crc32c when it is installed."""
+    if _fast_crc32c is not None:
+        return _fast_crc32c.extend(crc, bytes(data))
+    return crc32c_py(data, crc)
+
+
+def _mask(crc: int) -> int:
+    # LevelDB/TensorFlow store checksums "masked", so a CRC of data holding CRCs differs
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _unmask(masked: int) -> int:
+    rot = (masked - 0xA282EAD8) & 0xFFFFFFFF
+    return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
+
+
+# ---------------------------------------------------------------- protocol-buffer wire format
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    value &= (1 << 64) - 1  # negative int32/int64 fields are 10-byte two's complement
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _read_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= end:
+            raise Corrupt("a varint runs past the end of its record")
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+        if shift >= 70:
+            raise Corrupt("a varint is longer than 10 bytes")
+
+
+def parse_message(buf: bytes) -> dict[int, list]:
+    """A protocol-buffer message as {field number: [values]}: ints for varint and fixed
+    fields, bytes for length-delimited ones (nested messages, strings, packed arrays)."""
+    fields: dict[int, list] = {}
+    pos, end = 0, len(buf)
+    while pos < end:
+        key, pos = _read_varint(buf, pos, end)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _read_varint(buf, pos, end)
+        elif wire == 1:
+            if pos + 8 > end:
+                raise Corrupt("a fixed64 field runs past the end of its record")
+            value, pos = struct.unpack_from("<Q", buf, pos)[0], pos + 8
+        elif wire == 2:
+            length, pos = _read_varint(buf, pos, end)
+            if pos + length > end:
+                raise Corrupt("a length-delimited field runs past the end of its record")
+            value, pos = bytes(buf[pos:pos + length]), pos + length
+        elif wire == 5:
+            if pos + 4 > end:
+                raise Corrupt("a fixed32 field runs past the end of its record")
+            value, pos = struct.unpack_from("<I", buf, pos)[0], pos + 4
+        else:
+            raise Corrupt(f"unsupported protocol-buffer wire type {wire}")
+        if number == 0:
+            raise Corrupt("a protocol-buffer field has number 0")
+        fields.setdefault(number, []).append(value)
+    return fields
+
+
+def field(number: int, value) -> bytes:
+    """One encoded field: ints as varints, bytes/str as length-delimited, ('fixed32', v)."""
+    if isinstance(value, tuple):  # ("fixed32", int)
+        return _varint(number << 3 | 5) + struct.pack("<I", value[1])
+    if isinstance(value, (bytes, str)):
+        data = value.encode("utf-8") if isinstance(value, str) else value
+        return _varint(number << 3 | 2) + _varint(len(data)) + data
+    return _varint(number << 3) + _varint(int(value))
+
+
+def _one(fields: dict, number: int, default=0):
+    values = fields.get(number)
+    return values[-1] if values else default  # proto3: the last occurrence wins
+
+
+def _signed64(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+# ---------------------------------------------------------------- dtypes
+
+# TensorFlow's DataType enum numbers of the dtypes a bundle can hold
+_ENUM_OF = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
+            "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14, "uint16": 17,
+            "complex128": 18, "float16": 19, "uint32": 22, "uint64": 23}
+_NAME_OF = {number: name for name, number in _ENUM_OF.items()}
+DT_STRING = 7
+
+
+def enum_of(dtype: np.dtype) -> int:
+    """TensorFlow's DataType number of a NumPy dtype (object arrays of bytes: DT_STRING)."""
+    if dtype.kind == "O":
+        return DT_STRING
+    name = _dt.as_dtype(dtype).name
+    if name not in _ENUM_OF:
+        raise UnimplementedError(f"Checkpoint: dtype {name} cannot be stored in a "
+                                 "TensorFlow checkpoint")
+    return _ENUM_OF[name]
+
+
+def _numpy_dtype(enum: int) -> np.dtype:
+    if enum not in _NAME_OF:
+        raise Corrupt(f"unsupported or unknown TensorFlow dtype number {enum}")
+    return np.dtype(_dt.as_dtype(_NAME_OF[enum]).as_numpy_dtype).newbyteorder("<")
+
+
+# ---------------------------------------------------------------- the .index table
+
+
+def _block(data: bytes, offset: int, size: int, what: str) -> bytes:
+    """The checked contents of the table block at (offset, size)."""
+    if offset + size + 5 > len(data):
+        raise Corrupt(f"the {what} block (bytes {offset}..{offset + size + 5}) runs past the "
+                      f"end of the {len(data)}-byte file")
+    contents = data[offset:offset + size]
+    kind = data[offset + size]
+    stored = struct.unpack_from("<I", data, offset + size + 1)[0]
+    if _unmask(stored) != crc32c(data[offset:offset + size + 1]):
+        raise Corrupt(f"the {what} block at byte {offset} fails its CRC-32C check")
+    if kind != 0:
+        raise Corrupt(f"the {what} block is compressed (type {kind}); only uncompressed "
+                      "tables, as TensorFlow writes them, are read")
+    return contents
+
+
+def _block_entries(block: bytes, what: str) -> list[tuple[bytes, bytes]]:
+    """The (key, value) entries of a block, keys rebuilt from their shared prefixes."""
+    if len(block) < 4:
+        raise Corrupt(f"the {what} block is shorter than its trailer")
+    restarts = struct.unpack_from("<I", block, len(block) - 4)[0]
+    end = len(block) - 4 - 4 * restarts
+    if restarts == 0 or end < 0:
+        raise Corrupt(f"the {what} block has a bad restart count {restarts}")
+    entries, pos, key = [], 0, b""
+    while pos < end:
+        shared, pos = _read_varint(block, pos, end)
+        unshared, pos = _read_varint(block, pos, end)
+        length, pos = _read_varint(block, pos, end)
+        if shared > len(key) or pos + unshared + length > end:
+            raise Corrupt(f"an entry of the {what} block runs past its end")
+        key = key[:shared] + block[pos:pos + unshared]
+        pos += unshared
+        entries.append((key, block[pos:pos + length]))
+        pos += length
+    return entries
+
+
+def _handle(value: bytes) -> tuple[int, int]:
+    offset, pos = _read_varint(value, 0, len(value))
+    size, _ = _read_varint(value, pos, len(value))
+    return offset, size
+
+
+def read_table(data: bytes) -> dict[bytes, bytes]:
+    """Every (key, value) of a LevelDB-format table, checksums verified."""
+    if len(data) < _FOOTER_SIZE:
+        raise Corrupt(f"it is {len(data)} bytes, shorter than a table's footer")
+    footer = data[-_FOOTER_SIZE:]
+    if struct.unpack_from("<Q", footer, 40)[0] != _TABLE_MAGIC:
+        raise Corrupt("it is not a TensorFlow checkpoint index (bad table magic number)")
+    meta_offset, pos = _read_varint(footer, 0, 40)
+    meta_size, pos = _read_varint(footer, pos, 40)
+    index_offset, pos = _read_varint(footer, pos, 40)
+    index_size, _ = _read_varint(footer, pos, 40)
+    _block(data, meta_offset, meta_size, "metaindex")  # unused, but checked all the same
+    table: dict[bytes, bytes] = {}
+    previous = None
+    index = _block_entries(_block(data, index_offset, index_size, "index"), "index")
+    for separator, handle in index:
+        offset, size = _handle(handle)
+        for key, value in _block_entries(_block(data, offset, size, "data"), "data"):
+            if previous is not None and key <= previous:
+                raise Corrupt("the table's keys are out of order")
+            table[key] = value
+            previous = key
+        if previous is not None and separator < previous:
+            raise Corrupt("an index entry's key precedes its block's keys")
+    return table
+
+
+def _build_block(entries: list[tuple[bytes, bytes]]) -> bytes:
+    out, restarts, previous = bytearray(), [], b""
+    for i, (key, value) in enumerate(entries):
+        shared = 0
+        if i % _RESTART_INTERVAL:
+            limit = min(len(key), len(previous))
+            while shared < limit and key[shared] == previous[shared]:
+                shared += 1
+        else:
+            restarts.append(len(out))
+        out += _varint(shared) + _varint(len(key) - shared) + _varint(len(value))
+        out += key[shared:] + value
+        previous = key
+    restarts = restarts or [0]
+    out += struct.pack(f"<{len(restarts)}I", *restarts) + struct.pack("<I", len(restarts))
+    return bytes(out)
+
+
+def write_table(entries: list[tuple[bytes, bytes]]) -> bytes:
+    """A LevelDB-format table (one data block, no compression) of sorted `entries`."""
+    out = bytearray()
+
+    def add_block(contents: bytes) -> bytes:
+        handle = _varint(len(out)) + _varint(len(contents))
+        trailer = contents + b"\0"
+        out.extend(trailer + struct.pack("<I", _mask(crc32c(trailer))))
+        return handle
+
+    data_handle = add_block(_build_block(entries))
+    meta_handle = add_block(_build_block([]))
+    last = entries[-1][0] if entries else b""
+    index_handle = add_block(_build_block([(last, data_handle)]))
+    footer = (meta_handle + index_handle).ljust(40, b"\0") + struct.pack("<Q", _TABLE_MAGIC)
+    return bytes(out + footer)
+
+
+# ---------------------------------------------------------------- tensors
+
+
+def _shape(message: bytes) -> tuple[int, ...]:
+    fields = parse_message(message)
+    if _one(fields, 3):
+        raise Corrupt("a tensor has unknown rank")
+    dims = []
+    for dim in fields.get(2, []):
+        size = _signed64(_one(parse_message(dim), 1))
+        if size < 0:
+            raise Corrupt(f"a tensor has negative dimension {size}")
+        dims.append(size)
+    return tuple(dims)
+
+
+def _lengths_crc(lengths: list[int]) -> int:
+    # TensorFlow checksums each length as a fixed-width integer, not as its varint
+    return crc32c(b"".join(struct.pack("<I" if n < 1 << 32 else "<Q", n) for n in lengths))
+
+
+def _read_strings(raw: bytes, count: int, name: str) -> np.ndarray:
+    # [varint length]*count, masked CRC-32C of the lengths, then the strings' bytes; the
+    # entry's checksum covers the lengths as _lengths_crc does, then the rest as stored
+    pos, lengths = 0, []
+    for _ in range(count):
+        length, pos = _read_varint(raw, pos, len(raw))
+        lengths.append(length)
+    if pos + 4 > len(raw) or _unmask(struct.unpack_from("<I", raw, pos)[0]) \
+            != _lengths_crc(lengths):
+        raise Corrupt(f"the string lengths of {name!r} fail their CRC-32C check")
+    pos += 4
+    if pos + sum(lengths) != len(raw):
+        raise Corrupt(f"the strings of {name!r} do not fill their recorded size")
+    # an object array of bytes, as TensorFlow returns strings (NumPy's "S" dtype would
+    # drop trailing zero bytes); built here from bytes, never unpickled
+    items = np.empty(count, dtype=object)
+    for i, length in enumerate(lengths):
+        items[i] = raw[pos:pos + length]
+        pos += length
+    return items
+
+
+def _string_bytes(array: np.ndarray) -> tuple[bytes, int]:
+    """The stored bytes of an array of bytes objects, and the entry's CRC-32C of them."""
+    items = list(array.reshape(-1))
+    if not all(isinstance(s, bytes) for s in items):
+        raise TypeError("Checkpoint: a string tensor must hold bytes objects")
+    lengths_crc = _lengths_crc([len(s) for s in items])
+    checksum = struct.pack("<I", _mask(lengths_crc))
+    rest = checksum + b"".join(items)
+    return (b"".join(_varint(len(s)) for s in items) + rest,
+            crc32c(rest, lengths_crc))
+
+
+def read_bundle(prefix: str) -> dict[str, np.ndarray]:
+    """Every tensor of the TensorBundle checkpoint `prefix` as {key: NumPy array}, checked
+    whole (table checksums, each tensor's CRC-32C, sizes) before anything is returned.
+
+    Example:
+        >>> read_bundle("/tmp/tf_run/ckpt-1")["model/w/.ATTRIBUTES/VARIABLE_VALUE"]
+        array([1., 2.], dtype=float32)
+    """
+    index = index_file(prefix)
+
+    def shard(number: int, count: int) -> bytes:
+        path = data_file(prefix, number, count)
+        if not os.path.isfile(path):
+            raise Corrupt(f"its data file {path!r} is missing")
+        with open(path, "rb") as f:
+            return f.read()
+
+    try:
+        with open(index, "rb") as f:
+            index_bytes = f.read()
+    except FileNotFoundError:
+        raise NotFoundError(f"Checkpoint: no checkpoint index {index!r}") from None
+    except OSError as e:
+        raise DataLossError(None, None, f"Checkpoint: cannot read {index!r}: {e}") from None
+    return decode_bundle(index_bytes, shard, index)
+
+
+def decode_bundle(index: bytes, shard, where: str = "<bytes>") -> dict[str, np.ndarray]:
+    """The tensors of a bundle given its index's bytes and `shard(number, count)`, which
+    returns a data file's bytes; raises DataLossError naming `where` for damaged input."""
+    try:
+        table = read_table(index)
+        header = table.pop(HEADER_KEY, None)
+        if header is None:
+            raise Corrupt("the index has no bundle header")
+        header = parse_message(header)
+        num_shards = _one(header, 1, 1)
+        if _one(header, 2) != 0:
+            raise Corrupt("the bundle is big-endian; only little-endian files are read")
+        if not 1 <= num_shards <= 100000:
+            raise Corrupt(f"the header gives {num_shards} data shards")
+        shards: dict[int, bytes] = {}
+        values = {}
+        for key, entry in table.items():
+            name = key.decode("utf-8")
+            fields = parse_message(entry)
+            if fields.get(7):
+                raise Corrupt(f"{name!r} is stored in slices (partitioned variables are "
+                              "not supported)")
+            enum, shape = _one(fields, 1), _shape(_one(fields, 2, b""))
+            number, offset, size = _one(fields, 3), _one(fields, 4), _one(fields, 5)
+            if number >= num_shards:
+                raise Corrupt(f"{name!r} names data shard {number} of {num_shards}")
+            if number not in shards:
+                shards[number] = shard(number, num_shards)
+            data = shards[number]
+            if offset + size > len(data):
+                raise Corrupt(f"{name!r} (bytes {offset}..{offset + size}) lies past the end "
+                              f"of the {len(data)}-byte data file; it is truncated")
+            raw = data[offset:offset + size]
+            count = int(np.prod(shape, dtype=np.int64))
+            if enum == DT_STRING:
+                value = _read_strings(raw, count, name).reshape(shape)
+                if _string_bytes(value)[1] != _unmask(_one(fields, 6)):
+                    raise Corrupt(f"{name!r} fails its CRC-32C check: its bytes are damaged")
+            else:
+                if crc32c(raw) != _unmask(_one(fields, 6)):
+                    raise Corrupt(f"{name!r} fails its CRC-32C check: its bytes are damaged")
+                dtype = _numpy_dtype(enum)
+                if count * dtype.itemsize != size:
+                    raise Corrupt(f"{name!r} holds {size} bytes; shape {list(shape)} of "
+                                  f"{_NAME_OF[enum]} needs {count * dtype.itemsize}")
+                value = np.frombuffer(raw, dtype=dtype).reshape(shape)
+                value = value.astype(dtype.newbyteorder("="), copy=True)
+            values[name] = value
+    except (Corrupt, UnicodeDecodeError, ValueError, OverflowError, struct.error) as e:
+        raise DataLossError(None, None, f"Checkpoint: {where!r} (TensorFlow format) is "
+                            f"corrupt or truncated: {e}; no variable was changed") from None
+    except OSError as e:
+        raise DataLossError(None, None, f"Checkpoint: cannot read {where!r}: {e}") from None
+    return values
+
+
+def write_bundle(prefix: str, values: dict[str, np.ndarray], write_file) -> None:
+    """Write {key: array} as the TensorBundle checkpoint `prefix` through
+    `write_file(path, bytes)`: the data file first, then the index (which makes the
+    checkpoint: a reader looks for it first).
+
+    Example:
+        >>> write_bundle("/tmp/c", {"v/.ATTRIBUTES/VARIABLE_VALUE": np.ones(2)}, write)
+    """
+    entries, chunks, offset = [], [], 0
+    for key in sorted(values, key=lambda k: k.encode("utf-8")):
+        array = np.asarray(values[key])
+        if array.dtype.kind == "O":
+            raw, checksum = _string_bytes(array)
+        else:
+            raw = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
+            checksum = crc32c(raw)
+        shape = b"".join(field(2, field(1, d)) for d in array.shape)
+        entry = (field(1, enum_of(array.dtype)) + field(2, shape)
+                 + (field(4, offset) if offset else b"")  # proto3 leaves out zeros
+                 + field(5, len(raw)) + field(6, ("fixed32", _mask(checksum))))
+        entries.append((key.encode("utf-8"), entry))
+        chunks.append(raw)
+        offset += len(raw)
+    header = field(1, 1) + field(3, field(1, 1))  # one shard, little-endian, producer 1
+    write_file(data_file(prefix), b"".join(chunks))
+    write_file(index_file(prefix), write_table([(HEADER_KEY, header)] + entries))
