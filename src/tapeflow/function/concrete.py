@@ -3,6 +3,8 @@
 VJP and JVP over the graph) and compiled by the executor."""
 from __future__ import annotations
 
+import abc
+
 
 import numpy as np
 
@@ -254,12 +256,68 @@ def _signature_text(sig) -> str:
     return f"({', '.join(parts)})"
 
 
+class TraceType(abc.ABC):
+    """How `function` keys its trace cache on a Python object that says so itself
+    (`tf.types.experimental.TraceType`): an object with a `__tf_tracing_type__(context)`
+    method returning one of these is traced once per equal TraceType, and the trace
+    sees `placeholder_value()` in its place.
+
+    Example:
+        >>> class FruitType(tf.types.experimental.TraceType):
+        ...     def __init__(self, fruit): self.kind, self.fruit = type(fruit), fruit
+        ...     def is_subtype_of(self, other): return self == other
+        ...     def most_specific_common_supertype(self, others):
+        ...         return self if all(self == o for o in others) else None
+        ...     def placeholder_value(self, placeholder_context=None): return self.fruit
+        ...     def __eq__(self, other):
+        ...         return type(other) is FruitType and self.kind is other.kind
+        ...     def __hash__(self): return hash(self.kind)
+        >>> class Apple:
+        ...     def __tf_tracing_type__(self, context): return FruitType(self)
+    """
+
+    @abc.abstractmethod
+    def is_subtype_of(self, other: "TraceType") -> bool:
+        """Whether a trace for `other` also serves values of this type."""
+
+    @abc.abstractmethod
+    def most_specific_common_supertype(self, others):
+        """The most specific type all of `self` and `others` are subtypes of, or None."""
+
+    @abc.abstractmethod
+    def placeholder_value(self, placeholder_context=None):
+        """The value the traced function is given for an argument of this type."""
+
+    @abc.abstractmethod
+    def __eq__(self, other) -> bool:
+        ...
+
+    @abc.abstractmethod
+    def __hash__(self) -> int:
+        ...
+
+
+def _trace_type(x) -> TraceType | None:
+    """`x.__tf_tracing_type__(context)` for objects implementing the protocol, else None."""
+    hook = getattr(type(x), "__tf_tracing_type__", None)
+    if hook is None:
+        return None
+    trace_type = x.__tf_tracing_type__(None)
+    if not isinstance(trace_type, TraceType):
+        raise TypeError(f"function: {type(x).__name__}.__tf_tracing_type__ must return a "
+                        f"tf.types.experimental.TraceType, got {type(trace_type).__name__}")
+    return trace_type
+
+
 def _leaf_key(x):
     if _is_tensor_like(x) or isinstance(x, TensorSpec):
         s = _spec_of(x)
         return ("T", tuple(s.shape), s.dtype.name)
     if isinstance(x, Variable):
         return ("V", x.id)
+    trace_type = _trace_type(x)
+    if trace_type is not None:
+        return ("TraceType", trace_type)
     try:
         hash(x)
     except TypeError:
