@@ -8,6 +8,7 @@ function runs its compiled program; under a tape it is one recorded op
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
@@ -46,6 +47,29 @@ def run_functions_eagerly(run_eagerly: bool) -> None:
 def functions_run_eagerly() -> bool:
     """Whether `run_functions_eagerly(True)` is in effect."""
     return _run_eagerly[0]
+
+
+@contextlib.contextmanager
+def init_scope():
+    """Leave every graph being traced, and pause tapes and forward accumulators, for the
+    duration of the block (`tf.init_scope()`): what runs there runs eagerly, once per
+    trace, as a variable's initializer does; the traced code captures its results.
+
+    Example:
+        >>> @tf.function
+        ... def f(x):
+        ...     with tf.init_scope():
+        ...         table = tf.range(3.0)   # an eager tensor, captured by the graph
+        ...     return x + table
+    """
+    saved = ctx.graph, ctx.tapes, ctx.accs
+    ctx.graph, ctx.tapes, ctx.accs = None, [], []
+    ctx.refresh()
+    try:
+        yield
+    finally:
+        ctx.graph, ctx.tapes, ctx.accs = saved
+        ctx.refresh()
 
 
 # ---------------------------------------------------------------------- the call op
