@@ -98,9 +98,13 @@ class Variable(Resource):
         return prims.read_variable_op(self)
 
     def numpy(self) -> np.ndarray:
+        if ctx.tapes:  # tape.explain() names this NumPy round trip
+            hooks.note_event("variable_numpy", self.id)
         return self._value.numpy()
 
     def __array__(self, dtype=None, copy=None):
+        if ctx.tapes:
+            hooks.note_event("variable_numpy", self.id)
         # a copy: the variable may later be updated in place
         return self._value.__array__(dtype, True)
 

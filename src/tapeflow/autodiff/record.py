@@ -18,6 +18,7 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ..ops._define import sum_to_shape
 from . import vspace
+from .explain import Event, watched_roots
 
 
 # the user's line a recorded op is blamed on, when it is not the caller's: a traced
@@ -273,13 +274,7 @@ def record(name: str, inputs: dict, attrs: dict, outs: list) -> None:
         recording = [tp for tp in all_tapes if any(i in tp.tensor_tape for i in trainable)]
     if not outs[0].dtype.is_trainable and not any(o.dtype.is_trainable for o in outs) \
             or _reg.GRADIENTS.get(name, 0) is None:
-        for tp in recording:  # remembered for tape.explain(): the gradient path breaks here
-            events = getattr(tp, "events", None)
-            if events is not None:
-                site = tp.site_of() if tp.site_of is not None else None
-                for i in ids:
-                    if i in tp.tensor_tape:
-                        events.append(("nondiff", i, name, site))
+        _note_break(recording, name, ids, outs[0].dtype.name)
         return
     bwd = make_backward(name, inputs, attrs, outs, tuple(needed), layout, in_shapes, lists)
     out_ids = [o.id for o in outs]
@@ -297,13 +292,37 @@ def _members(op, inputs: dict) -> list:
     return flat
 
 
+def _note_break(tapes: list, name: str, ids: list, dtype: str) -> None:
+    """Remembered for tape.explain(): an op took a tensor on the tape and its result has
+    no gradient (an integer Cast, a comparison): the path breaks here. The user's line is
+    noted always (one stack walk, only at such ops)."""
+    site = user_site()
+    for tp in tapes:
+        events = getattr(tp, "events", None)
+        if events is None:
+            continue
+        for i in ids:
+            if i in tp.tensor_tape:
+                events.append(Event("nondiff", i, name, site, watched_roots(tp, i), dtype))
+
+
 def note_event(kind: str, tensor_id: int) -> None:
-    """Tell recording tapes that a watched tensor left the tape's view (explain())."""
+    """Tell recording tapes that a tensor or variable left the tape's view (a NumPy round
+    trip, a stop_gradient, an assignment), for explain(). Variables are noted whether or
+    not the tape watches them yet (explain names `v.numpy()` for a variable never read)."""
+    site = None
     for tp in ctx.tapes:
         events = getattr(tp, "events", None)
-        if events is not None and (kind == "assign" or tp.is_watched(tensor_id)):
-            site = tp.site_of() if tp.site_of is not None else None
-            events.append((kind, tensor_id, kind, site))
+        if events is None:
+            continue
+        watched = tp.is_watched(tensor_id)
+        if not watched and kind not in ("assign", "variable_numpy"):
+            continue
+        if site is None:
+            site = user_site()
+        roots = watched_roots(tp, tensor_id) if watched else frozenset()
+        events.append(Event("numpy" if kind == "variable_numpy" else kind, tensor_id, kind,
+                            site, roots))
 
 
 hooks.record = record
