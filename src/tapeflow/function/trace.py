@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import linecache
+import re
 import logging
 import threading
 import weakref
@@ -22,7 +24,7 @@ from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dtypes import DType
-from .._core.errors import user_site
+from .._core.errors import in_package, user_site
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
 from .autograph import convert_entry
@@ -317,7 +319,11 @@ class Function:
                 sig_args.append(spec)
                 arg_names.append(name)
         with _tracing(graph):
-            result = self._traced_function()(*args, **kwargs)
+            try:
+                result = self._traced_function()(*args, **kwargs)
+            except Exception as e:
+                _name_user_code(e)
+                raise
             if inspect.isgenerator(result):
                 raise TypeError(
                     f"{self.__name__}: a tf.function must return zero or more Tensors or "
@@ -411,6 +417,36 @@ def _pair_with_specs(spec_tree, value) -> list | None:
     if any(p is None for p in parts):
         return None
     return [pair for p in parts for pair in p]
+
+
+_GENERATED = re.compile(r"(loop_body|loop_test|if_true|if_false|extra_test)_\d+$")
+
+
+def _name_user_code(error: Exception) -> None:
+    """Prefix an error raised while tracing with the user's frames it passed through, as
+    TensorFlow does ("in user code: File ..., line ..., in f"); once, at the outermost
+    trace. The error keeps its type (its message is its first argument)."""
+    if getattr(error, "_tapeflow_user_code", False) or not error.args or \
+            not isinstance(error.args[0], str):
+        return
+    frames = []
+    tb, function_name = error.__traceback__, None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not in_package(code.co_filename):
+            # a loop body or branch autograph made is shown as the function it came from
+            name = code.co_name
+            if _GENERATED.match(name) is None or function_name is None:
+                function_name = name
+            line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+            frames.append(f'    File "{code.co_filename}", line {tb.tb_lineno}, in '
+                          f"{function_name}\n        {line}")
+        tb = tb.tb_next
+    if not frames:
+        return
+    error.args = (f"in user code:\n\n" + "\n\n".join(frames)
+                  + f"\n\n    {type(error).__name__}: {error.args[0]}",) + error.args[1:]
+    error._tapeflow_user_code = True
 
 
 def _as_tensor(v, dtype: DType | None = None):
