@@ -69,7 +69,7 @@ class Backward:
                 env["g"] = g if type(g) is not IndexedSlices else _dense(g)
             if rule.shape_params:
                 self._shapes_into(env, rule.shape_params)
-            if debug_on[0]:
+            if self.site is not None:  # the rule's own ops are blamed on this op
                 ctx.rule_of.append((self.name, self.site, "backward"))
                 try:
                     result = rule.call(env, self.attrs, wanted)
@@ -163,7 +163,10 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
     if lists is None:
         lists = any(c is not None for _, c in layout)
     bwd.lists = lists
-    bwd.site = (forced_site[0] or user_site()) if debug_on[0] else None
+    # the user's line, named when a NaN appears in this op's backward rule: always while
+    # tracing (the graph may run in debug mode later), eagerly only in debug mode
+    bwd.site = (forced_site[0] or user_site()) if debug_on[0] or ctx.graph is not None \
+        else None
     env = {}
     if rule is not None:
         save_inputs, save_outputs = rule.saves(needed)
