@@ -4,8 +4,9 @@ breaks on a tape and say so in words, naming ops and the user's source lines.
 A tape keeps a bounded list of *break events* besides its ops: an op that took a watched
 tensor and gave an integer/boolean result or has no gradient (an integer Cast), a NumPy
 round trip, a `stop_gradient`, a variable assigned. Each event notes the user's source
-line (one stack walk, only at these rare ops) and the watched tensors the broken path
-started from, so it still names the break after the intermediate tensors died.
+line (one stack walk, only at these ops) and pins its tensor on the tape (one more use),
+so the path from the sources to the break stays on the tape after the intermediate
+tensors die, until the event is evicted or the tape is dropped.
 """
 from __future__ import annotations
 
@@ -16,18 +17,17 @@ from .tape import WATCHED
 
 explain_enabled = [False]
 MAX_EVENTS = 256  # break events kept per tape (bounded: tapes live in training loops)
-MAX_ROOT_WALK = 256  # ops walked back from a break to find the watched tensors it cuts off
 
 
 class Event(NamedTuple):
     """A place where a path on the tape breaks: kind ("nondiff", "numpy", "stop",
-    "assign"), the tensor (or variable) id, the op's name, the user's 'file:line', the
-    watched ids upstream of the tensor, and the op's output dtype name."""
+    "assign"), the tensor (or variable) id, the op's name, the user's 'file:line',
+    whether the tensor is pinned on the tape, and the op's output dtype name."""
     kind: str
     tensor_id: int
     name: str
     site: str | None
-    roots: frozenset
+    pinned: bool
     dtype: str | None = None
 
 
@@ -43,22 +43,21 @@ def new_events():
     return collections.deque(maxlen=MAX_EVENTS)
 
 
-def watched_roots(tape, tensor_id: int) -> frozenset:
-    """The watched tensors (and variables) upstream of `tensor_id` on `tape` (a bounded walk:
-    an event must not cost as much as a backward pass)."""
-    tt, ops = tape.tensor_tape, tape.op_tape
-    roots, seen, stack = set(), set(), [tensor_id]
-    while stack and len(seen) < MAX_ROOT_WALK:
-        tid = stack.pop()
-        op_id = tt.get(tid)
-        if op_id == WATCHED:
-            roots.add(tid)
-            continue
-        if op_id is None or op_id in seen or op_id not in ops:
-            continue
-        seen.add(op_id)
-        stack.extend(ops[op_id].input_ids)
-    return frozenset(roots)
+def add_event(tape, kind: str, tensor_id: int, name: str, site, dtype=None) -> None:
+    """Note a break on `tape`, pinning its tensor if the tape holds it (one more use, so
+    delete_trace keeps the ops leading to it); the oldest event is let go when full."""
+    events = getattr(tape, "events", None)
+    if events is None:
+        return
+    if len(events) == events.maxlen:
+        old = events[0]
+        if old.pinned:
+            tape.delete_trace(old.tensor_id)  # its pin: the path may now be dropped
+    usage = tape.tensor_usage
+    pinned = tensor_id in usage
+    if pinned:
+        usage[tensor_id] += 1
+    events.append(Event(kind, tensor_id, name, site, pinned, dtype))
 
 
 _NO_GRADIENT_ON_PATH = (
@@ -143,7 +142,7 @@ def explain_tape(tape, target_ids, source_id, source: SourceInfo | None = None,
         lines.append(f"The path goes through tf.stop_gradient{_at(site)}: no gradient "
                      "flows through it.")
     for ev in events:
-        if ev.tensor_id not in touched and source_id not in ev.roots:
+        if ev.tensor_id not in touched:
             continue
         if ev.kind == "nondiff":
             out = f"an {ev.dtype} tensor" if ev.dtype else "a result"

@@ -18,7 +18,7 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ..ops._define import sum_to_shape
 from . import vspace
-from .explain import Event, watched_roots
+from .explain import add_event
 
 
 # the user's line a recorded op is blamed on, when it is not the caller's: a traced
@@ -301,12 +301,9 @@ def _note_break(tapes: list, name: str, ids: list, dtype: str) -> None:
     noted always (one stack walk, only at such ops)."""
     site = user_site()
     for tp in tapes:
-        events = getattr(tp, "events", None)
-        if events is None:
-            continue
         for i in ids:
             if i in tp.tensor_tape:
-                events.append(Event("nondiff", i, name, site, watched_roots(tp, i), dtype))
+                add_event(tp, "nondiff", i, name, site, dtype)
 
 
 def note_event(kind: str, tensor_id: int) -> None:
@@ -315,17 +312,11 @@ def note_event(kind: str, tensor_id: int) -> None:
     not the tape watches them yet (explain names `v.numpy()` for a variable never read)."""
     site = None
     for tp in ctx.tapes:
-        events = getattr(tp, "events", None)
-        if events is None:
-            continue
-        watched = tp.is_watched(tensor_id)
-        if not watched and kind not in ("assign", "variable_numpy"):
+        if not tp.is_watched(tensor_id) and kind not in ("assign", "variable_numpy"):
             continue
         if site is None:
             site = user_site()
-        roots = watched_roots(tp, tensor_id) if watched else frozenset()
-        events.append(Event("numpy" if kind == "variable_numpy" else kind, tensor_id, kind,
-                            site, roots))
+        add_event(tp, "numpy" if kind == "variable_numpy" else kind, tensor_id, kind, site)
 
 
 hooks.record = record
