@@ -333,3 +333,70 @@ def test_retracing_log_is_quiet_after_a_couple_of_warnings_per_kind_of_change(ca
         for size in range(30, 35):
             f(tf.ones([size]), 1)
     assert caught == []
+
+
+# ------------------------------------------------------------------ variable arguments
+
+
+def test_a_new_variable_argument_of_the_same_dtype_and_shape_does_not_retrace():
+    @tf.function
+    def bump(v, x):
+        v.assign_add(x)
+        return v * 2.0
+    a, b = tf.Variable(1.0), tf.Variable(10.0)
+    assert float(bump(a, 1.0)) == 4.0 and float(bump(b, 1.0)) == 22.0
+    assert float(a.numpy()) == 2.0 and float(b.numpy()) == 11.0  # each call its own
+    assert bump.experimental_get_tracing_count() == 1
+    bump(tf.Variable([1.0]), tf.constant([1.0]))       # another shape: a new trace
+    bump(tf.Variable(1.0, dtype=tf.float64), 1.0)      # another dtype: a new trace
+    assert bump.experimental_get_tracing_count() == 3
+
+    @tf.function
+    def add(u, v):
+        return u + v
+    assert float(add(a, a)) == 4.0 and float(add(a, b)) == 13.0  # aliasing is keyed too
+    assert add.experimental_get_tracing_count() == 2
+
+
+def test_gradients_and_tangents_flow_to_the_variable_each_call_was_given():
+    @tf.function
+    def loss(v, x):
+        return tf.reduce_sum(v * v * x)
+    w1, w2 = tf.Variable([1.0, 2.0]), tf.Variable([3.0, 4.0])
+    x = tf.constant([5.0, 6.0])
+    with tf.GradientTape() as tape:
+        total = loss(w1, x) + 2.0 * loss(w2, x)
+    g1, g2 = tape.gradient(total, [w1, w2])
+    np.testing.assert_allclose(g1.numpy(), 2.0 * np.array([1.0, 2.0]) * [5.0, 6.0])
+    np.testing.assert_allclose(g2.numpy(), 4.0 * np.array([3.0, 4.0]) * [5.0, 6.0])
+    assert loss.experimental_get_tracing_count() == 1
+    with tf.autodiff.ForwardAccumulator(w2, tf.constant([1.0, 0.0])) as acc:
+        y = loss(w2, x)
+    assert float(acc.jvp(y)) == pytest.approx(2.0 * 3.0 * 5.0)
+    cf = loss.get_concrete_function(w1, x)
+    assert float(cf(w2, x)) == 3.0 * 3.0 * 5.0 + 4.0 * 4.0 * 6.0
+    assert len(cf.variables) == 1 and cf.variables[0] is w1  # the one it was traced with
+
+
+def test_variable_arguments_from_several_threads():
+    @tf.function
+    def bump(v):
+        v.assign_add(1.0)
+    variables = [tf.Variable(0.0) for _ in range(4)]
+    bump(variables[0])
+    errors = []
+
+    def work(v):
+        try:
+            for _ in range(300):
+                bump(v)
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            errors.append(e)
+    pool = [threading.Thread(target=work, args=(v,)) for v in variables]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    assert errors == [] and [float(v.numpy()) for v in variables] == [301.0, 300.0, 300.0,
+                                                                      300.0]
+    assert bump.experimental_get_tracing_count() == 1

@@ -26,7 +26,7 @@ from .._core.convert import convert_to_tensor
 from .._core.dtypes import DType
 from .._core.errors import in_package, user_site
 from .._core.tensor import Tensor, TensorSpec
-from .._core.variable import Variable
+from .._core.variable import Variable, VariableSlot
 from .autograph import convert_entry
 from .concrete import (_is_tensor_like, _leaf_key, _spec_of, _trace_type, ConcreteFunction,
                        SignatureMismatchError, TraceType)
@@ -140,8 +140,8 @@ class Function:
             fn = self.python_function if _run_eagerly[0] else self._traced_function()
             return fn(*args, **kwargs)
         self._calls += 1
-        cf, flat = self._concrete(args, kwargs)
-        return cf._pack(cf._call_flat(flat))
+        cf, flat, bind = self._concrete(args, kwargs, with_variables=True)
+        return cf._pack(cf._call_flat(flat, bind))
 
     def _traced_function(self) -> Callable:
         """What tracing calls: with autograph, the function converted (once) so that its
@@ -160,14 +160,21 @@ class Function:
         bound.apply_defaults()
         return bound
 
-    def _concrete(self, args, kwargs, from_specs: bool = False):
-        """The concrete function for a call, tracing it if needed, and its flat tensors."""
+    def _concrete(self, args, kwargs, with_variables: bool = False):
+        """The concrete function for a call, tracing it if needed, and its flat tensors
+        (and, `with_variables`, the variable each variable argument refers to)."""
         if self.input_signature is not None:
-            return self._concrete_for_signature(args, kwargs)
+            cf, flat = self._concrete_for_signature(args, kwargs)
+            return (cf, flat, None) if with_variables else (cf, flat)
         bound = self._bind(args, kwargs)
         items = list(bound.arguments.items())
         key = tuple((name, _tree(value), tuple(_leaf_key(v) for v in nest.flatten(value)))
                     for name, value in items)
+        variables = [v for _, value in items for v in nest.flatten(value)
+                     if isinstance(v, Variable)]
+        if len(variables) > 1:  # which variable arguments are the same variable
+            key += (tuple(next(i for i, w in enumerate(variables) if w is v)
+                          for v in variables),)
         with self._lock:
             cf = self._cache.get(key)
             if cf is None and self.reduce_retracing:
@@ -178,7 +185,9 @@ class Function:
                 self._cache[key] = cf
         flat = [_as_tensor(v) for _, value in items for v in nest.flatten(value)
                 if _is_tensor_like(v)]
-        return cf, flat
+        if not with_variables:
+            return cf, flat
+        return cf, flat, dict(zip(cf.arg_slots, variables))
 
     def _concrete_for_signature(self, args, kwargs):
         sig = self.input_signature
@@ -252,8 +261,9 @@ class Function:
     # ------------------------------------------------------------------ tracing
     def _trace(self, items, relaxed_specs) -> ConcreteFunction:
         graph = FuncGraph(self.__name__)
-        result, sig_args, sig_kwargs, arg_names, n_args = self._run_python(
-            graph, items, relaxed_specs)
+        slots: dict = {}  # variable argument -> its VariableSlot
+        result, sig_args, sig_kwargs, arg_names, n_args, order = self._run_python(
+            graph, items, relaxed_specs, slots)
         if graph.created_variables:
             if self._tracing_count > 0:
                 raise ValueError(_SINGLETON_VARIABLES)
@@ -261,7 +271,7 @@ class Function:
             # must create none then (`if self.w is None: self.w = tf.Variable(...)`), else
             # every call would need new ones
             check = FuncGraph(self.__name__)
-            self._run_python(check, items, relaxed_specs)
+            self._run_python(check, items, relaxed_specs, slots)
             if check.created_variables:
                 raise ValueError(_SINGLETON_VARIABLES)
         self._tracing_count += 1
@@ -269,17 +279,20 @@ class Function:
         cf = ConcreteFunction(graph, (tuple(sig_args), sig_kwargs), result, n_args,
                               self.__name__, arg_names=arg_names)
         cf.jit_compile = self.jit_compile
+        cf.arg_slots = order
         if self.reduce_retracing:
             specs = [s for s in (nest.flatten(list(sig_args)) + nest.flatten(sig_kwargs))
                      if isinstance(s, TensorSpec)]
             self._relaxed.append((_structure_key(items), specs, cf))
         return cf
 
-    def _run_python(self, graph, items, relaxed_specs):
+    def _run_python(self, graph, items, relaxed_specs, slots: dict):
         """Call the (converted) Python function with placeholders for the tensor arguments
-        into `graph`; its result (graph tensors) and the traced signature."""
+        and VariableSlots for the variable arguments (`slots`: made once per argument
+        variable, in order) into `graph`; its result (graph tensors) and the signature."""
         leaf_specs = iter(relaxed_specs) if relaxed_specs is not None else None
         args, kwargs, sig_args, sig_kwargs, arg_names = [], {}, [], {}, []
+        order: list = []  # the slot of each variable argument, in order
         n_args = 0
         kinds = {p.name: p.kind for p in self._signature.parameters.values()}
 
@@ -291,6 +304,14 @@ class Function:
                 # named after the spec, else the argument, as TensorFlow names them
                 label = getattr(spec, "name", None) or arg_name
                 return graph.placeholder(spec.shape, spec.dtype, label), spec
+            if isinstance(v, Variable) and not isinstance(v, VariableSlot):
+                # a stand-in the graph reads and assigns: each call binds it to the
+                # variable it passes, so one graph serves variables of this dtype and shape
+                slot = slots.get(v)
+                if slot is None:
+                    slot = slots[v] = VariableSlot(v)
+                order.append(slot)
+                return slot, slot
             trace_type = _trace_type(v)
             if trace_type is not None:  # the value its TraceType traces with, as in TF
                 return trace_type.placeholder_value(None), v
@@ -332,7 +353,7 @@ class Function:
                     "tf.TensorArray) instead of yielding")
             result = nest.map_structure(lambda o: _own_output(graph, o), result) \
                 if nest.is_nested(result) else _own_output(graph, result)
-        return result, sig_args, sig_kwargs, arg_names, n_args
+        return result, sig_args, sig_kwargs, arg_names, n_args, order
 
     def _note_trace(self, items):
         """The retracing warning (API §8.3), as TensorFlow gives it: after
