@@ -1,8 +1,10 @@
 """`function`: Python functions traced into graphs, cached by input signature.
 
 A `Function` keys its cache by the structure of the arguments with tensors (and NumPy
-arrays) replaced by their shape and dtype and other values kept; a new key traces the
-Python function once, with placeholders, into a `ConcreteFunction`. Calling a concrete
+arrays) and variables replaced by their shape and dtype, objects with a
+`__tf_tracing_type__` by their TraceType, and other values kept; a new key traces the
+Python function once, with placeholders (and a VariableSlot per variable argument), into a
+`ConcreteFunction`. Calling a concrete
 function runs its compiled program; under a tape it is one recorded op
 (`PartitionedCall`) whose gradient is itself a traced function (see backprop.py).
 """
@@ -524,6 +526,8 @@ def _generalize(a: TensorSpec, b: TensorSpec) -> TensorSpec:
 def _summary(value):
     if nest.is_nested(value):
         return nest.map_structure(_summary, value)
+    if isinstance(value, Variable):  # its key, not its (possibly large) value
+        return f"tf.Variable(shape={tuple(value._shape)}, dtype=tf.{value.dtype.name})"
     if _is_tensor_like(value) or isinstance(value, TensorSpec):
         s = _spec_of(value)
         return TensorSpec(s.shape, s.dtype)
