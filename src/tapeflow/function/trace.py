@@ -14,8 +14,8 @@ import contextlib
 import functools
 import inspect
 import linecache
-import re
 import logging
+import re
 import threading
 import weakref
 from typing import Callable
@@ -413,8 +413,9 @@ class Function:
               Returns:
                 float32 Tensor, shape=(2,)
         """
+        unique = {id(cf): cf for cf in self._cache.values()}  # relaxed ones serve many keys
         return "\n\n".join(_pretty_signature(self.__name__, self._signature, cf, verbose)
-                           for cf in self._cache.values())
+                           for cf in unique.values())
 
     def __repr__(self) -> str:
         return f"<tapeflow.function {self.__name__}>"
@@ -599,6 +600,8 @@ def _describe_spec(value) -> str:
         return f"{value.dtype.name} Tensor, shape={shape}"
     if isinstance(value, Tensor):
         return _describe_spec(TensorSpec(value._shape, value.dtype))
+    if isinstance(value, VariableSlot):
+        return f"{value.dtype.name} Variable, shape={tuple(value._shape)}"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k!r}: {_describe_spec(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)) and nest.is_nested(value):
@@ -618,7 +621,7 @@ def _pretty_signature(name: str, signature: inspect.Signature, cf, verbose: bool
              enumerate(zip(names, sig_args))] + list(sig_kwargs.items())
 
     def has_tensor(v):
-        return any(isinstance(x, TensorSpec) for x in nest.flatten(v))
+        return any(isinstance(x, (TensorSpec, VariableSlot)) for x in nest.flatten(v))
     header = ", ".join(n if has_tensor(v) else f"{n}={v!r}" for n, v in bound)
     lines = [f"{name}({header})"]
     tensors = [(n, v) for n, v in bound if has_tensor(v)]
