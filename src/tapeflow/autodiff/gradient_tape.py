@@ -264,7 +264,7 @@ class GradientTape:
         grads = tape.compute_gradient(vspace, target_ids, source_ids, out_grads,
                                       [(t._shape, t.dtype) for t in targets])
         # what explain() reads of a spent one-shot tape: its light copy, made only when a
-        # source was out of reach
+        # gradient was None (Tape.light_copy)
         report_tape = tape if self._persistent else tape.light
         if not self._persistent:
             self._spent = (report_tape, set(source_ids),
