@@ -37,7 +37,7 @@ from .ops.reduction import *  # noqa: F401,F403
 
 newaxis = None
 from . import autodiff, test  # noqa: F401,E402
-from .function import function  # noqa: F401,E402
+from .function import function, init_scope  # noqa: F401,E402
 from .function.control_flow import cond, while_loop  # noqa: F401,E402
 from .autodiff import (GradientTape, UnconnectedGradients, custom_gradient,  # noqa: F401,E402
                        recompute_grad)

@@ -131,6 +131,34 @@ def test_profile_plot_writes_file(tmp_path):
     assert img[..., :3].std() > 0  # something was drawn
 
 
+def test_profile_plot_is_legible_on_a_training_step(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.figure
+    w = tf.Variable(tf.random.normal([64, 32], seed=1))
+    x = tf.random.normal([128, 64], seed=2)
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.nn.relu(x @ w) ** 2)
+        w.assign_sub(0.1 * tape.gradient(loss, w))
+    info = tf.profile(step)
+    drawn = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig",
+                        lambda fig, path, **kw: drawn.append(fig))
+    info.plot(str(tmp_path / "step.png"))
+    [ax] = drawn[0].axes
+    assert "Memory timeline" in ax.get_title() and "peak" in ax.get_title()
+    assert ax.get_ylabel() == "memory in use (MB)" and "kernel call" in ax.get_xlabel()
+    assert ax.get_xticklabels() == [] or all(  # numbers on x, not one kernel name per call
+        t.get_text().lstrip("−-").replace(".", "").isdigit() or t.get_text() == ""
+        for t in ax.get_xticklabels())
+    assert not ax.yaxis.get_major_formatter().get_offset()  # no "1e6" offset
+    box = [t.get_text() for t in ax.texts if t.get_text().startswith("largest")]
+    assert len(box) == 1 and 1 <= box[0].count(" MB") <= 4
+    top = max(info["kernels"], key=lambda k: k["bytes_added"])
+    assert f"{top['name']} +{top['bytes_added'] / 1e6:.3g} MB" in box[0]
+
+
 class ListBackend(NumpyBackend):
     """A second real backend for the tests: data stored as nested Python lists."""
 

@@ -52,7 +52,9 @@ def test_print_formats_like_tf_print(capsys):
     tf.print(tf.constant([[1.5, 2.0], [3.0, 4.0]]), sep="|", end="!\n")
     tf.print(tf.range(10), summarize=-1)
     tf.print(tf.range(10), summarize=2)
-    assert capsys.readouterr().out == (
+    captured = capsys.readouterr()
+    assert captured.out == ""  # standard error by default, as TensorFlow
+    assert captured.err == (
         "x: [1 2 3] {'n': 2.5} [1, 'a']\n"
         "[0 1 2 ... 7 8 9] 0.333333343 0.33333333333333331 [1 0]\n"
         "[[1.5 2]\n [3 4]]!\n"
@@ -99,13 +101,13 @@ def test_print_in_a_traced_function_prints_at_every_call_not_at_trace(capsys):
         return x + 1.0  # nothing depends on the prints
 
     cf = f.get_concrete_function(tf.constant([1.0, 2.0]))
-    assert capsys.readouterr().out == ""  # tracing prints nothing
+    assert capsys.readouterr().err == ""  # tracing prints nothing
     assert op_names(f, tf.constant([1.0, 2.0])).count("PrintV2") == 2
     assert cf is not None
     f(tf.constant([1.0, 2.0]))
-    assert capsys.readouterr().out == "start\ny = [2 4]\n"
+    assert capsys.readouterr().err == "start\ny = [2 4]\n"
     f(tf.constant([3.0, 0.5]))
-    assert capsys.readouterr().out == "start\ny = [6 1]\n"
+    assert capsys.readouterr().err == "start\ny = [6 1]\n"
     assert f.experimental_get_tracing_count() == 1
 
 
@@ -121,7 +123,7 @@ def test_print_keeps_program_order_with_variable_updates(capsys):
 
     step()
     step()
-    assert capsys.readouterr().out == "before 0\nafter 1\nbefore 11\nafter 12\n"
+    assert capsys.readouterr().err == "before 0\nafter 1\nbefore 11\nafter 12\n"
     assert int(v.numpy()) == 22
 
 
@@ -147,10 +149,10 @@ def test_fizzbuzz_prints_only_the_taken_branch_per_call(capsys):
     f = tf.function(_fizzbuzz)
     for n in (5, 16, 0):
         f(tf.constant(n))
-        assert capsys.readouterr().out == expected_fizzbuzz(n)
+        assert capsys.readouterr().err == expected_fizzbuzz(n)
     assert f.experimental_get_tracing_count() == 1
     _fizzbuzz(tf.constant(6))  # eagerly: the same lines
-    assert capsys.readouterr().out == expected_fizzbuzz(6)
+    assert capsys.readouterr().err == expected_fizzbuzz(6)
 
 
 # ---------------------------------------------------------------------- TensorArray
@@ -461,7 +463,7 @@ def test_print_in_a_differentiated_loop_prints_once_per_iteration(capsys):
 
     x = c64([1.0, 2.0])
     np.testing.assert_allclose(gradient(f, x), [3.375, 3.375])
-    assert capsys.readouterr().out == "iter 0\niter 1\niter 2\n"  # the rerun is quiet
+    assert capsys.readouterr().err == "iter 0\niter 1\niter 2\n"  # the rerun is quiet
 
 
 def test_py_function_in_a_differentiated_loop():

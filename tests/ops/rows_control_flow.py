@@ -23,7 +23,7 @@ def _node_alone(fn, op, *args):
 
 
 # The generated edge cases call these with many shapes: they retrace on purpose (the
-# retracing warning for "op_table_row" is filtered in pyproject.toml).
+# retracing warning is a log record, given a couple of times per kind of change).
 _branches = tf.function(lambda p, x, y: tf.cond(p, lambda: tf.sin(x) * y,
                                                  lambda: x * x - y), name="op_table_row")
 

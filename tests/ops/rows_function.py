@@ -12,7 +12,7 @@ def _scaled_grad(x):
 
 
 # traced once per shape the generated cases use: they retrace on purpose (the retracing
-# warning for "op_table_row" is filtered in pyproject.toml)
+# warning is a log record, given a couple of times per kind of change)
 _custom = tf.function(lambda x: _scaled_grad(x), name="op_table_row")
 _recompute = tf.function(lambda x: tf.recompute_grad(lambda z: tf.sin(z) * z)(x),
                          name="op_table_row")

@@ -14,9 +14,15 @@ FIXED = dict(scalar=False, size1=False, empty=False, rank=False,
 
 
 def _scattered(method):
+    made = {}
+
     def fn(x, updates):
-        # (not Variable(x): a traced function may not make a variable from its arguments)
-        v = tf.Variable(tf.zeros(x.shape, x.dtype))
+        # one variable per shape and dtype, made once (a traced function may create
+        # variables only on its first call, and not from its arguments), then assigned x
+        key = (tuple(x.shape), x.dtype)
+        if key not in made:
+            made[key] = tf.Variable(tf.zeros(x.shape, x.dtype))
+        v = made[key]
         v.assign(x)
         getattr(v, method)(tf.IndexedSlices(updates, tf.constant(INDICES)))
         return v.read_value()

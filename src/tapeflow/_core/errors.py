@@ -213,16 +213,18 @@ class OperatorNotAllowedInGraphError(TapeflowError, TypeError):
 _INSIDE: dict = {}  # code file name -> whether it belongs to the tapeflow package
 
 
+def in_package(filename: str) -> bool:
+    """Whether a code file belongs to the tapeflow package (else it is the user's)."""
+    inside = _INSIDE.get(filename)
+    if inside is None:  # one path normalisation per file, not per frame and call
+        inside = _INSIDE[filename] = os.path.abspath(filename).startswith(_PKG_DIR)
+    return inside
+
+
 def user_site() -> str | None:
     """'file:line' of the innermost frame outside the tapeflow package."""
     f = sys._getframe(1)
-    while f is not None:
-        name = f.f_code.co_filename
-        inside = _INSIDE.get(name)
-        if inside is None:  # one path normalisation per file, not per frame and call
-            inside = _INSIDE[name] = os.path.abspath(name).startswith(_PKG_DIR)
-        if not inside:
-            break
+    while f is not None and in_package(f.f_code.co_filename):
         f = f.f_back
     return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
 

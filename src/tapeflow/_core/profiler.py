@@ -16,8 +16,15 @@ from .tensor import counters
 class ProfileInfo(dict):
     """The result of `profile()`: a dict with a `.plot(path)` memory timeline."""
 
-    def plot(self, path: str) -> str:
-        """Draw bytes in use after each kernel (needs matplotlib, extra `plot`)."""
+    def plot(self, path: str, title: str | None = None, annotate: int = 4) -> str:
+        """Draw the memory timeline: MB in use after each kernel, in the order they ran,
+        with the `annotate` largest allocations named and the peak marked (needs
+        matplotlib, extra `plot`). Returns `path`.
+
+        Example:
+            >>> tf.profile(lambda: tf.ones([256, 256]) @ tf.ones([256, 256])).plot("mem.png")
+            'mem.png'
+        """
         try:  # optional (extra "plot"): only drawing a plot needs it
             import matplotlib
             matplotlib.use("Agg")
@@ -26,14 +33,42 @@ class ProfileInfo(dict):
             raise ImportError("ProfileInfo.plot needs matplotlib: pip install "
                               "'tapeflow[plot]'") from e
         ks = self["kernels"]
-        fig, ax = plt.subplots(figsize=(8, 3))
-        ax.step(range(len(ks)), [k["total_bytes_snapshot"] for k in ks], where="post")
-        ax.set_xlabel("kernel")
-        ax.set_ylabel("bytes in use")
-        ax.set_xticks(range(len(ks)))
-        ax.set_xticklabels([k["name"] for k in ks], rotation=90, fontsize=6)
+        mb = [k["total_bytes_snapshot"] / 1e6 for k in ks]
+        steps = list(range(1, len(ks) + 1))
+        fig, ax = plt.subplots(figsize=(9, 4))
+        ax.step(steps, mb, where="post", color="tab:blue", linewidth=1.5)
+        ax.fill_between(steps, mb, step="post", alpha=0.15, color="tab:blue")
+        peak = self["peak_bytes"] / 1e6
+        ax.axhline(peak, color="tab:red", linestyle="--", linewidth=1)
+        ax.annotate(f"peak {peak:.3g} MB", xy=(1, peak), xycoords=("axes fraction", "data"),
+                    xytext=(-4, 4), textcoords="offset points", ha="right", color="tab:red",
+                    fontsize=8)
+        # the few largest allocations, named once each at the kernel that made them
+        largest = sorted((i for i, k in enumerate(ks) if k["bytes_added"] > 0),
+                         key=lambda i: ks[i]["bytes_added"], reverse=True)[:annotate]
+        notes = []
+        for n, i in enumerate(sorted(largest), 1):  # numbered on the curve, named in a box
+            k = ks[i]
+            ax.plot([i + 1], [mb[i]], "o", color="tab:orange", markersize=4)
+            ax.annotate(str(n), xy=(i + 1, mb[i]), xytext=(0, 5), textcoords="offset points",
+                        ha="center", fontsize=8, color="tab:orange", fontweight="bold")
+            notes.append(f"{n}: {k['name']} +{k['bytes_added'] / 1e6:.3g} MB (call {i + 1})")
+        if notes:
+            ax.text(0.01, 0.97, "largest allocations\n" + "\n".join(notes),
+                    transform=ax.transAxes, va="top", ha="left", fontsize=8,
+                    bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.85,
+                          "edgecolor": "0.7"})
+        ax.set_xlabel("kernel call (in the order they ran)")
+        ax.set_ylabel("memory in use (MB)")
+        ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+        ax.set_xlim(0, max(len(ks), 1) + 1)
+        ax.set_ylim(0, max(mb + [peak]) * 1.45 or 1.0)
+        total_ms = sum(k["kernel_ms"] for k in ks)
+        ax.set_title(title or f"Memory timeline: {len(ks)} kernel calls, {total_ms:.3g} ms in "
+                     f"kernels, peak {peak:.3g} MB")
+        ax.grid(axis="y", alpha=0.3)
         fig.tight_layout()
-        fig.savefig(path)
+        fig.savefig(path, dpi=110)
         plt.close(fig)
         return path
 

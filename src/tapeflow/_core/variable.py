@@ -3,6 +3,7 @@ in ops/state.py, run through their primitive bindings), so tapes and tracers see
 from __future__ import annotations
 
 import itertools
+import threading
 
 import numpy as np
 
@@ -46,6 +47,9 @@ class Variable(Resource):
             initial_value = initial_value()
         self._value: Tensor = own_copy(initial_value, dtype)
         self.id = next(_ids)
+        # held by the state ops (ops/state.py) while they read or replace `_value`, so
+        # that updates from several threads are atomic (4 x 1000 assign_add(1) = 4000)
+        self._lock = threading.RLock()  # re-entered: a deferred restore assigns on first read
         self.trainable = bool(trainable)
         # as in eager TF, the enclosing name scope prefixes the name ("dense/kernel")
         scope = ctx.name_scopes[-1] if ctx.name_scopes else ""
@@ -94,9 +98,13 @@ class Variable(Resource):
         return prims.read_variable_op(self)
 
     def numpy(self) -> np.ndarray:
+        if ctx.tapes:  # tape.explain() names this NumPy round trip
+            hooks.note_event("variable_numpy", self.id)
         return self._value.numpy()
 
     def __array__(self, dtype=None, copy=None):
+        if ctx.tapes:
+            hooks.note_event("variable_numpy", self.id)
         # a copy: the variable may later be updated in place
         return self._value.__array__(dtype, True)
 
@@ -182,9 +190,69 @@ class Variable(Resource):
 
     # tensors' operators and properties work on variables through a read
     def __getattr__(self, name):
-        if name.startswith("__") or name in ("_value", "id"):
+        if name.startswith("__") or name in ("_value", "id", "_lock", "_binding", "default"):
             raise AttributeError(name)
         return getattr(self.read_value(), name)
+
+
+class VariableSlot(Variable):
+    """A variable argument of a traced function (tapeflow/function/trace.py): the graph
+    reads and assigns this stand-in, which refers, for the duration of a call, to the
+    variable that call passes, so a new variable of the same dtype and shape reuses the
+    graph (TensorFlow keys variable arguments by dtype and shape). Outside a call it
+    refers to the variable it was traced with.
+
+    Example:
+        >>> slot = VariableSlot(v1)
+        >>> with bind_slots([(slot, v2)]):
+        ...     slot.read_value()   # v2's value
+    """
+
+    def __init__(self, variable: Variable):  # noqa: super().__init__ would make a value
+        self.id = next(_ids)
+        self.default = variable
+        self._binding = threading.local()
+
+    def target(self) -> Variable:
+        """The variable this slot refers to now (in this thread)."""
+        bound = getattr(self._binding, "variable", None)
+        return bound if bound is not None else self.default
+
+    def _get_value(self):
+        return self.target()._value
+
+    def _set_value(self, value):
+        self.target()._value = value
+
+    _value = property(_get_value, _set_value)
+    _lock = property(lambda self: self.target()._lock)
+    trainable = property(lambda self: self.target().trainable)
+    _name = property(lambda self: self.target()._name)
+    _declared_shape = property(lambda self: self.target()._declared_shape)
+
+    def __repr__(self):
+        return f"<variable argument, now {self.target()!r}>"
+
+
+class bind_slots:
+    """`with bind_slots([(slot, variable), ...]):` makes each slot refer to its variable
+    in this thread (restored after; nests)."""
+
+    __slots__ = ("pairs", "saved")
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def __enter__(self):
+        self.saved = [getattr(s._binding, "variable", None) for s, _ in self.pairs]
+        for s, v in self.pairs:
+            s._binding.variable = v
+        return self
+
+    def __exit__(self, *exc):
+        for (s, _), old in zip(self.pairs, self.saved):
+            s._binding.variable = old
+        return False
 
 
 def _forward_operator(name):

@@ -315,8 +315,10 @@ def _accumulate(acc, i: int, accs: list, name: str, inputs: dict, attrs: dict,
         state["accs"] = []
         state["active"] = bool(state["tapes"] or state["watchers"] or state["profilers"]
                                or state["graph"] is not None or state["debug"] or debug_on[0])
-    debugging = state["debug"] or debug_on[0]
-    if debugging:  # a NaN made by the rule's ops is blamed on this op (and its user line)
+    # a NaN made by the rule's ops is blamed on this op and its user line: noted while
+    # tracing too (the graph may run in debug mode later)
+    debugging = state["debug"] or debug_on[0] or state["graph"] is not None
+    if debugging:
         state["rule_of"].append((name, user_site(), "JVP"))
     try:
         if rule is _MISSING:

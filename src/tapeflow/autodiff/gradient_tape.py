@@ -11,7 +11,7 @@ import numpy as np
 from .._core import nest
 from .._core.context import ctx as _ctx, debug_on
 from .._core.convert import convert_to_tensor
-from .._core.dispatch import user_site
+from .._core.dispatch import no_recording, user_site
 from .._core.errors import DisposedError, InvalidArgumentError
 from .._core.tensor import death_listeners, Tensor
 from .._core.variable import Variable
@@ -35,6 +35,17 @@ def _source_id(s):
         return s.id
     raise InvalidArgumentError(
         f"GradientTape.gradient: sources must be tensors or variables, got {type(s).__name__}")
+
+
+def _source_info(s) -> _explain.SourceInfo:
+    is_variable = isinstance(s, Variable)
+    return _explain.SourceInfo(s.dtype.name, s.dtype.is_trainable, is_variable,
+                               s.trainable if is_variable else True)
+
+
+def _describe_source(s) -> str:
+    kind = f"tf.Variable {s.name!r}" if isinstance(s, Variable) else "tensor"
+    return f"{kind}, {s.dtype.name}{list(s._shape)}"
 
 
 def _listener(tape_ref):
@@ -65,6 +76,9 @@ class GradientTape:
         self._used = False
         self._watched_variables: dict[int, Variable] = {}
         self._listener = None
+        # after gradient() on a one-shot tape: (light tape or None, source ids, ids of
+        # the sources whose gradient was None), for explain()
+        self._spent = None
 
     # ---------------------------------------------------------------- context
     def __enter__(self) -> "GradientTape":
@@ -187,6 +201,7 @@ class GradientTape:
         self._drop_tape()
         self._watched_variables.clear()
         self._used = False
+        self._spent = None
         self._new_tape()
         if recording:
             self._push_tape()
@@ -245,34 +260,81 @@ class GradientTape:
         explaining = _explain.explain_enabled[0]
         if not self._persistent:
             self._drop_tape()
-            tape.persistent = explaining  # keep the entries until None results are explained
         target_ids = [t.id for t in targets]
         grads = tape.compute_gradient(vspace, target_ids, source_ids, out_grads,
                                       [(t._shape, t.dtype) for t in targets])
+        # what explain() reads of a spent one-shot tape: its light copy, made only when a
+        # gradient was None (Tape.light_copy)
+        report_tape = tape if self._persistent else tape.light
+        if not self._persistent:
+            self._spent = (report_tape, set(source_ids),
+                           {sid for sid, g in zip(source_ids, grads) if g is None})
         result = []
-        for s, sid, g in zip(flat_sources, source_ids, grads):
+        site = None
+        for k, (s, sid, g) in enumerate(zip(flat_sources, source_ids, grads)):
             if g is None:
-                if explaining:  # both a Python warning and a log record (TF logs)
-                    report = "gradient is None for a source:\n" + _explain.explain_tape(
-                        tape, target_ids, sid)
-                    _log.warning(report)
-                    warnings.warn(report, stacklevel=2)
+                if explaining or not s.dtype.is_trainable:
+                    site = site or user_site() or "gradient()"
+                if explaining:  # one log record, as TensorFlow logs its warnings
+                    _log.warning("%s: GradientTape.gradient returned None for source %d "
+                                 "(%s):\n%s", site, k, _describe_source(s),
+                                 self._report(report_tape, target_ids, s, sid, False))
+                elif not s.dtype.is_trainable:  # TensorFlow warns of these at gradient()
+                    _log.warning("%s: GradientTape.gradient: the dtype of source %d must be "
+                                 "floating (e.g. tf.float32), got %s, so its gradient is "
+                                 "None", site, k, s.dtype.name)
                 if unconnected is UnconnectedGradients.ZERO:
                     g = vspace.zeros(s._shape, s.dtype)
             result.append(g)
         return nest.pack_sequence_as(sources, result) if nest.is_nested(sources) else result[0]
 
+    def _report(self, tape, target_ids, source, source_id, gradient_exists) -> str:
+        if tape is None:  # a spent one-shot tape that reached the source
+            return _explain.explain_tape(None, target_ids, source_id, _source_info(source),
+                                         connected_without_gradient=True)
+        return _explain.explain_tape(tape, target_ids, source_id, _source_info(source),
+                                     gradient_exists=gradient_exists)
+
     # ---------------------------------------------------------------- diagnostics
     def explain(self, target, source) -> str:
         """Explain in words why the gradient of `target` w.r.t. `source` is (or would be)
-        None: never watched, stop_gradient, an integer cast or non-differentiable op, a
-        NumPy round trip, a variable assigned instead of read (API §8.1).
+        None: never watched, an integer source, stop_gradient, an integer cast or
+        non-differentiable op, a NumPy round trip, a variable assigned instead of read,
+        naming the op and the user's source line (API §8.1); or that it is not None.
+        Works after gradient() on a non-persistent tape too, for that call's sources.
 
         Example:
             >>> print(tape.explain(loss, w))
         """
         targets = [t._value if isinstance(t, Variable) else t for t in nest.flatten(target)]
-        return _explain.explain_tape(self._tape, [t.id for t in targets], _source_id(source))
+        target_ids = [t.id for t in targets]
+        sid = _source_id(source)
+        if self._tape is None:  # gradient() was called on this one-shot tape
+            spent, sources, nones = self._spent if self._spent is not None else (
+                None, set(), set())
+            if sid not in sources:
+                return _explain.explain_tape(None, target_ids, sid, _source_info(source))
+            if sid not in nones:
+                return ("The gradient is not None: gradient() returned a gradient for this "
+                        "source.")
+            return self._report(spent, target_ids, source, sid, False)
+        return self._report(self._tape, target_ids, source, sid,
+                            self._gradient_exists(targets, sid, source))
+
+    def _gradient_exists(self, targets, source_id, source) -> bool:
+        """Whether gradient() would give a gradient (not None): a backward pass over the
+        tape, recorded nowhere and leaving the tape as it was."""
+        tape = self._tape
+        if not source.dtype.is_trainable or source_id not in tape.tensor_tape:
+            return False
+        persistent, tape.persistent = tape.persistent, True
+        try:
+            with no_recording():
+                grads = tape.compute_gradient(vspace, [t.id for t in targets], [source_id],
+                                              None, [(t._shape, t.dtype) for t in targets])
+        finally:
+            tape.persistent = persistent
+        return grads[0] is not None
 
     def memory(self) -> dict:
         """Bytes this tape keeps alive for the backward pass, in total (shared buffers

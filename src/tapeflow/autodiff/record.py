@@ -18,6 +18,7 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ..ops._define import sum_to_shape
 from . import vspace
+from .explain import add_event
 
 
 # the user's line a recorded op is blamed on, when it is not the caller's: a traced
@@ -68,7 +69,7 @@ class Backward:
                 env["g"] = g if type(g) is not IndexedSlices else _dense(g)
             if rule.shape_params:
                 self._shapes_into(env, rule.shape_params)
-            if debug_on[0]:
+            if self.site is not None:  # the rule's own ops are blamed on this op
                 ctx.rule_of.append((self.name, self.site, "backward"))
                 try:
                     result = rule.call(env, self.attrs, wanted)
@@ -162,7 +163,10 @@ def make_backward(name: str, inputs: dict, attrs: dict, outs: list, needed,
     if lists is None:
         lists = any(c is not None for _, c in layout)
     bwd.lists = lists
-    bwd.site = (forced_site[0] or user_site()) if debug_on[0] else None
+    # the user's line, named when a NaN appears in this op's backward rule: always while
+    # tracing (the graph may run in debug mode later), eagerly only in debug mode
+    bwd.site = (forced_site[0] or user_site()) if debug_on[0] or ctx.graph is not None \
+        else None
     env = {}
     if rule is not None:
         save_inputs, save_outputs = rule.saves(needed)
@@ -273,13 +277,7 @@ def record(name: str, inputs: dict, attrs: dict, outs: list) -> None:
         recording = [tp for tp in all_tapes if any(i in tp.tensor_tape for i in trainable)]
     if not outs[0].dtype.is_trainable and not any(o.dtype.is_trainable for o in outs) \
             or _reg.GRADIENTS.get(name, 0) is None:
-        for tp in recording:  # remembered for tape.explain(): the gradient path breaks here
-            events = getattr(tp, "events", None)
-            if events is not None:
-                site = tp.site_of() if tp.site_of is not None else None
-                for i in ids:
-                    if i in tp.tensor_tape:
-                        events.append(("nondiff", i, name, site))
+        _note_break(recording, name, ids, outs[0].dtype.name)
         return
     bwd = make_backward(name, inputs, attrs, outs, tuple(needed), layout, in_shapes, lists)
     out_ids = [o.id for o in outs]
@@ -297,13 +295,28 @@ def _members(op, inputs: dict) -> list:
     return flat
 
 
+def _note_break(tapes: list, name: str, ids: list, dtype: str) -> None:
+    """Remembered for tape.explain(): an op took a tensor on the tape and its result has
+    no gradient (an integer Cast, a comparison): the path breaks here. The user's line is
+    noted always (one stack walk, only at such ops)."""
+    site = user_site()
+    for tp in tapes:
+        for i in ids:
+            if i in tp.tensor_tape:
+                add_event(tp, "nondiff", i, name, site, dtype)
+
+
 def note_event(kind: str, tensor_id: int) -> None:
-    """Tell recording tapes that a watched tensor left the tape's view (explain())."""
+    """Tell recording tapes that a tensor or variable left the tape's view (a NumPy round
+    trip, a stop_gradient, an assignment), for explain(). Variables are noted whether or
+    not the tape watches them yet (explain names `v.numpy()` for a variable never read)."""
+    site = None
     for tp in ctx.tapes:
-        events = getattr(tp, "events", None)
-        if events is not None and (kind == "assign" or tp.is_watched(tensor_id)):
-            site = tp.site_of() if tp.site_of is not None else None
-            events.append((kind, tensor_id, kind, site))
+        if not tp.is_watched(tensor_id) and kind not in ("assign", "variable_numpy"):
+            continue
+        if site is None:
+            site = user_site()
+        add_event(tp, "numpy" if kind == "variable_numpy" else kind, tensor_id, kind, site)
 
 
 hooks.record = record

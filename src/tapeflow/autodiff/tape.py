@@ -44,6 +44,9 @@ class Tape:
         self.watched_meta: dict[int, tuple] = {}  # id -> (shape, dtype) of watched tensors
         self._op_ids = itertools.count()
         self.site_of: Callable[[], Any] | None = None  # set when explain/debug needs sites
+        # after compute_gradient on a one-shot tape with a source it could not reach: what
+        # explain() needs of the entries (see light_copy)
+        self.light: "Tape | None" = None
 
     # --------------------------------------------------------------- recording
     def variable_accessed(self, variable) -> None:
@@ -103,6 +106,18 @@ class Tape:
                 continue
             del ops[op_id]
             stack.extend(entry.input_ids)
+
+    def light_copy(self, tensor_tape=None, op_tape=None) -> "Tape":
+        """A tape with what explain() reads and nothing the backward pass needs: op names,
+        ids, shapes, dtypes and sites, but no backward functions (nor the tensors they
+        saved). Made only when a one-shot tape's gradient has a None in it."""
+        light = Tape(persistent=True)
+        light.tensor_tape = dict(self.tensor_tape if tensor_tape is None else tensor_tape)
+        light.op_tape = {k: _new_entry(OpEntry, (e[0], e[1], e[2], e[3], None, e[5]))
+                         for k, e in (self.op_tape if op_tape is None else op_tape).items()}
+        light.watched_meta = dict(self.watched_meta)
+        light.events = getattr(self, "events", ())
+        return light
 
     # --------------------------------------------------------------- gradients
     def _meta_of(self, tensor_id):
@@ -214,4 +229,6 @@ class Tape:
                 result.append(None)
             else:
                 result.append(gs[0] if len(gs) == 1 else vspace.aggregate(gs))
+        if not self.persistent and any(r is None for r in result):  # keep what explains it
+            self.light = self.light_copy(tt, ops)
         return result

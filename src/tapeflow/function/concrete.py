@@ -3,7 +3,7 @@
 VJP and JVP over the graph) and compiled by the executor."""
 from __future__ import annotations
 
-
+import abc
 from typing import Callable
 
 import numpy as np
@@ -17,7 +17,7 @@ from .._core.errors import describe, InvalidArgumentError
 from .._core.memory import native_of, wrap_native
 from .._core.registry import define_op
 from .._core.tensor import Tensor, TensorSpec
-from .._core.variable import Variable
+from .._core.variable import bind_slots, Variable, VariableSlot
 from .backprop import backward_function, jvp_function
 from .executor import natives_of, Program
 from .graph import FuncGraph
@@ -39,7 +39,7 @@ def _call_impl(inputs: dict, attrs: dict) -> list:
     return [wrap_native(a, backend) for a in out]
 
 
-def _call_vjp(g, ans, args_shape, resources_shape, *, fn):
+def _call_vjp(g, ans, args_shape, resources_shape, *, fn, bind=()):
     """Input gradients of a call: the concrete function's backward function, itself a
     traced function (so the gradient is differentiable again). It reads the tensors the
     rules need from the call's outputs: a recorded call runs the forward variant, which
@@ -48,7 +48,8 @@ def _call_vjp(g, ans, args_shape, resources_shape, *, fn):
     outs = ans if isinstance(ans, list) else [ans]
     position = {t.id: i for i, t in enumerate(fn._flat_outputs)}
     cots = g if isinstance(g, list) else [g]
-    grads = bwd._call_flat(list(cots) + [outs[position[t.id]] for t in saved])
+    with bind_slots(bind):  # the variables the call was given (see VariableSlot)
+        grads = bwd._call_flat(list(cots) + [outs[position[t.id]] for t in saved])
     n_args = len(args_shape)
     flat = [None] * (n_args + len(resources_shape))
     for slot, gr in zip(grad_slots, grads):
@@ -56,7 +57,7 @@ def _call_vjp(g, ans, args_shape, resources_shape, *, fn):
     return {"args": flat[:n_args], "resources": flat[n_args:]}
 
 
-def _call_jvp(tangents, args, resources, *, fn):
+def _call_jvp(tangents, args, resources, *, fn, bind=()):
     """Output tangents of a call: the concrete function's JVP function, a traced function
     of the primals and the tangents that runs the graph under a forward accumulator
     symbolically (built once per tangent pattern), so no VJP is transposed."""
@@ -65,7 +66,8 @@ def _call_jvp(tangents, args, resources, *, fn):
     jvp_fn, slots = jvp_function(fn, [t is not None for t in arg_t + var_t],
                                  [t._shape for t in arg_t + var_t if t is not None])
     present = [t for t in arg_t + var_t if t is not None]
-    outs = jvp_fn._call_flat(list(args) + present)
+    with bind_slots(bind):
+        outs = jvp_fn._call_flat(list(args) + present)
     result = [None] * len(fn._flat_outputs)
     for slot, t in zip(slots, outs):
         result[slot] = t
@@ -109,6 +111,8 @@ class ConcreteFunction:
         # False: run without fused kernels (function(..., jit_compile=False)); what was
         # derived from this function (its gradient, its forward variant) follows it
         self.jit_compile = None
+        self._slot_list = None
+        self.arg_slots: list = []  # the VariableSlot of each variable argument, in order
         self._forward = None   # the forward variant (see _forward_variant)
         self._derived: dict = {}  # what transformations built from it, by their key
 
@@ -131,15 +135,25 @@ class ConcreteFunction:
 
     @property
     def captured_inputs(self) -> list:
-        return [ext for ext, _ in self.graph.captures] + list(self.graph.variables.values())
+        return [ext for ext, _ in self.graph.captures] + list(self.variables)
 
     @property
     def variables(self) -> tuple:
-        return tuple(self.graph.variables.values())
+        """The variables the graph reads or assigns (a variable argument: the one it refers
+        to now, by default the one it was traced with)."""
+        return tuple(v.target() if isinstance(v, VariableSlot) else v
+                     for v in self.graph.variables.values())
 
     @property
     def trainable_variables(self) -> tuple:
-        return tuple(v for v in self.graph.variables.values() if v.trainable)
+        return tuple(v for v in self.variables if v.trainable)
+
+    def _slots(self) -> list:
+        """The variable arguments (VariableSlots) the graph reads or assigns."""
+        if self._slot_list is None:
+            self._slot_list = [v for v in self.graph.variables.values()
+                               if isinstance(v, VariableSlot)]
+        return self._slot_list
 
     def __repr__(self) -> str:
         return f"<ConcreteFunction {self.name}{_signature_text(self.structured_input_signature)}>"
@@ -215,34 +229,46 @@ class ConcreteFunction:
 
         Raises TypeError for missing, unexpected or different Python arguments, and
         InvalidArgumentError (a ValueError) for a tensor of the wrong dtype or shape."""
+        bind: dict = {}
         try:
             flat = _flatten_call(self.structured_input_signature, args, kwargs, self.name,
-                                 self._arg_names)
+                                 self._arg_names, bind)
         except TypeError as structured:
             if isinstance(structured, SignatureMismatchError):
                 raise
             flat = _flat_signature_call(self, args, kwargs)
             if flat is None:
                 raise
-        return self._pack(self._call_flat(flat))
+        return self._pack(self._call_flat(flat, bind))
 
-    def _call_flat(self, tensors: list):
-        """Outputs (flat list) for the flat argument tensors."""
+    def _call_flat(self, tensors: list, bind: dict | None = None):
+        """Outputs (flat list) for the flat argument tensors; `bind`: the variable each
+        variable argument (VariableSlot) refers to in this call (else the one it refers
+        to now)."""
         captured = [ext for ext, _ in self.graph.captures]
         if ctx.graph is not None:  # called while tracing another function: inline it
             return self._inline(list(tensors) + captured)
-        variables = list(self.graph.variables.values())
+        slots = self._slots()
+        given = bind or {}
+        pairs = tuple((s, given[s] if s in given else s.target()) for s in slots)
+        targets = dict(pairs)
+        variables = [targets.get(v, v) for v in self.graph.variables.values()]
         # recorded by a tape or seen by an accumulator: run the forward variant, whose
         # extra outputs are what the backward function reads
         fn = self._forward_variant() if ctx.tapes or ctx.accs else self
-        outs = run_kernel("PartitionedCall", {"args": list(tensors) + captured,
-                                              "resources": variables}, {"fn": fn})
+        # the call's variables travel as an attr too: its gradient runs later
+        attrs = {"fn": fn, "bind": pairs} if pairs else {"fn": fn}
+        with bind_slots(pairs):
+            outs = run_kernel("PartitionedCall", {"args": list(tensors) + captured,
+                                                  "resources": variables}, attrs)
         outs = outs if isinstance(outs, list) else [outs]
         return outs[:len(self._flat_outputs)]
 
     def _run_plain(self, tensors: list) -> list:
         """`_call_flat` when nothing records, watches, profiles or traces (`ctx.active`
         is False): the program runs on the tensors' arrays directly."""
+        if self._slots():  # variable arguments are bound for the call: the general path
+            return self._call_flat(tensors)
         backend = _backends.active or _backends.ensure_active()
         natives = [t._native if t._nb is backend else native_of(t, backend)
                    for t in tensors]
@@ -311,12 +337,68 @@ def _signature_text(sig) -> str:
     return f"({', '.join(parts)})"
 
 
+class TraceType(abc.ABC):
+    """How `function` keys its trace cache on a Python object that says so itself
+    (`tf.types.experimental.TraceType`): an object with a `__tf_tracing_type__(context)`
+    method returning one of these is traced once per equal TraceType, and the trace
+    sees `placeholder_value()` in its place.
+
+    Example:
+        >>> class FruitType(tf.types.experimental.TraceType):
+        ...     def __init__(self, fruit): self.kind, self.fruit = type(fruit), fruit
+        ...     def is_subtype_of(self, other): return self == other
+        ...     def most_specific_common_supertype(self, others):
+        ...         return self if all(self == o for o in others) else None
+        ...     def placeholder_value(self, placeholder_context=None): return self.fruit
+        ...     def __eq__(self, other):
+        ...         return type(other) is FruitType and self.kind is other.kind
+        ...     def __hash__(self): return hash(self.kind)
+        >>> class Apple:
+        ...     def __tf_tracing_type__(self, context): return FruitType(self)
+    """
+
+    @abc.abstractmethod
+    def is_subtype_of(self, other: "TraceType") -> bool:
+        """Whether a trace for `other` also serves values of this type."""
+
+    @abc.abstractmethod
+    def most_specific_common_supertype(self, others):
+        """The most specific type all of `self` and `others` are subtypes of, or None."""
+
+    @abc.abstractmethod
+    def placeholder_value(self, placeholder_context=None):
+        """The value the traced function is given for an argument of this type."""
+
+    @abc.abstractmethod
+    def __eq__(self, other) -> bool:
+        ...
+
+    @abc.abstractmethod
+    def __hash__(self) -> int:
+        ...
+
+
+def _trace_type(x) -> TraceType | None:
+    """`x.__tf_tracing_type__(context)` for objects implementing the protocol, else None."""
+    hook = getattr(type(x), "__tf_tracing_type__", None)
+    if hook is None:
+        return None
+    trace_type = x.__tf_tracing_type__(None)
+    if not isinstance(trace_type, TraceType):
+        raise TypeError(f"function: {type(x).__name__}.__tf_tracing_type__ must return a "
+                        f"tf.types.experimental.TraceType, got {type(trace_type).__name__}")
+    return trace_type
+
+
 def _leaf_key(x):
     if _is_tensor_like(x) or isinstance(x, TensorSpec):
         s = _spec_of(x)
         return ("T", tuple(s.shape), s.dtype.name)
-    if isinstance(x, Variable):
-        return ("V", x.id)
+    if isinstance(x, Variable):  # as TensorFlow: by dtype and shape, not identity
+        return ("V", tuple(x._shape), x.dtype.name, bool(x.trainable))
+    trace_type = _trace_type(x)
+    if trace_type is not None:
+        return ("TraceType", trace_type)
     try:
         hash(x)
     except TypeError:
@@ -335,9 +417,10 @@ class SignatureMismatchError(ValueError, TypeError):
 _MISSING = object()
 
 
-def _flatten_call(sig, args, kwargs, name, arg_names=None) -> list:
+def _flatten_call(sig, args, kwargs, name, arg_names=None, bind=None) -> list:
     """The flat tensors of a call of a concrete function, bound (by position or keyword)
-    and checked against `sig`. Python values of the signature may be left out."""
+    and checked against `sig`. Python values of the signature may be left out. A variable
+    given for a variable argument of the same dtype and shape goes into `bind`."""
     sig_args, sig_kwargs = sig
     if len(args) > len(sig_args):
         raise TypeError(f"{name}: takes {len(sig_args)} positional arguments, got {len(args)}")
@@ -372,6 +455,10 @@ def _flatten_call(sig, args, kwargs, name, arg_names=None) -> list:
         for spec, v in zip(specs, values_):
             if isinstance(spec, TensorSpec):
                 flat.append(_checked_tensor(name, label, spec, v))
+            elif isinstance(spec, VariableSlot) and isinstance(v, Variable) and \
+                    _leaf_key(spec) == _leaf_key(v):
+                if bind is not None:
+                    bind[spec] = v
             elif not _same_python_value(spec, v):
                 raise TypeError(
                     f"ConcreteFunction {name} was traced with {type(spec).__name__} value "

@@ -12,9 +12,10 @@ from typing import Callable
 
 from .._core.context import ctx, hooks
 from .._core.dispatch import run_kernel
+from .._core.registry import LateAttr
 from .._core.shape import Dim
 from .._core.tensor import SYMBOLIC, Tensor
-from .graph import _dims_in, FuncGraph, Node
+from .graph import _dims_in, FuncGraph, late_attrs, Node
 
 
 def start_rebuild(graph: FuncGraph, shapes: tuple | None = None) -> tuple:
@@ -169,7 +170,10 @@ def _evaluate_eagerly(graph: FuncGraph, t: Tensor) -> Tensor:
 
 
 def _run_eagerly(node, ins: dict):
-    return run_kernel(node.op, ins, node.attrs)
+    attrs = node.attrs
+    if late_attrs(attrs):  # a random op's seed: drawn now, as a run of the graph draws it
+        attrs = {k: v.resolve() if isinstance(v, LateAttr) else v for k, v in attrs.items()}
+    return run_kernel(node.op, ins, attrs)
 
 
 hooks.lift = lift_initial_value

@@ -13,6 +13,8 @@ the values at run time have whatever shape `func` returns.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .._core import nest
@@ -184,12 +186,13 @@ defop("EagerPyFunc", ["inputs"], list_inputs=("inputs",), num_outputs=lambda s, 
       jvp=_py_jvp, stateful=True)
 
 
-def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's argument name
+def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - TF's name
     """Call `func(*inp)` with eager tensors when the op runs, also inside a traced
     function (then at every call); its results are converted to `Tout` (a dtype, a
     TensorSpec, or a list of them; a list gives a list back, None or [] nothing).
     Differentiable: eagerly through `func`'s own ops, traced through a py_function that
-    reruns `func` under a tape.
+    reruns `func` under a tape. Without `inp` it is a decorator, as in TensorFlow:
+    `@tf.py_function(Tout=tf.float32)` makes `f(x)` mean `tf.py_function(f, [x], ...)`.
 
     Example:
         >>> @tf.function
@@ -198,6 +201,17 @@ def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's argume
         >>> f(tf.constant([1.0, 2.0])).numpy()
         array([2., 4.], dtype=float32)
     """
+    if func is None or inp is None:
+        def decorate(f):
+            if not callable(f):
+                raise TypeError(f"py_function: func must be callable, got {f!r:.60}")
+
+            @functools.wraps(f)
+            def call(*args):
+                return py_function(f, list(args), Tout, name)
+            call.__ag_do_not_convert__ = True  # autograph must not convert `f` in its place
+            return call
+        return decorate if func is None else decorate(func)
     if not callable(func):
         raise TypeError(f"py_function: func must be callable, got {func!r:.60}")
     label = name or getattr(func, "__name__", "py_function")

@@ -382,10 +382,11 @@ def _arrays_in(structure) -> list:
     return found
 
 
-def shape_loop_arrays(structure, run_body):
+def shape_loop_arrays(structure, run_body, strict: bool = True):
     """`structure` with graph-mode TensorArrays that have no buffer yet (unknown element
     shape) given one, shaped by what `run_body(structure)` writes into them: the body is
-    traced once into a throwaway graph to find out."""
+    traced once into a throwaway graph to find out. Not `strict` (a branch of an `if`,
+    which may write nothing): an array the body leaves unshaped stays as it is."""
     pending = [ta for ta in _arrays_in(structure) if ta._graph and ta._buffer is None]
     if not pending:
         return structure
@@ -401,6 +402,8 @@ def shape_loop_arrays(structure, run_body):
     for ta, new in zip(before, after):
         if ta._graph and ta._buffer is None:
             if new._buffer is None or any(d is None for d in new._buffer._shape[1:]):
+                if not strict:
+                    continue
                 wrote = describe(new._buffer) if new._buffer is not None else "nothing"
                 raise ValueError(
                     f"TensorArray used as a loop variable has no known element shape (the "

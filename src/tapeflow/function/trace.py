@@ -1,18 +1,22 @@
 """`function`: Python functions traced into graphs, cached by input signature.
 
 A `Function` keys its cache by the structure of the arguments with tensors (and NumPy
-arrays) replaced by their shape and dtype and other values kept; a new key traces the
-Python function once, with placeholders, into a `ConcreteFunction`. Calling a concrete
+arrays) and variables replaced by their shape and dtype, objects with a
+`__tf_tracing_type__` by their TraceType, and other values kept; a new key traces the
+Python function once, with placeholders (and a VariableSlot per variable argument), into a
+`ConcreteFunction`. Calling a concrete
 function runs its compiled program; under a tape it is one recorded op
 (`PartitionedCall`) whose gradient is itself a traced function (see backprop.py).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import linecache
 import logging
+import re
 import threading
-import warnings
 import weakref
 from typing import Callable
 
@@ -22,16 +26,18 @@ from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dtypes import DType
+from .._core.errors import in_package, user_site
 from .._core.tensor import Tensor, TensorSpec
-from .._core.variable import Variable
+from .._core.variable import Variable, VariableSlot
 from .autograph import convert_entry
-from .concrete import (_is_tensor_like, _leaf_key, _signature_text, _spec_of, ConcreteFunction,
-                       SignatureMismatchError)
+from .concrete import (_is_tensor_like, _leaf_key, _spec_of, _trace_type, ConcreteFunction,
+                       SignatureMismatchError, TraceType)
 from .graph import FuncGraph, tracing as _tracing
 
 _log = logging.getLogger("tapeflow")
 _run_eagerly = [False]
-RETRACE_WARNING_AFTER = 5
+RETRACE_WARNING_AFTER = 5  # traces of one function before retracing is reported
+RETRACE_WARNINGS_PER_KIND = 2  # then quiet, until the arguments change in a new way
 
 
 def run_functions_eagerly(run_eagerly: bool) -> None:
@@ -45,6 +51,29 @@ def run_functions_eagerly(run_eagerly: bool) -> None:
 def functions_run_eagerly() -> bool:
     """Whether `run_functions_eagerly(True)` is in effect."""
     return _run_eagerly[0]
+
+
+@contextlib.contextmanager
+def init_scope():
+    """Leave every graph being traced, and pause tapes and forward accumulators, for the
+    duration of the block (`tf.init_scope()`): what runs there runs eagerly, once per
+    trace, as a variable's initializer does; the traced code captures its results.
+
+    Example:
+        >>> @tf.function
+        ... def f(x):
+        ...     with tf.init_scope():
+        ...         table = tf.range(3.0)   # an eager tensor, captured by the graph
+        ...     return x + table
+    """
+    saved = ctx.graph, ctx.tapes, ctx.accs
+    ctx.graph, ctx.tapes, ctx.accs = None, [], []
+    ctx.refresh()
+    try:
+        yield
+    finally:
+        ctx.graph, ctx.tapes, ctx.accs = saved
+        ctx.refresh()
 
 
 # ---------------------------------------------------------------------- the call op
@@ -82,7 +111,10 @@ class Function:
         # function (the cache key such a call would compute, found without binding)
         self._by_specs: dict = {}
         self._relaxed: list = []   # (structure key, specs, concrete) for reduce_retracing
-        self._history: list = []   # (bound arguments summary) of every trace
+        self._last_summary = None  # {argument: summary} of the latest trace
+        self._general: dict = {}   # argument -> TensorSpec covering every trace (or None)
+        self._warned: dict = {}    # kind of change -> retracing warnings given for it
+        self._calls = 0
         self._lock = threading.RLock()
         self._tracing_count = 0
         self._converted = None     # the autograph-converted python_function, made once
@@ -119,17 +151,19 @@ class Function:
             else:
                 cf = self._by_specs.get(tuple(key))
                 if cf is not None:
+                    self._calls += 1
                     return cf._pack(cf._run_plain(args))
         if _run_eagerly[0] or ctx.graph is not None:
             # eagerly for debugging; inside another trace, traced into that graph
             fn = self.python_function if _run_eagerly[0] else self._traced_function()
             return fn(*args, **kwargs)
-        cf, flat = self._concrete(args, kwargs)
-        if not kwargs and len(flat) == len(args) and all(
+        self._calls += 1
+        cf, flat, bind = self._concrete(args, kwargs, with_variables=True)
+        if not bind and not kwargs and len(flat) == len(args) and all(
                 type(a) is Tensor and a is t for a, t in zip(args, flat)):
             with self._lock:
                 self._by_specs[tuple([(a._shape, a.dtype) for a in args])] = cf
-        return cf._pack(cf._call_flat(flat))
+        return cf._pack(cf._call_flat(flat, bind))
 
     def _traced_function(self) -> Callable:
         """What tracing calls: with autograph, the function converted (once) so that its
@@ -148,14 +182,21 @@ class Function:
         bound.apply_defaults()
         return bound
 
-    def _concrete(self, args, kwargs, from_specs: bool = False):
-        """The concrete function for a call, tracing it if needed, and its flat tensors."""
+    def _concrete(self, args, kwargs, with_variables: bool = False):
+        """The concrete function for a call, tracing it if needed, and its flat tensors
+        (and, `with_variables`, the variable each variable argument refers to)."""
         if self.input_signature is not None:
-            return self._concrete_for_signature(args, kwargs)
+            cf, flat = self._concrete_for_signature(args, kwargs)
+            return (cf, flat, None) if with_variables else (cf, flat)
         bound = self._bind(args, kwargs)
         items = list(bound.arguments.items())
         key = tuple((name, _tree(value), tuple(_leaf_key(v) for v in nest.flatten(value)))
                     for name, value in items)
+        variables = [v for _, value in items for v in nest.flatten(value)
+                     if isinstance(v, Variable)]
+        if len(variables) > 1:  # which variable arguments are the same variable
+            key += (tuple(next(i for i, w in enumerate(variables) if w is v)
+                          for v in variables),)
         with self._lock:
             cf = self._cache.get(key)
             if cf is None and self.reduce_retracing:
@@ -166,7 +207,9 @@ class Function:
                 self._cache[key] = cf
         flat = [_as_tensor(v) for _, value in items for v in nest.flatten(value)
                 if _is_tensor_like(v)]
-        return cf, flat
+        if not with_variables:
+            return cf, flat
+        return cf, flat, dict(zip(cf.arg_slots, variables))
 
     def _concrete_for_signature(self, args, kwargs):
         sig = self.input_signature
@@ -176,18 +219,13 @@ class Function:
         for i, spec_tree in enumerate(sig):
             if i >= len(values):
                 raise TypeError(f"{self.__name__}: missing argument {i} of the input_signature")
-            specs, leaves = nest.flatten(spec_tree), nest.flatten(values[i])
-            if len(specs) != len(leaves):
+            pairs = _pair_with_specs(spec_tree, values[i])
+            if pairs is None:
                 raise SignatureMismatchError(f"{self.__name__}: argument {i} does not match "
                                              f"the input_signature's structure {spec_tree}")
-            for spec, leaf in zip(specs, leaves):
-                if isinstance(leaf, TensorSpec):
-                    t = leaf
-                    ok = spec.is_compatible_with(t)
-                else:
-                    t = _as_tensor(leaf, spec.dtype)
-                    ok = spec.is_compatible_with(t)
-                if not ok:
+            for spec, leaf in pairs:
+                t = leaf if isinstance(leaf, TensorSpec) else self._to_spec_dtype(leaf, spec, i)
+                if not spec.is_compatible_with(t):
                     raise SignatureMismatchError(
                         f"{self.__name__}: argument {i} ({list(self._signature.parameters)[i]}"
                         f") of shape {list(t.shape)} and dtype {t.dtype.name} is not "
@@ -202,6 +240,23 @@ class Function:
                                                  list(bound.arguments.items())[len(sig):]]
                 cf = self._cache["signature"] = self._trace(items, None)
         return cf, [t for t in flat if isinstance(t, Tensor)]
+
+    def _to_spec_dtype(self, value, spec: TensorSpec, i: int):
+        """An argument given for a TensorSpec of input_signature, as TensorFlow converts it:
+        NumPy arrays cast to the spec's dtype, Python values (lists, numbers) converted to
+        it; tensors and variables are taken as they are (and must match)."""
+        if isinstance(value, Variable):
+            return value.read_value()
+        if isinstance(value, Tensor):
+            return value
+        if isinstance(value, (np.ndarray, np.generic)):
+            value = np.asarray(value).astype(spec.dtype.as_numpy_dtype, copy=False)
+        try:
+            return convert_to_tensor(value, dtype=spec.dtype)
+        except (TypeError, ValueError) as e:
+            raise SignatureMismatchError(
+                f"{self.__name__}: argument {i} ({value!r:.60}) cannot be converted to the "
+                f"input_signature's dtype {spec.dtype.name}: {e}") from None
 
     def _relaxed_match(self, items):
         structure = _structure_key(items)
@@ -228,8 +283,38 @@ class Function:
     # ------------------------------------------------------------------ tracing
     def _trace(self, items, relaxed_specs) -> ConcreteFunction:
         graph = FuncGraph(self.__name__)
+        slots: dict = {}  # variable argument -> its VariableSlot
+        result, sig_args, sig_kwargs, arg_names, n_args, order = self._run_python(
+            graph, items, relaxed_specs, slots)
+        if graph.created_variables:
+            if self._tracing_count > 0:
+                raise ValueError(_SINGLETON_VARIABLES)
+            # As TF does: a function that creates variables is traced a second time, and
+            # must create none then (`if self.w is None: self.w = tf.Variable(...)`), else
+            # every call would need new ones
+            check = FuncGraph(self.__name__)
+            self._run_python(check, items, relaxed_specs, slots)
+            if check.created_variables:
+                raise ValueError(_SINGLETON_VARIABLES)
+        self._tracing_count += 1
+        self._note_trace(items)
+        cf = ConcreteFunction(graph, (tuple(sig_args), sig_kwargs), result, n_args,
+                              self.__name__, arg_names=arg_names)
+        cf.jit_compile = self.jit_compile
+        cf.arg_slots = order
+        if self.reduce_retracing:
+            specs = [s for s in (nest.flatten(list(sig_args)) + nest.flatten(sig_kwargs))
+                     if isinstance(s, TensorSpec)]
+            self._relaxed.append((_structure_key(items), specs, cf))
+        return cf
+
+    def _run_python(self, graph, items, relaxed_specs, slots: dict):
+        """Call the (converted) Python function with placeholders for the tensor arguments
+        and VariableSlots for the variable arguments (`slots`: made once per argument
+        variable, in order) into `graph`; its result (graph tensors) and the signature."""
         leaf_specs = iter(relaxed_specs) if relaxed_specs is not None else None
         args, kwargs, sig_args, sig_kwargs, arg_names = [], {}, [], {}, []
+        order: list = []  # the slot of each variable argument, in order
         n_args = 0
         kinds = {p.name: p.kind for p in self._signature.parameters.values()}
 
@@ -241,6 +326,17 @@ class Function:
                 # named after the spec, else the argument, as TensorFlow names them
                 label = getattr(spec, "name", None) or arg_name
                 return graph.placeholder(spec.shape, spec.dtype, label), spec
+            if isinstance(v, Variable) and not isinstance(v, VariableSlot):
+                # a stand-in the graph reads and assigns: each call binds it to the
+                # variable it passes, so one graph serves variables of this dtype and shape
+                slot = slots.get(v)
+                if slot is None:
+                    slot = slots[v] = VariableSlot(v)
+                order.append(slot)
+                return slot, slot
+            trace_type = _trace_type(v)
+            if trace_type is not None:  # the value its TraceType traces with, as in TF
+                return trace_type.placeholder_value(None), v
             return v, v
 
         for name, value in items:
@@ -266,33 +362,48 @@ class Function:
                 sig_args.append(spec)
                 arg_names.append(name)
         with _tracing(graph):
-            result = self._traced_function()(*args, **kwargs)
+            try:
+                result = self._traced_function()(*args, **kwargs)
+            except Exception as e:
+                _name_user_code(e)
+                raise
+            if inspect.isgenerator(result):
+                raise TypeError(
+                    f"{self.__name__}: a tf.function must return zero or more Tensors or "
+                    "None values, but the Python function is a generator (it returned a "
+                    "generator object); return a tensor (e.g. collect the values with "
+                    "tf.TensorArray) instead of yielding")
             result = nest.map_structure(lambda o: _own_output(graph, o), result) \
                 if nest.is_nested(result) else _own_output(graph, result)
-        if graph.created_variables and self._tracing_count > 0:
-            raise ValueError(
-                f"{self.__name__}: a tf.Variable was created on a trace after the first "
-                f"(trace {self._tracing_count + 1}); a traced function may create variables "
-                "only on its first call. Create them outside, or once (e.g. `if self.v is "
-                "None: self.v = tf.Variable(...)`)")
-        self._tracing_count += 1
-        self._note_trace(items)
-        cf = ConcreteFunction(graph, (tuple(sig_args), sig_kwargs), result, n_args,
-                              self.__name__, arg_names=arg_names)
-        cf.jit_compile = self.jit_compile
-        if self.reduce_retracing:
-            specs = [s for s in (nest.flatten(list(sig_args)) + nest.flatten(sig_kwargs))
-                     if isinstance(s, TensorSpec)]
-            self._relaxed.append((_structure_key(items), specs, cf))
-        return cf
+        return result, sig_args, sig_kwargs, arg_names, n_args, order
 
     def _note_trace(self, items):
+        """The retracing warning (API §8.3), as TensorFlow gives it: after
+        RETRACE_WARNING_AFTER traces, a warning naming the user's call and the argument
+        change that caused this trace; at most RETRACE_WARNINGS_PER_KIND for one kind of
+        change. Constant work per trace: only the previous trace's summary and a running
+        generalized spec per argument are kept."""
         summary = {name: _summary(value) for name, value in items}
-        self._history.append(summary)
-        if self._tracing_count > RETRACE_WARNING_AFTER:
-            message = retrace_advice(self.__name__, self._history)
-            _log.warning(message)
-            warnings.warn(message, stacklevel=4)
+        previous, self._last_summary = self._last_summary, summary
+        for name, value in summary.items():  # the spec covering every trace so far
+            if name not in self._general:
+                self._general[name] = value if isinstance(value, TensorSpec) else None
+            else:  # after a change of rank or dtype: the spec of the calls since then
+                self._general[name] = _merge_specs(self._general[name], value) or (
+                    value if isinstance(value, TensorSpec) else None)
+        if self._tracing_count <= RETRACE_WARNING_AFTER or previous is None:
+            return
+        changes = [(name, previous.get(name, _MISSING_ARG), value)
+                   for name, value in summary.items()
+                   if repr(previous.get(name, _MISSING_ARG)) != repr(value)]
+        kind = tuple((name, _change_kind(old, new)) for name, old, new in changes)
+        given = self._warned.get(kind, 0)
+        if given >= RETRACE_WARNINGS_PER_KIND:
+            return
+        self._warned[kind] = given + 1
+        _log.warning(retrace_advice(self.__name__, self._tracing_count, self._calls,
+                                    user_site(), changes, self._general,
+                                    last=given + 1 == RETRACE_WARNINGS_PER_KIND))
 
     # ------------------------------------------------------------------ public API
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
@@ -306,18 +417,80 @@ class Function:
         """How many times the Python function was traced."""
         return self._tracing_count
 
-    def pretty_printed_concrete_signatures(self) -> str:
-        """One line per concrete function: its input signature and outputs."""
-        lines = []
-        for cf in self._cache.values():
-            outs = nest.map_structure(lambda o: TensorSpec(o._shape, o.dtype)
-                                      if isinstance(o, Tensor) else o, cf.structured_outputs)
-            lines.append(f"{self.__name__}{_signature_text(cf.structured_input_signature)}"
-                         f" -> {outs!r}")
-        return "\n".join(lines)
+    def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:
+        """Each concrete function in TensorFlow's layout: the call with its argument names,
+        then its tensor arguments (`Args:`) and outputs (`Returns:`).
+
+        Example:
+            >>> @tf.function
+            ... def scale(features):
+            ...     return features * 2.0
+            >>> _ = scale(tf.ones([2]))
+            >>> print(scale.pretty_printed_concrete_signatures())
+            scale(features)
+              Args:
+                features: float32 Tensor, shape=(2,)
+              Returns:
+                float32 Tensor, shape=(2,)
+        """
+        unique = {id(cf): cf for cf in self._cache.values()}  # relaxed ones serve many keys
+        return "\n\n".join(_pretty_signature(self.__name__, self._signature, cf, verbose)
+                           for cf in unique.values())
 
     def __repr__(self) -> str:
         return f"<tapeflow.function {self.__name__}>"
+
+
+def _pair_with_specs(spec_tree, value) -> list | None:
+    """(spec, value) for each TensorSpec of `spec_tree`, taking from `value` the part at
+    the same place: a whole list where the signature has one TensorSpec (converted as one
+    tensor). None where the structures differ."""
+    if isinstance(spec_tree, TensorSpec):
+        return [(spec_tree, value)]
+    if isinstance(spec_tree, dict):
+        if not isinstance(value, dict) or set(value) != set(spec_tree):
+            return None
+        keys = sorted(spec_tree, key=repr)
+        parts = [_pair_with_specs(spec_tree[k], value[k]) for k in keys]
+    elif isinstance(spec_tree, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(spec_tree):
+            return None
+        parts = [_pair_with_specs(s, v) for s, v in zip(spec_tree, value)]
+    else:
+        return []
+    if any(p is None for p in parts):
+        return None
+    return [pair for p in parts for pair in p]
+
+
+_GENERATED = re.compile(r"(loop_body|loop_test|if_true|if_false|extra_test)_\d+$")
+
+
+def _name_user_code(error: Exception) -> None:
+    """Prefix an error raised while tracing with the user's frames it passed through, as
+    TensorFlow does ("in user code: File ..., line ..., in f"); once, at the outermost
+    trace. The error keeps its type (its message is its first argument)."""
+    if getattr(error, "_tapeflow_user_code", False) or not error.args or \
+            not isinstance(error.args[0], str):
+        return
+    frames = []
+    tb, function_name = error.__traceback__, None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not in_package(code.co_filename):
+            # a loop body or branch autograph made is shown as the function it came from
+            name = code.co_name
+            if _GENERATED.match(name) is None or function_name is None:
+                function_name = name
+            line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+            frames.append(f'    File "{code.co_filename}", line {tb.tb_lineno}, in '
+                          f"{function_name}\n        {line}")
+        tb = tb.tb_next
+    if not frames:
+        return
+    error.args = (f"in user code:\n\n" + "\n\n".join(frames)
+                  + f"\n\n    {type(error).__name__}: {error.args[0]}",) + error.args[1:]
+    error._tapeflow_user_code = True
 
 
 def _as_tensor(v, dtype: DType | None = None):
@@ -328,7 +501,10 @@ def _as_tensor(v, dtype: DType | None = None):
 
 
 def _own_output(graph: FuncGraph, o):
-    """An output the graph can return: its own tensors; others are captured."""
+    """An output the graph can return: its own tensors; others are captured. A Python
+    number is returned as a tensor, as TensorFlow does."""
+    if isinstance(o, (bool, int, float, complex, np.generic)):
+        o = convert_to_tensor(o)
     if isinstance(o, Tensor):
         return o if graph.owns(o) else graph.capture(o)
     if isinstance(o, Variable):
@@ -371,40 +547,110 @@ def _generalize(a: TensorSpec, b: TensorSpec) -> TensorSpec:
 def _summary(value):
     if nest.is_nested(value):
         return nest.map_structure(_summary, value)
+    if isinstance(value, Variable):  # its key, not its (possibly large) value
+        return f"tf.Variable(shape={tuple(value._shape)}, dtype=tf.{value.dtype.name})"
     if _is_tensor_like(value) or isinstance(value, TensorSpec):
         s = _spec_of(value)
         return TensorSpec(s.shape, s.dtype)
     return value
 
 
-def retrace_advice(name: str, history: list) -> str:
-    """The retracing warning of API §8.3: which arguments changed between traces and an
-    input_signature with None dims covering every call seen."""
-    changed = []
-    first = history[0]
-    for arg in first:
-        values = [h.get(arg) for h in history]
-        for prev, cur in zip(values, values[1:]):
-            if repr(prev) != repr(cur):
-                changed.append(f"  argument {arg!r} changed from {prev!r} to {cur!r}")
-                break
-    proposal = []
-    for arg in first:
-        specs = [h.get(arg) for h in history]
-        if all(isinstance(s, TensorSpec) for s in specs) and \
-                len({len(s.shape) for s in specs}) == 1 and \
-                len({s.dtype for s in specs}) == 1:
-            spec = specs[0]
-            for s in specs[1:]:
-                spec = _generalize(spec, s)
-            proposal.append(f"tf.TensorSpec({list(spec.shape)}, tf.{spec.dtype.name})")
-    hint = (f"  input_signature=[{', '.join(proposal)}] would cover every call seen"
-            if proposal and len(proposal) == len(first) else
-            "  Python values in the arguments key the cache: pass them as tensors to avoid "
-            "retracing")
-    return (f"function {name!r} was traced {len(history)} times (more than "
-            f"{RETRACE_WARNING_AFTER}); each new shape, dtype or Python value traces again:\n"
-            + "\n".join(changed) + "\n" + hint)
+_MISSING_ARG = "<not given>"
+
+_SINGLETON_VARIABLES = (
+    "tf.function only supports singleton tf.Variables created on the first call. Make "
+    "sure the tf.Variable is only created once or created outside tf.function (e.g. `if "
+    "self.v is None: self.v = tf.Variable(...)`); see "
+    "https://www.tensorflow.org/guide/function#creating_tfvariables")
+
+
+def _merge_specs(general, value):
+    """The TensorSpec covering `general` and `value` (None dims where they differ), or
+    None when no one spec covers both (a Python value, another rank or dtype)."""
+    if not isinstance(general, TensorSpec) or not isinstance(value, TensorSpec) or \
+            len(general.shape) != len(value.shape) or general.dtype is not value.dtype:
+        return None
+    return _generalize(general, value)
+
+
+def _change_kind(old, new) -> str:
+    """What changed in one argument, coarsely: the retracing warning is given again only
+    when the kind of change is new."""
+    if isinstance(old, TensorSpec) and isinstance(new, TensorSpec):
+        if old.dtype is not new.dtype:
+            return "dtype"
+        return "shape" if len(old.shape) == len(new.shape) else "rank"
+    if isinstance(old, TensorSpec) or isinstance(new, TensorSpec):
+        return "tensor/python"
+    return "python value" if type(old) is type(new) else "python type"
+
+
+def retrace_advice(name: str, traces: int, calls: int, site, changes: list, general: dict,
+                   last: bool = False) -> str:
+    """The retracing warning of API §8.3: where the call is, which arguments changed for
+    this trace (old -> new) and an input_signature with None dims covering every call seen,
+    or, for Python values, to pass tensors."""
+    where = f"{site}: " if site else ""
+    lines = [f"{where}{traces} out of the last {calls} calls to function {name!r} triggered "
+             "tf.function retracing. Tracing is expensive; this trace was caused by:"]
+    lines += [f"  argument {arg!r} changed from {old!r} to {new!r}" for arg, old, new in changes]
+    def spec_text(spec):
+        return f"tf.TensorSpec({list(spec.shape)}, tf.{spec.dtype.name})"
+    specs = list(general.values())
+    if specs and all(isinstance(spec, TensorSpec) for spec in specs):
+        lines.append(f"  input_signature=[{', '.join(spec_text(s) for s in specs)}] would "
+                     "cover the calls seen (or use reduce_retracing=True)")
+    else:
+        lines += [f"  for argument {arg!r}, tf.TensorSpec would cover the calls seen: "
+                  f"{spec_text(general[arg])}" for arg, _, _ in changes
+                  if isinstance(general.get(arg), TensorSpec)]
+    if any(not isinstance(new, TensorSpec) for _, _, new in changes):
+        lines.append("  Python values (and objects) in the arguments key the cache: pass "
+                     "them as tensors, or define the tf.function outside the loop that "
+                     "calls it, to avoid retracing")
+    if last:
+        lines.append("  (further retracing caused by this kind of change is not reported)")
+    return "\n".join(lines)
+
+
+def _describe_spec(value) -> str:
+    """TensorFlow's words for one input or output of a signature."""
+    if isinstance(value, TensorSpec):
+        shape = "<unknown>" if value.shape is None else str(tuple(value.shape))
+        return f"{value.dtype.name} Tensor, shape={shape}"
+    if isinstance(value, Tensor):
+        return _describe_spec(TensorSpec(value._shape, value.dtype))
+    if isinstance(value, VariableSlot):
+        return f"{value.dtype.name} Variable, shape={tuple(value._shape)}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_describe_spec(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)) and nest.is_nested(value):
+        inner = ", ".join(_describe_spec(v) for v in value)
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner}{',' if len(value) == 1 else ''})"
+    return repr(value)
+
+
+def _pretty_signature(name: str, signature: inspect.Signature, cf, verbose: bool) -> str:
+    """One concrete function as TensorFlow prints it: `f(x, y=1)` (Python values given
+    with their value), then `Args:` for tensor arguments and `Returns:`."""
+    sig_args, sig_kwargs = cf.structured_input_signature
+    names = cf._arg_names or [None] * len(sig_args)
+    bound = [(n if n is not None else f"args_{i}", v) for i, (n, v) in
+             enumerate(zip(names, sig_args))] + list(sig_kwargs.items())
+
+    def has_tensor(v):
+        return any(isinstance(x, (TensorSpec, VariableSlot)) for x in nest.flatten(v))
+    header = ", ".join(n if has_tensor(v) else f"{n}={v!r}" for n, v in bound)
+    lines = [f"{name}({header})"]
+    tensors = [(n, v) for n, v in bound if has_tensor(v)]
+    if tensors and verbose:
+        lines.append("  Args:")
+        lines += [f"    {n}: {_describe_spec(v)}" for n, v in tensors]
+    lines.append("  Returns:")
+    lines.append(f"    {_describe_spec(cf.structured_outputs)}")
+    return "\n".join(lines)
 
 
 def function(func: Callable | None = None, input_signature=None, autograph: bool = True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt, nest, prims
+from .._core.context import ctx, hooks
 from .._core.convert import convert_to_tensor, register_tensor_conversion_function
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
@@ -695,6 +696,8 @@ def stop_gradient(input, name=None) -> Tensor:
     Example: `tf.stop_gradient(x) * x` differentiates to `x`, not `2 * x`.
     """
     x = input if type(input) is Tensor else to_tensor(input, None, "StopGradient", "input")
+    if ctx.tapes:  # tape.explain() names the user's line of a stop_gradient on a path
+        hooks.note_event("stop", x.id)
     return run_kernel("StopGradient", {"x": x})
 
 

@@ -150,9 +150,10 @@ def _stream(output_stream):
 
 
 
-def print(*inputs, sep: str = " ", end: str = "\n", output_stream=sys.stdout,  # noqa: A001
+def print(*inputs, sep: str = " ", end: str = "\n", output_stream=sys.stderr,  # noqa: A001
           summarize: int = 3, name=None) -> None:
-    """Print `inputs` (tensors, strings, Python values, nested structures) when the op runs.
+    """Print `inputs` (tensors, strings, Python values, nested structures) when the op runs,
+    to standard error by default, as TensorFlow does.
 
     Eagerly it prints at once; inside a traced `function` it prints at every call, in
     program order, and never while tracing. `summarize` elements are shown at each end of

@@ -42,11 +42,15 @@ def _inplace_shape(shapes, dtypes, attrs):
 
 
 def _read(inputs, attrs):
-    return share(inputs["resource"]._value)
+    var = inputs["resource"]
+    with var._lock:
+        return share(var._value)
 
 
 def _read_native(inputs, attrs, backend):
-    return native_of(inputs["resource"]._value, backend)
+    var = inputs["resource"]
+    with var._lock:
+        return native_of(var._value, backend)
 
 
 defop("ReadVariableOp", ["resource"], shape=_value_shape, impl=_read, native=_read_native,
@@ -72,33 +76,40 @@ def _replace(var: Variable, t: Tensor) -> None:
 
 
 def _assign(inputs, attrs):
-    _replace(inputs["resource"], inputs["value"])
+    var = inputs["resource"]
+    with var._lock:
+        _replace(var, inputs["value"])
 
 
 def _update(kernel: str, fallback: str):
     """An in-place update when nothing else sees the buffer, else a new value."""
     def impl(inputs, attrs):
         var, value = inputs["resource"], inputs["value"]
-        if not _update_in_place(kernel, var._value, value):
-            _replace(var, run_kernel(fallback, {"x": var._value, "y": value}))
+        with var._lock:  # read, compute and write back as one step for other threads
+            if not _update_in_place(kernel, var._value, value):
+                _replace(var, run_kernel(fallback, {"x": var._value, "y": value}))
     return impl
 
 
 # How a compiled graph runs them: on native arrays, like kernels (function/executor.py).
 def _assign_native(inputs, attrs, backend):
-    _replace(inputs["resource"], wrap_native(inputs["value"], backend))
+    var = inputs["resource"]
+    with var._lock:
+        _replace(var, wrap_native(inputs["value"], backend))
 
 
 def _update_native(kernel: str, fallback: str):
     def run(inputs, attrs, backend):
         var, value = inputs["resource"], inputs["value"]
-        target = var._value
-        if _unshared(target, backend):
-            _kernel(kernel, backend)({"ref": target._native, "value": value}, _NO_ATTRS, backend)
-        else:
-            new = _kernel(fallback, backend)({"x": native_of(target, backend), "y": value},
-                                             _NO_ATTRS, backend)
-            _replace(var, wrap_native(new, backend))
+        with var._lock:
+            target = var._value
+            if _unshared(target, backend):
+                _kernel(kernel, backend)({"ref": target._native, "value": value}, _NO_ATTRS,
+                                         backend)
+            else:
+                new = _kernel(fallback, backend)({"x": native_of(target, backend),
+                                                  "y": value}, _NO_ATTRS, backend)
+                _replace(var, wrap_native(new, backend))
     return run
 
 
@@ -188,13 +199,14 @@ def _scatter(kernel: str):
         var = inputs["resource"]
         args = {"indices": inputs["indices"],
                 "updates": convert_to_tensor(inputs["updates"], dtype=var.dtype)}
-        if _unshared(var._value, _backends.active or _backends.ensure_active()):
-            run_kernel(kernel, {"ref": var._value, **args})
-        else:  # a tensor still shares the value: update a private copy, then swap it in
-            copy = run_kernel("Add", {"x": var._value,
-                                      "y": convert_to_tensor(0, dtype=var.dtype)})
-            run_kernel(kernel, {"ref": copy, **args})
-            _replace(var, copy)
+        with var._lock:
+            if _unshared(var._value, _backends.active or _backends.ensure_active()):
+                run_kernel(kernel, {"ref": var._value, **args})
+            else:  # a tensor still shares the value: update a private copy, then swap it in
+                copy = run_kernel("Add", {"x": var._value,
+                                          "y": convert_to_tensor(0, dtype=var.dtype)})
+                run_kernel(kernel, {"ref": copy, **args})
+                _replace(var, copy)
     return impl
 
 

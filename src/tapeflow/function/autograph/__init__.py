@@ -181,6 +181,11 @@ def _build(f):
     entry = _by_code.get(code)
     if entry is None:
         fn = transform(f)
+        source = ast.unparse(fn)
+        # compiled under a name of its own: under its real name, a recursive call by name
+        # (a module-level function calling itself) would find the factory's local instead
+        # of the global, and fail with NameError
+        fn.name = "ag__converted"
         freevars = list(code.co_freevars)
         # compiled inside a factory whose locals stand for the original's closure cells
         # (and ag__), so the converted function takes the same cells
@@ -201,7 +206,11 @@ def _build(f):
         factory = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
         inner = next(c for c in factory.co_consts
                      if isinstance(c, types.CodeType) and c.co_name == fn.name)
-        entry = _by_code[code] = (inner, ast.unparse(fn))
+        names = {"co_name": code.co_name}
+        if hasattr(code, "co_qualname"):  # Python 3.11+
+            names["co_qualname"] = code.co_qualname
+        inner = inner.replace(**names)
+        entry = _by_code[code] = (inner, source)
     inner, _ = entry
     cells = dict(zip(code.co_freevars, f.__closure__ or ()))
     ag_cell = types.CellType(_AG)

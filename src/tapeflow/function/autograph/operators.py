@@ -21,6 +21,7 @@ from ...ops import (array as array_ops, creation as creation_ops, indexing as in
 from ...ops.creation import _RANGE_ORDER
 from ..control_flow import cond, while_loop
 from ..graph import FuncGraph, tracing
+from ..tensor_array import shape_loop_arrays
 
 
 def _site(depth: int = 2) -> str:
@@ -157,6 +158,11 @@ def if_stmt(test, true_fn, false_fn, init: tuple, names: tuple) -> tuple:
     if not is_symbolic(test):
         return true_fn(*init) if test else false_fn(*init)
     site = _site()
+    # a TensorArray with no element shape yet (nothing written) gets the shape one branch
+    # writes, so that both branches give the same structure
+    for fn in (true_fn, false_fn):
+        init = tuple(shape_loop_arrays(tuple(init), lambda s, fn=fn: tuple(fn(*s)),
+                                       strict=False))
     branches = {}  # branch name -> its outputs (Undefined ones as they are)
     aside = {}     # branch name -> its outputs traced aside (before the branch's turn)
     filled = {}    # branch name -> its outputs with return-value placeholders
@@ -363,6 +369,11 @@ def _graph_for(it, extra_test, body, init, names, site, options):
 
 def _graph_loop(test, body, init, names, site, kind, options):
     """`while_loop(test, body, init)` with the loop variables checked by name."""
+    if not init:  # a loop acting only through state (`while v > 0: v.assign_sub(1.0)`)
+        counter = convert_to_tensor(0, dtype=_int32)
+        _graph_loop(lambda _: test(), lambda k: tuple(body()) + (k,), (counter,),
+                    ("<iteration>",), site, kind, options)
+        return ()
     given = {id(_value(v)): TensorShape(shape) for v, shape in
              options.get("shape_invariants") or ()}
     wanted = [[given.get(id(_value(t))) for t in nest.flatten(v)] for v in init]
