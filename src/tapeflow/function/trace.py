@@ -26,7 +26,7 @@ from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dtypes import DType
-from .._core.errors import in_package, user_site
+from .._core.errors import in_package, OpError, user_site
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable, VariableSlot
 from .autograph import convert_entry
@@ -490,6 +490,8 @@ def _name_user_code(error: Exception) -> None:
         return
     error.args = (f"in user code:\n\n" + "\n\n".join(frames)
                   + f"\n\n    {type(error).__name__}: {error.args[0]}",) + error.args[1:]
+    if isinstance(error, OpError):  # (its message is kept apart from args: TF's form)
+        error._message = error.args[0]
     error._tapeflow_user_code = True
 
 
