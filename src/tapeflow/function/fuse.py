@@ -396,9 +396,13 @@ def generate(region: Region, exported: set) -> tuple:
     # numba compiles a variant on its first call: small arrays use the serial one only
     for variant, loop, parallel in (("kernel", "range", False),
                                     ("kernel_parallel", "prange", True)):
+        # the parallel loop stores the values it sums (a float64 accumulator carried
+        # through the loop keeps LLVM from vectorizing it); the caller sums them
+        stored = [f"r{k}" for k in range(len(sums))] if parallel else []
         source += [f"@njit(parallel={parallel}, cache=True, nogil=True, error_model='numpy')",
-                   f"def {variant}(lo, hi, {', '.join(params)}):"]
-        source += [f"    acc{k} = 0.0" for k in range(len(sums))]  # float64 sums
+                   f"def {variant}(lo, hi, {', '.join(params + stored)}):"]
+        if not parallel:
+            source += [f"    acc{k} = 0.0" for k in range(len(sums))]  # float64 sums
         if sizes:  # rows of the widest suffix: its operands are read at the column
             source += [f"    for r in {loop}(lo // {row}, hi // {row}):",
                        f"        for c in range({row}):",
@@ -413,8 +417,12 @@ def generate(region: Region, exported: set) -> tuple:
             reads = [f"x{k} = a{k}[j]" for k in arrays]
         source += [pad + line for line in reads + lines]
         source += [f"{pad}o{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
-        source += [f"{pad}acc{k} += {v}" for k, v in enumerate(sums)]
-        source.append(f"    return ({''.join(f'acc{k}, ' for k in range(len(sums)))})")
+        if parallel:
+            source += [f"{pad}r{k}[j] = {v}" for k, v in enumerate(sums)]
+            source.append("    return ()")
+        else:
+            source += [f"{pad}acc{k} += {v}" for k, v in enumerate(sums)]
+            source.append(f"    return ({''.join(f'acc{k}, ' for k in range(len(sums)))})")
         source.append("")
     # NumPy blocks start and end on rows of the widest suffix: full operands are viewed
     # as rows of it, and the broadcast ones broadcast against them
@@ -590,14 +598,20 @@ class FusedKernel:
         # of its background compile, or None before its first call
         self._ready: dict = {}
         self._loop = None  # the compiled loop once it ran (a static shape: one variant)
-        self._size = 0
+        self._size, self._stored = 0, False
 
     def __call__(self, arrays: list) -> list:
         loop = self._loop
         if loop is not None:  # the steady state: the compiled loop over the static shape
             n, dtype = self._size, self.dtype
             outs = [np.empty(n, dtype) for _ in range(self.n_outputs)]
-            sums = loop(0, n, *[a.ravel() if a.ndim else a[()] for a in arrays], *outs)
+            args = [a.ravel() if a.ndim else a[()] for a in arrays]
+            if self._stored:  # (the parallel loop: the values to sum come back stored)
+                stored = [np.empty(n, dtype) for _ in range(self.reductions)]
+                loop(0, n, *args, *outs, *stored)
+                sums = [np.sum(v, dtype=np.float64) for v in stored]
+            else:
+                sums = loop(0, n, *args, *outs)
             shape = self.shape
             return [o.reshape(shape) for o in outs] + [np.asarray(v, dtype) for v in sums]
         if self._kernels is None:
@@ -633,6 +647,8 @@ class FusedKernel:
             # a zero-length call with arrays of the same types compiles the loop
             dummy = [np.empty(1, a.dtype) if isinstance(a, np.ndarray) else a
                      for a in args + outs]
+            if variant == 2:
+                dummy += [np.empty(1, self.dtype) for _ in range(self.reductions)]
             state = self._ready[variant] = _compile_thread().submit(
                 self._compile_now, variant, dummy)
             _pending.append(state)
@@ -657,7 +673,12 @@ class FusedKernel:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(_deep_recursion(len(self.members)))
         try:
-            sums = self._kernels[variant](0, n, *args, *outs)
+            if variant == 2:  # the parallel loop stores the values to sum
+                stored = [np.empty(n, self.dtype) for _ in range(self.reductions)]
+                self._kernels[2](0, n, *args, *outs, *stored)
+                sums = [np.sum(v, dtype=np.float64) for v in stored]
+            else:
+                sums = self._kernels[0](0, n, *args, *outs)
         except Exception as e:  # noqa: BLE001 - numba could not compile this region
             if "numba" not in type(e).__module__ and not isinstance(e, RecursionError):
                 raise
@@ -669,7 +690,7 @@ class FusedKernel:
             _touch(self._marker(variant))
             self._ready[variant] = True
             if self.shape is not None:  # compiled for good: later calls go straight to it
-                self._size = n
+                self._size, self._stored = n, variant == 2 and self.reductions > 0
                 self._loop = self._kernels[variant]
         return sums
 
