@@ -13,31 +13,16 @@ import pytest
 import tapeflow as tf
 from tapeflow.train.checkpoint import object_graph, tensor_bundle
 
+from .fixtures.model_tree import model_classes
+
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "tf_ckpt")
 TF_PATH = os.path.join(FIXTURES, "ckpt-1")
 VALUE = "/.ATTRIBUTES/VARIABLE_VALUE"
 DATA = ".data-00000-of-00001"
 
 
-# the classes make_tf_checkpoints.py saved with TensorFlow, written for tapeflow unchanged
-class Dense(tf.Module):
-    def __init__(self, n_in, n_out, seed, name=None):
-        super().__init__(name=name)
-        rng = np.random.default_rng(seed)
-        self.kernel = tf.Variable(rng.standard_normal((n_in, n_out)).astype(np.float32))
-        self.bias = tf.Variable(np.arange(n_out, dtype=np.float32) / 4)
-
-
-class Model(tf.Module):
-    def __init__(self):
-        super().__init__()
-        self.dense = Dense(3, 2, seed=0)
-        self.layers = [Dense(2, 2, seed=1), Dense(2, 1, seed=2)]
-        self.scale = tf.Variable(np.array([0.5, -1.25, 3.0]), dtype=tf.float64)
-        self.step = tf.Variable(7, dtype=tf.int64)
-        self.mask = tf.Variable([True, False, True])
-        self.counts = tf.Variable(np.arange(6, dtype=np.int32).reshape(2, 3))
-        self.tied = self.dense.bias  # one variable under two paths
+# the classes make_tf_checkpoints.py saved with TensorFlow: the same source, on tapeflow
+Dense, Model = model_classes(tf)
 
 
 def zeroed(model):
