@@ -1,4 +1,4 @@
 """`tapeflow.errors`: the exception hierarchy."""
 from ._core.errors import (AlreadyExistsError, DisposedError, InvalidArgumentError,  # noqa: F401
-                           NotFoundError, OperatorNotAllowedInGraphError, TapeflowError,
-                           UnimplementedError)
+                           NotFoundError, OperatorNotAllowedInGraphError, OutOfRangeError,
+                           TapeflowError, UnimplementedError)

@@ -40,6 +40,16 @@ class UnimplementedError(TapeflowError, NotImplementedError):
     """The operation exists but is not available for these inputs."""
 
 
+class OutOfRangeError(TapeflowError):
+    """An iteration went past the end of its input: `Iterator.get_next()` on an exhausted
+    dataset iterator (a plain `next()` raises StopIteration, as in TensorFlow).
+
+    Example:
+        >>> it = iter(tf.data.Dataset.range(0))
+        >>> it.get_next()  # raises OutOfRangeError
+    """
+
+
 class NoBatchingRule(TapeflowError):
     """Op `op` has no batching rule, or none for this call (vectorized_map catches it and
     runs a map_fn loop instead).

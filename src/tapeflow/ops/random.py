@@ -105,6 +105,19 @@ def set_seed(seed) -> None:
     _state.per_op_seed.clear()
 
 
+def draw_seed(op_seed=None) -> tuple:
+    """The seed words one seeded computation outside the kernels uses (a dataset's
+    shuffle), drawn now by the rules above: reproducible across processes when a global
+    seed or `op_seed` is set, fresh per process otherwise.
+
+    Example:
+        >>> tf.random.set_seed(3); a = draw_seed(7)
+        >>> tf.random.set_seed(3); a == draw_seed(7)
+        True
+    """
+    return _state.draw(op_seed)
+
+
 # --------------------------------------------------------------------------- arguments
 
 
