@@ -641,6 +641,10 @@ class _UnaryDataset(Dataset):
         return self._input._cardinality()
 
 
+def _first(dataset: Dataset) -> list | None:
+    return next(dataset._elements(IterationContext(dataset)), None)
+
+
 class _OptionsDataset(_UnaryDataset):
     def _elements(self, ctx):
         return self._input._elements(ctx)
@@ -648,7 +652,8 @@ class _OptionsDataset(_UnaryDataset):
 
 class _MapDataset(_UnaryDataset):
     def __init__(self, source, map_func):
-        self._fn = StructuredFunction(map_func, source.element_spec, "map")
+        self._fn = StructuredFunction(map_func, source.element_spec, "map",
+                                      peek=lambda: _first(source))
         super().__init__(source, self._fn.output_spec)
 
     def _elements(self, ctx):
@@ -700,7 +705,8 @@ class _ParallelMapDataset(_MapDataset):
 
 class _FilterDataset(_UnaryDataset):
     def __init__(self, source, predicate):
-        self._fn = StructuredFunction(predicate, source.element_spec, "filter")
+        self._fn = StructuredFunction(predicate, source.element_spec, "filter",
+                                      peek=lambda: _first(source))
         out = self._fn.output_spec
         if not isinstance(out, TensorSpec) or out.dtype is not _bool or len(out.shape):
             raise ValueError(f"filter: invalid `predicate`: it must return a tf.bool scalar "

@@ -15,6 +15,7 @@ from .._core import nest
 from .._core.dispatch import no_recording
 from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor, TensorSpec
+from ..function.autograph import convert_entry
 from ..function.trace import function, functions_run_eagerly
 from . import structure
 
@@ -67,7 +68,7 @@ class StructuredFunction:
         TensorSpec(shape=(), dtype=tf.int64, name=None)
     """
 
-    def __init__(self, fn, input_spec, op: str, output_spec=None):
+    def __init__(self, fn, input_spec, op: str, output_spec=None, peek=None):
         if not callable(fn):
             raise TypeError(f"{op}: the function must be callable, got {fn!r:.60}")
         self.fn, self.input_spec, self.op = fn, input_spec, op
@@ -78,15 +79,37 @@ class StructuredFunction:
         if output_spec is not None:  # given (a function returning datasets): no trace
             self.output_spec, self._concrete = output_spec, None
             return
-        self._traced = function(self._flat_call, autograph=True)
-        self._concrete = self._traced.get_concrete_function(*flat_in)
+        # the user's function converted by autograph; the wrapper around it is library code
+        self._converted = convert_entry(fn)
+        self._traced = function(self._flat_call, autograph=False)
+        try:
+            self._concrete = self._traced.get_concrete_function(*flat_in)
+        except Exception:  # noqa: BLE001 - eagerly, the first element tells instead
+            if not self.eager or peek is None:
+                raise
+            self.output_spec = self._spec_from_first_element(peek)
+            return
         self.output_spec = structure.pack(self._out, [_leaf_spec(t) for t in
                                                       self._concrete.outputs]) \
             if nest.is_nested(self._out) else _leaf_spec(self._concrete.outputs[0])
 
+    def _spec_from_first_element(self, peek):
+        """In debug mode a function that only runs eagerly (it calls `.numpy()`) is not
+        traced: its output structure is what it returns for the input's first element."""
+        first = peek()
+        if first is None:
+            raise ValueError(f"{self.op}: function {self.name} cannot be traced and the "
+                             "input is empty, so its output structure is unknown")
+        with no_recording():
+            out = _normalize_output(call_with_element(
+                self.fn, structure.pack(self.input_spec, structure.to_tensors(first))))
+        leaves = nest.flatten(out) if nest.is_nested(out) else [out]
+        specs = [_leaf_spec(structure.to_tensor(v, self.op)) for v in leaves]
+        return structure.pack(out, specs) if nest.is_nested(out) else specs[0]
+
     def _flat_call(self, *flat):
         out = _normalize_output(call_with_element(
-            self.fn, structure.pack(self.input_spec, list(flat))))
+            self._converted, structure.pack(self.input_spec, list(flat))))
         if isinstance(out, Tensor) or not nest.is_nested(out):
             leaves = [out]
         else:

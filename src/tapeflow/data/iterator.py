@@ -195,7 +195,9 @@ def _get_next_optional(inputs, attrs, backend):
 def _get_next(inputs, attrs, backend):
     flat = _lookup(inputs["handle"])._next_flat()
     if flat is None:
-        raise OutOfRangeError("IteratorGetNext: End of sequence")
+        error = OutOfRangeError("IteratorGetNext: End of sequence")
+        error.checked = True  # the graph executor passes it on as is, as TensorFlow does
+        raise error
     out = [np.array(a) for a in flat]
     return out if len(out) != 1 else out[0]
 
