@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from .._core import nest
 from .._core.dispatch import no_recording
 from .._core.errors import InvalidArgumentError
@@ -125,9 +127,10 @@ class StructuredFunction:
                 out = _normalize_output(call_with_element(
                     self.fn, structure.pack(self.input_spec, tensors)))
                 return self._check_eager(out)
-            outs = self._concrete(*tensors)
-        outs = outs if isinstance(outs, list) else [outs]
-        return [structure.to_array(o, self.op) for o in outs]
+            # the flat call: the element already matches the traced signature, so the
+            # per-call argument matching of ConcreteFunction.__call__ is skipped
+            outs = self._concrete._call_flat(tensors)
+        return [np.asarray(o) for o in outs]
 
     def call_eager(self, flat: list):
         """The function's raw result on eager tensors (for functions returning datasets)."""
