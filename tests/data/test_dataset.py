@@ -380,3 +380,17 @@ def test_dataset_ops_are_not_recorded_by_tapes():
         for v in Dataset.range(3).map(lambda i: tf.cast(i, tf.float32) * 2.0):
             total = total + v
     assert float(total) == 8.0 and float(tape.gradient(total, x)) == 1.0
+
+
+def test_batches_of_shuffled_slices_are_gathered_in_the_element_order():
+    x = np.arange(40).reshape(20, 2)
+    direct = Dataset.from_tensor_slices(x).shuffle(8, seed=2).repeat(2).batch(6)
+    via_map = Dataset.from_tensor_slices(x).shuffle(8, seed=2).repeat(2).map(
+        lambda r: r).batch(6)  # the map forces the element by element path
+    got = [b.tolist() for b in direct.as_numpy_iterator()]
+    assert got == [b.tolist() for b in via_map.as_numpy_iterator()]
+    assert [len(b) for b in got] == [6] * 6 + [4]
+    rows = [tuple(r) for b in got for r in b]
+    assert sorted(rows[:20]) == sorted(rows[20:]) == [tuple(r) for r in x.tolist()]
+    dropped = Dataset.from_tensor_slices(x).shuffle(8, seed=2).take(13).batch(6, True)
+    assert [len(b) for b in dropped.as_numpy_iterator()] == [6, 6]

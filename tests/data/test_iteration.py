@@ -197,3 +197,21 @@ def test_parallel_map_overlaps_calls():
     assert [int(v) for v in mapped(4)] == list(range(16))
     parallel = time.perf_counter() - start
     assert parallel < 0.7 * 16 * 0.02, parallel
+
+
+def test_autotuned_prefetch_moves_slow_inputs_to_a_thread():
+    import threading
+    names = []
+
+    def slow():
+        for i in range(12):
+            names.append(threading.current_thread().name)
+            time.sleep(0.002)
+            yield i
+
+    ds = Dataset.from_generator(slow, output_signature=tf.TensorSpec([], tf.int64))
+    assert [int(v) for v in ds.prefetch(tf.data.AUTOTUNE)] == list(range(12))
+    assert names[0] == threading.current_thread().name  # measured inline first...
+    assert names[-1] == "tapeflow-prefetch"  # ...then produced ahead
+    fast = [int(v) for v in Dataset.range(100).prefetch(tf.data.AUTOTUNE)]
+    assert fast == list(range(100))

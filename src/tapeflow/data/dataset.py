@@ -17,6 +17,7 @@ import itertools
 import os
 import queue
 import threading
+import time
 from typing import Any, Callable, Iterator as PyIterator
 
 import numpy as np
@@ -34,6 +35,7 @@ from .options import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Itera
                       Options)
 
 _AUTOTUNE_PREFETCH = 2  # what AUTOTUNE means for a prefetch buffer: double buffering
+_WORTH_A_THREAD = 0.5e-3  # seconds per element above which AUTOTUNE prefetches on a thread
 _THREADS = os.cpu_count() or 1
 
 
@@ -123,6 +125,15 @@ class Dataset:
     # ------------------------------------------------------------------ iteration
 
     def _elements(self, ctx: IterationContext) -> PyIterator[list]:
+        raise NotImplementedError
+
+    def _slice_arrays(self) -> list | None:
+        """The arrays whose rows this dataset's elements are, when it only slices, reorders,
+        selects or repeats them (then `_index_stream` gives the row of each element);
+        None otherwise. `batch` uses it to gather a batch with one copy per component."""
+        return None
+
+    def _index_stream(self, ctx: IterationContext) -> PyIterator[int]:
         raise NotImplementedError
 
     def __iter__(self) -> Iterator:
@@ -454,6 +465,12 @@ class _TensorSliceDataset(Dataset):
         for i in range(self._n):
             yield [a[i] for a in arrays]  # views, no copies
 
+    def _slice_arrays(self) -> list:
+        return self._arrays
+
+    def _index_stream(self, ctx):
+        return iter(range(self._n))
+
     def _blocks(self, size: int, drop_remainder: bool):
         """Consecutive slices as whole batches (views of the arrays): batch's fast path."""
         stop = self._n - self._n % size if drop_remainder else self._n
@@ -641,13 +658,31 @@ class _UnaryDataset(Dataset):
         return self._input._cardinality()
 
 
+class _RowwiseDataset(_UnaryDataset):
+    """A transformation that only reorders, selects or repeats its input's elements: it
+    runs alike on the stream of elements and on the stream of row indices into the
+    source's slices (see `_slice_arrays`), consuming the same random numbers."""
+
+    def _select(self, ctx, stream: Callable[[], PyIterator]) -> PyIterator:
+        raise NotImplementedError
+
+    def _elements(self, ctx):
+        return self._select(ctx, lambda: self._input._elements(ctx))
+
+    def _index_stream(self, ctx):
+        return self._select(ctx, lambda: self._input._index_stream(ctx))
+
+    def _slice_arrays(self):
+        return self._input._slice_arrays()
+
+
 def _first(dataset: Dataset) -> list | None:
     return next(dataset._elements(IterationContext(dataset)), None)
 
 
-class _OptionsDataset(_UnaryDataset):
-    def _elements(self, ctx):
-        return self._input._elements(ctx)
+class _OptionsDataset(_RowwiseDataset):
+    def _select(self, ctx, stream):
+        return stream()
 
 
 class _MapDataset(_UnaryDataset):
@@ -751,6 +786,14 @@ class _BatchDataset(_UnaryDataset):
         if isinstance(self._input, _TensorSliceDataset):
             yield from self._input._blocks(self._size, self._drop)
             return
+        arrays = self._input._slice_arrays()
+        if arrays is not None:  # rows of arrays (shuffled, ...): gathered once per batch
+            indices = self._input._index_stream(ctx)
+            while True:
+                chunk = np.fromiter(itertools.islice(indices, self._size), np.intp)
+                if not len(chunk) or (self._drop and len(chunk) < self._size):
+                    return
+                yield [a[chunk] for a in arrays]
         rows: list = []
         for flat in self._input._elements(ctx):
             rows.append(flat)
@@ -863,7 +906,7 @@ class _UnbatchDataset(_UnaryDataset):
                 yield [a[i] for a in flat]
 
 
-class _ShuffleDataset(_UnaryDataset):
+class _ShuffleDataset(_RowwiseDataset):
     def __init__(self, source, buffer_size, seed, reshuffle_each_iteration):
         self._buffer = _int_arg("shuffle", "buffer_size", buffer_size)
         if self._buffer == UNKNOWN_CARDINALITY or self._buffer == AUTOTUNE:
@@ -882,21 +925,39 @@ class _ShuffleDataset(_UnaryDataset):
     def _next_iteration(self) -> int:
         return next(self._iterations)
 
-    def _elements(self, ctx):
+    def _select(self, ctx, stream):
         rng = ctx.shuffle_rng(self)
-        source = self._input._elements(ctx)
+        source = stream()
         buffer = list(itertools.islice(source, self._buffer))
-        for flat in source:
-            i = int(rng.integers(len(buffer)))
+        uniforms = _Uniforms(rng)
+        for item in source:
+            i = uniforms.index(len(buffer))
             yield buffer[i]
-            buffer[i] = flat
+            buffer[i] = item
         while buffer:
-            i = int(rng.integers(len(buffer)))
+            i = uniforms.index(len(buffer))
             buffer[i], buffer[-1] = buffer[-1], buffer[i]
             yield buffer.pop()
 
 
-class _RepeatDataset(_UnaryDataset):
+class _Uniforms:
+    """Random indices below n from uniforms drawn a block at a time (a NumPy call per
+    element would cost more than the rest of the shuffle)."""
+
+    __slots__ = ("rng", "block", "at")
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng, self.block, self.at = rng, [], 0
+
+    def index(self, n: int) -> int:
+        if self.at == len(self.block):
+            self.block, self.at = self.rng.random(1024).tolist(), 0
+        u = self.block[self.at]
+        self.at += 1
+        return int(u * n)
+
+
+class _RepeatDataset(_RowwiseDataset):
     def __init__(self, source, count):
         self._count = -1 if count is None else _int_arg("repeat", "count", count)
         super().__init__(source)
@@ -909,18 +970,18 @@ class _RepeatDataset(_UnaryDataset):
             return UNKNOWN_CARDINALITY if n == UNKNOWN_CARDINALITY else INFINITE_CARDINALITY
         return n if n < 0 else n * self._count
 
-    def _elements(self, ctx):
+    def _select(self, ctx, stream):
         epochs = itertools.count() if self._count < 0 else range(self._count)
         for _ in epochs:
             produced = False
-            for flat in self._input._elements(ctx):
+            for item in stream():
                 produced = True
-                yield flat
+                yield item
             if not produced:  # an empty input repeated forever is still empty
                 return
 
 
-class _TakeDataset(_UnaryDataset):
+class _TakeDataset(_RowwiseDataset):
     def __init__(self, source, count):
         self._count = _int_arg("take", "count", count)
         super().__init__(source)
@@ -933,14 +994,14 @@ class _TakeDataset(_UnaryDataset):
             return UNKNOWN_CARDINALITY if self._count else 0
         return self._count if n == INFINITE_CARDINALITY else min(n, self._count)
 
-    def _elements(self, ctx):
+    def _select(self, ctx, stream):
         if self._count < 0:
-            yield from self._input._elements(ctx)
+            yield from stream()
         elif self._count:
-            yield from itertools.islice(self._input._elements(ctx), self._count)
+            yield from itertools.islice(stream(), self._count)
 
 
-class _SkipDataset(_UnaryDataset):
+class _SkipDataset(_RowwiseDataset):
     def __init__(self, source, count):
         self._count = _int_arg("skip", "count", count)
         super().__init__(source)
@@ -951,8 +1012,8 @@ class _SkipDataset(_UnaryDataset):
             return n if self._count >= 0 or n == UNKNOWN_CARDINALITY else 0
         return 0 if self._count < 0 else max(n - self._count, 0)
 
-    def _elements(self, ctx):
-        source = self._input._elements(ctx)
+    def _select(self, ctx, stream):
+        source = stream()
         if self._count < 0:
             for _ in source:
                 pass
@@ -976,44 +1037,70 @@ class _PrefetchDataset(_UnaryDataset):
         if n != AUTOTUNE and n < 0:
             raise InvalidArgumentError(f"prefetch: buffer_size must be at least 0 or "
                                        f"AUTOTUNE, got {n}")
-        self._size = _AUTOTUNE_PREFETCH if n == AUTOTUNE else n
+        self._autotune = n == AUTOTUNE
+        self._size = _AUTOTUNE_PREFETCH if self._autotune else n
         super().__init__(source)
 
     def _elements(self, ctx):
-        if self._size == 0:
-            yield from self._input._elements(ctx)
-            return
-        buffer: queue.Queue = queue.Queue(self._size)
-        stop = threading.Event()
         source = self._input._elements(ctx)
+        if self._size == 0:
+            return source
+        if self._autotune:
+            return self._tuned(source)
+        return _background(source, self._size)
 
-        def produce():
-            try:
-                for flat in source:
-                    while not stop.is_set():
-                        try:
-                            buffer.put(flat, timeout=0.05)
-                            break
-                        except queue.Full:
-                            continue
-                    if stop.is_set():
-                        return
-                buffer.put(_END)
-            except BaseException as e:  # noqa: BLE001 - handed to the consumer
-                buffer.put(_Failure(e))
+    def _tuned(self, source):
+        """AUTOTUNE: elements are produced inline while they are cheap, and ahead on a
+        background thread once producing one costs more than _WORTH_A_THREAD. A Python
+        producer thread competes with the consumer for the GIL, and at every hand-over
+        waits up to the interpreter's switch interval for it, so it pays only when the
+        input does real work (a traced map, a generator, decoding), not for shuffled
+        slices of an array."""
+        spent = 0.0
+        for count in itertools.count(1):
+            start = time.perf_counter()
+            flat = next(source, None)
+            spent += time.perf_counter() - start
+            if flat is None:
+                return
+            yield flat
+            if count >= 4 and spent / count > _WORTH_A_THREAD:
+                break
+        yield from _background(source, self._size)
 
-        worker = threading.Thread(target=produce, name="tapeflow-prefetch", daemon=True)
-        worker.start()
+
+def _background(source, size: int):
+    """The elements of `source`, produced on a background thread into a buffer of `size`."""
+    buffer: queue.Queue = queue.Queue(size)
+    stop = threading.Event()
+
+    def produce():
         try:
-            while True:
-                item = buffer.get()
-                if item is _END:
+            for flat in source:
+                while not stop.is_set():
+                    try:
+                        buffer.put(flat, timeout=0.05)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
                     return
-                if isinstance(item, _Failure):
-                    raise item.error
-                yield item
-        finally:
-            stop.set()
+            buffer.put(_END)
+        except BaseException as e:  # noqa: BLE001 - handed to the consumer
+            buffer.put(_Failure(e))
+
+    worker = threading.Thread(target=produce, name="tapeflow-prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = buffer.get()
+            if item is _END:
+                return
+            if isinstance(item, _Failure):
+                raise item.error
+            yield item
+    finally:
+        stop.set()
 
 
 class _CacheDataset(_UnaryDataset):
@@ -1042,7 +1129,7 @@ class _EnumerateDataset(_UnaryDataset):
             yield [np.array(i, np.int64)] + flat
 
 
-class _ShardDataset(_UnaryDataset):
+class _ShardDataset(_RowwiseDataset):
     def __init__(self, source, num_shards, index):
         self._num = _int_arg("shard", "num_shards", num_shards)
         self._index = _int_arg("shard", "index", index)
@@ -1060,8 +1147,8 @@ class _ShardDataset(_UnaryDataset):
             return n
         return n // self._num + (1 if self._index < n % self._num else 0)
 
-    def _elements(self, ctx):
-        return itertools.islice(self._input._elements(ctx), self._index, None, self._num)
+    def _select(self, ctx, stream):
+        return itertools.islice(stream(), self._index, None, self._num)
 
 
 class _InterleaveDataset(_UnaryDataset):
