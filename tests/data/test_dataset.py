@@ -394,3 +394,16 @@ def test_batches_of_shuffled_slices_are_gathered_in_the_element_order():
     assert sorted(rows[:20]) == sorted(rows[20:]) == [tuple(r) for r in x.tolist()]
     dropped = Dataset.from_tensor_slices(x).shuffle(8, seed=2).take(13).batch(6, True)
     assert [len(b) for b in dropped.as_numpy_iterator()] == [6, 6]
+
+
+def test_padded_batch_of_structures():
+    pairs = Dataset.from_generator(lambda: (([n] * n, n) for n in (1, 3)),
+                                   output_signature=(tf.TensorSpec([None], tf.int32),
+                                                     tf.TensorSpec([], tf.int32)))
+    out = pairs.padded_batch(2, padded_shapes=([4], []), padding_values=(9, 0))
+    assert out.element_spec == (tf.TensorSpec([None, 4], tf.int32),
+                                tf.TensorSpec([None], tf.int32))
+    (tokens, lengths), = values(out)
+    assert tokens == [[1, 9, 9, 9], [3, 3, 3, 9]] and lengths == [1, 3]
+    with pytest.raises(ValueError, match="does not match the element structure"):
+        pairs.padded_batch(2, padded_shapes=[4])

@@ -581,6 +581,18 @@ class _GeneratorDataset(Dataset):
         return out
 
 
+def _up_to(op: str, name: str, spec, value) -> list:
+    """`value` (shapes or values matching the element structure) flattened like `spec`;
+    a single value stands for every component."""
+    if not nest.is_nested(spec):
+        return [value]
+    try:
+        return _flatten_up_to(spec, value)
+    except TypeError:
+        raise ValueError(f"{op}: {name} {value!r:.80} does not match the element structure "
+                         f"{spec}") from None
+
+
 def _flatten_up_to(spec, value) -> list:
     if isinstance(spec, dict):
         if not isinstance(value, dict) or sorted(value) != sorted(spec):
@@ -822,36 +834,28 @@ class _PaddedBatchDataset(_BatchDataset):
     def __init__(self, source, batch_size, padded_shapes, padding_values, drop_remainder):
         spec = source.element_spec
         specs = structure.flat_specs(spec)
-        if padded_shapes is None:
-            shapes = [list(s.shape) for s in specs]
-        else:
-            given = structure.flat_specs(padded_shapes) if nest.is_nested(spec) else \
-                [padded_shapes]
-            if len(given) != len(specs):
-                raise ValueError(f"padded_batch: padded_shapes {padded_shapes!r:.80} does "
-                                 f"not match the element structure {spec}")
-            shapes = []
-            for s, g in zip(specs, given):
-                dims = [None if d is None or d == -1 else int(d)
-                        for d in (list(g) if not hasattr(g, "shape") else list(g.shape))]
-                if len(dims) != len(s.shape) or any(
-                        a is not None and b is not None and a != b and a is not None
-                        and b < a for a, b in zip(s.shape, dims)):
-                    raise ValueError(f"padded_batch: padded shape {dims} is not compatible "
-                                     f"with the element shape {list(s.shape)}")
-                shapes.append(dims)
-        self._shapes = shapes
-        if padding_values is None:
-            self._pads = [np.zeros((), s.dtype.as_numpy_dtype) for s in specs]
-        else:
-            values = structure.flat_specs(padding_values) if nest.is_nested(spec) else \
-                [padding_values]
-            self._pads = [np.asarray(structure.to_array(v, "padded_batch"),
-                                     s.dtype.as_numpy_dtype) for v, s in zip(values, specs)]
+        given = [None] * len(specs) if padded_shapes is None else \
+            _up_to("padded_batch", "padded_shapes", spec, padded_shapes)
+        self._shapes = []
+        for s, g in zip(specs, given):
+            dims = list(s.shape) if g is None else [
+                None if d is None or d == -1 else int(d)
+                for d in (g.shape if isinstance(g, TensorSpec) else TensorShape(g))]
+            if len(dims) != len(s.shape) or any(
+                    have is not None and want is not None and want < have
+                    for have, want in zip(s.shape, dims)):
+                raise ValueError(f"padded_batch: padded shape {dims} is not compatible with "
+                                 f"the element shape {list(s.shape)}")
+            self._shapes.append(dims)
+        values = [None] * len(specs) if padding_values is None else \
+            _up_to("padded_batch", "padding_values", spec, padding_values)
+        self._pads = [np.zeros((), s.dtype.as_numpy_dtype) if v is None else
+                      np.asarray(structure.to_array(v, "padded_batch"), s.dtype.as_numpy_dtype)
+                      for v, s in zip(values, specs)]
         super().__init__(source, batch_size, drop_remainder)
         lead = self._size if self._drop else None
         self._spec = structure.pack(spec, [TensorSpec([lead] + dims, s.dtype)
-                                           for dims, s in zip(shapes, specs)])
+                                           for dims, s in zip(self._shapes, specs)])
 
     def _elements(self, ctx):
         rows: list = []
