@@ -128,8 +128,9 @@ def test_restoring_past_the_end_is_an_error(tmp_path):
 # ---------------------------------------------------------------------- determinism
 
 
-_ORDER = ("import tapeflow as tf; tf.random.set_seed(42); ds = tf.data.Dataset.range(50).shuffle(16, seed=11)"
-          ".map(lambda x: x * 2).batch(5); print([int(v) for b in ds for v in b])")
+_ORDER = ("import tapeflow as tf; tf.random.set_seed(42); "
+          "ds = tf.data.Dataset.range(50).shuffle(16, seed=11).map(lambda x: x * 2).batch(5); "
+          "print([int(v) for b in ds for v in b])")
 
 
 def test_same_seed_same_order_in_another_process():

@@ -18,7 +18,7 @@ import os
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterator as PyIterator
+from typing import Callable, Iterator as PyIterator
 
 import numpy as np
 

@@ -221,18 +221,20 @@ def _eager(native):
     return impl
 
 
-defop("AnonymousIterator", [], shape=lambda s, d, a: [((), int64)], impl=_eager(_make_iterator), native=_make_iterator,
-      differentiable=False, stateful=True)
+defop("AnonymousIterator", [], shape=lambda s, d, a: [((), int64)],
+      impl=_eager(_make_iterator), native=_make_iterator, differentiable=False,
+      stateful=True)
 defop("IteratorGetNextAsOptional", ["handle"],
       num_outputs=lambda s, d, a: 1 + len(a["specs"]),
       shape=lambda s, d, a: [((), _bool)] + _spec_outputs(a["specs"]),
-      impl=_eager(_get_next_optional),
-      native=_get_next_optional, differentiable=False, stateful=True)
+      impl=_eager(_get_next_optional), native=_get_next_optional, differentiable=False,
+      stateful=True)
 defop("IteratorGetNext", ["handle"], num_outputs=lambda s, d, a: len(a["specs"]),
-      shape=lambda s, d, a: _spec_outputs(a["specs"]), impl=_eager(_get_next), native=_get_next,
-      differentiable=False, stateful=True)
+      shape=lambda s, d, a: _spec_outputs(a["specs"]), impl=_eager(_get_next),
+      native=_get_next, differentiable=False, stateful=True)
 defop("DeleteIterator", ["handle"], shape=lambda s, d, a: [((), _bool)],
-      impl=_eager(_delete_iterator), native=_delete_iterator, differentiable=False, stateful=True)
+      impl=_eager(_delete_iterator), native=_delete_iterator, differentiable=False,
+      stateful=True)
 
 
 def get_next_op(iterator: Iterator):

@@ -69,10 +69,6 @@ def as_numpy(spec, flat: list):
     return pack(spec, [a[()] if a.ndim == 0 else a for a in flat])
 
 
-def describe_spec(spec) -> str:
-    return repr(spec)
-
-
 def with_batch(spec: TensorSpec, size) -> TensorSpec:
     return TensorSpec([size] + list(spec.shape), spec.dtype)
 

@@ -234,8 +234,8 @@ def _eager(native):
 
 
 defop("WriteSummary", ["data", "step"], list_inputs=("data",),
-      shape=lambda s, d, a: [((), _bool)], impl=_eager(_write_summary), native=_write_summary, differentiable=False,
-      stateful=True)
+      shape=lambda s, d, a: [((), _bool)], impl=_eager(_write_summary),
+      native=_write_summary, differentiable=False, stateful=True)
 
 
 def _step_tensor(op: str, step) -> Tensor:
