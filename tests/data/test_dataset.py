@@ -185,6 +185,12 @@ def test_eager_map_returning_another_structure_is_an_error():
         tf.config.run_functions_eagerly(False)
 
 
+def test_map_returning_non_tensors_is_an_error_at_map():
+    with assert_engine_state_intact():
+        with pytest.raises(TypeError, match="map: the function returned None"):
+            Dataset.range(3).map(lambda x: None)
+
+
 def test_parallel_map_keeps_order_and_uses_threads():
     import threading
     names = set()

@@ -195,28 +195,29 @@ def get_step():
 # --------------------------------------------------------------------------- the op
 
 
+_PLUGINS = {"scalar": "scalars", "histogram": "histograms", "image": "images",
+            "text": "text"}
+
+
 def _write_summary(inputs, attrs, backend):
     data = inputs["data"]
-    payload = attrs["payload"] if not data else _payload(attrs, np.asarray(data[0]))
-    step = int(np.asarray(inputs["step"]))
-    tensor, plugin = payload
-    event = event_file.summary_event(time.time(), step, attrs["tag"], tensor,
-                                     event_file.summary_metadata(plugin,
-                                                                 attrs["description"]))
+    tensor = attrs["payload"] if not data else _payload(attrs, np.asarray(data[0]))
+    event = event_file.summary_event(time.time(), int(inputs["step"]), attrs["tag"], tensor,
+                                     attrs["metadata"])
     return np.array(attrs["writer"].write_event(event))
 
 
-def _payload(attrs, data: np.ndarray) -> tuple:
+def _payload(attrs, data: np.ndarray) -> bytes:
+    """The TensorProto of one summary, as TensorFlow 2's tf.summary stores each kind."""
     kind = attrs["kind"]
     if kind == "scalar":
-        return event_file.tensor_proto(np.asarray(data, np.float32)), "scalars"
+        return event_file.tensor_proto(np.asarray(data, np.float32))
     if kind == "histogram":
-        buckets = event_file.histogram_buckets(data, attrs["buckets"])
-        return event_file.tensor_proto(buckets), "histograms"
+        return event_file.tensor_proto(event_file.histogram_buckets(data, attrs["buckets"]))
     images = event_file.to_uint8_images(data)[:attrs["max_outputs"]]
     strings = [str(data.shape[2]).encode(), str(data.shape[1]).encode()]
     strings += [event_file.png(im) for im in images]
-    return event_file.tensor_proto(np.array(strings, dtype=object)), "images"
+    return event_file.tensor_proto(np.array(strings, dtype=object))
 
 
 
@@ -263,11 +264,12 @@ def _write(op: str, name: str, data, step, description, kind: str, **options) ->
     if writer is None or writer._closed:
         return convert_to_tensor(False)  # no default writer: nothing to record
     step_t = _step_tensor(op, step)
-    attrs = {"writer": writer, "tag": name, "kind": kind, "description": description,
-             "payload": None, **options}
+    # what does not depend on the data is encoded once, here (at trace time in a graph)
+    attrs = {"writer": writer, "tag": name, "kind": kind, "payload": None,
+             "metadata": event_file.summary_metadata(_PLUGINS[kind], description), **options}
     inputs = {"data": [], "step": step_t}
     if kind == "text":
-        attrs["payload"] = (event_file.tensor_proto(np.array(data, dtype=object)), "text")
+        attrs["payload"] = event_file.tensor_proto(np.array(data, dtype=object))
     else:
         inputs["data"] = [data]
     with no_recording():
