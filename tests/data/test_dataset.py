@@ -413,3 +413,16 @@ def test_padded_batch_of_structures():
     assert tokens == [[1, 9, 9, 9], [3, 3, 3, 9]] and lengths == [1, 3]
     with pytest.raises(ValueError, match="does not match the element structure"):
         pairs.padded_batch(2, padded_shapes=[4])
+
+
+def test_parallel_map_gives_the_serial_results():
+    def f(x):  # enough ops that concurrent runs of the graph would interleave
+        v = tf.cast(x, tf.float64) * tf.range(500.0, dtype=tf.float64)
+        return tf.reduce_sum(tf.sin(v) * tf.cos(v) + v * 0.5), tf.exp(-v[:3])
+    serial = list(Dataset.range(150).map(f).as_numpy_iterator())
+    parallel = list(Dataset.range(150).map(f, num_parallel_calls=6).as_numpy_iterator())
+    assert len(parallel) == 150
+    for (a, b), (c, d) in zip(serial, parallel):
+        assert a == c and b.tolist() == d.tolist()
+    x = np.arange(500.0)
+    assert serial[3][0] == pytest.approx(np.sum(np.sin(3 * x) * np.cos(3 * x) + 1.5 * x))
