@@ -132,3 +132,22 @@ def test_negative_and_large_steps_round_trip(tmp_path):
         tf.summary.scalar("s", 2.0, step=2**40)
     writer.close()
     assert [s for s, _, _ in read(tmp_path)["s"]] == [-3, 2**40]
+
+
+def test_record_if(tmp_path):
+    writer = tf.summary.create_file_writer(str(tmp_path))
+    with writer.as_default():
+        for step in range(6):
+            with tf.summary.record_if(step % 3 == 0):
+                tf.summary.scalar("every_third", float(step), step=step)
+            tf.summary.experimental.set_step(step)
+            try:
+                with tf.summary.record_if(lambda: tf.summary.experimental.get_step() > 3):
+                    assert tf.summary.should_record_summaries() == (step > 3)
+                    tf.summary.scalar("late", float(step))
+            finally:
+                tf.summary.experimental.set_step(None)
+    writer.close()
+    got = read(tmp_path)
+    assert [s for s, _, _ in got["every_third"]] == [0, 3]
+    assert [s for s, _, _ in got["late"]] == [4, 5]

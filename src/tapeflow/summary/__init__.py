@@ -11,10 +11,10 @@ Example:
 import types as _types
 
 from .writer import (SummaryWriter, create_file_writer, create_noop_writer, flush,  # noqa: F401
-                     get_step as _get_step, histogram, image, scalar, set_step as _set_step,
-                     text)
+                     get_step as _get_step, histogram, image, record_if, scalar,
+                     set_step as _set_step, should_record_summaries, text)
 
 __all__ = ["SummaryWriter", "create_file_writer", "create_noop_writer", "flush", "scalar",
-           "histogram", "image", "text", "experimental"]
+           "histogram", "image", "text", "record_if", "should_record_summaries", "experimental"]
 
 experimental = _types.SimpleNamespace(set_step=_set_step, get_step=_get_step)

@@ -40,6 +40,7 @@ class _State(threading.local):
     def __init__(self):
         self.writer = None
         self.step = None
+        self.record_if = True
 
 
 _state = _State()
@@ -192,6 +193,40 @@ def get_step():
     return _state.step
 
 
+@contextlib.contextmanager
+def record_if(condition):
+    """Summaries inside the block are written only while `condition` holds (a bool, or a
+    callable returning one, asked at each summary call).
+
+    Example:
+        >>> with tf.summary.create_file_writer("/tmp/logs").as_default(step=3):
+        ...     with tf.summary.record_if(lambda: tf.summary.experimental.get_step() % 2 == 0):
+        ...         tf.summary.scalar("x", 1.0).numpy()
+        False
+    """
+    saved = _state.record_if
+    _state.record_if = condition
+    try:
+        yield
+    finally:
+        _state.record_if = saved
+
+
+def should_record_summaries() -> bool:
+    """Whether a summary written now would be recorded (a default writer is set and the
+    `record_if` condition holds).
+
+    Example:
+        >>> tf.summary.should_record_summaries()
+        False
+    """
+    writer = _state.writer
+    if writer is None or writer._closed:
+        return False
+    condition = _state.record_if
+    return bool(condition() if callable(condition) else condition)
+
+
 # --------------------------------------------------------------------------- the op
 
 
@@ -260,9 +295,9 @@ def _step_tensor(op: str, step) -> Tensor:
 def _write(op: str, name: str, data, step, description, kind: str, **options) -> Tensor:
     if not isinstance(name, str) or not name:
         raise ValueError(f"summary.{op}: name must be a non-empty string, got {name!r:.60}")
+    if not should_record_summaries():  # no default writer, or record_if says no
+        return convert_to_tensor(False)
     writer = _state.writer
-    if writer is None or writer._closed:
-        return convert_to_tensor(False)  # no default writer: nothing to record
     step_t = _step_tensor(op, step)
     # what does not depend on the data is encoded once, here (at trace time in a graph)
     attrs = {"writer": writer, "tag": name, "kind": kind, "payload": None,
