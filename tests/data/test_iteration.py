@@ -80,6 +80,44 @@ def test_break_and_dict_elements_in_the_graph():
     assert int(until(tf.constant(100, tf.int64))) == sum(range(10)) * 10
 
 
+def test_return_nested_loops_and_python_counters_in_graph_loops():
+    ds = Dataset.range(10)
+
+    @tf.function
+    def first_over(limit):
+        for x in ds:
+            if x > limit:
+                return x
+        return tf.constant(-1, tf.int64)
+
+    assert int(first_over(tf.constant(4, tf.int64))) == 5
+    assert int(first_over(tf.constant(40, tf.int64))) == -1
+
+    @tf.function
+    def nested():
+        s = tf.constant(0, tf.int64)
+        for a in Dataset.range(3):
+            for b in Dataset.range(4):
+                s += a * b
+        return s
+
+    assert int(nested()) == (0 + 1 + 2) * (0 + 1 + 2 + 3)
+
+    @tf.function
+    def count(d):
+        n = 0  # a Python number carried by the loop becomes a tensor
+        for _ in d:
+            n += 1
+        return n
+
+    assert int(count(Dataset.range(10).batch(3))) == 4
+    it = iter(Dataset.range(5))
+    next(it)
+    assert int(count(it)) == 4  # a for over an eager iterator consumes it in the graph
+    with pytest.raises(StopIteration):
+        next(it)
+
+
 def test_an_eager_iterator_continues_inside_a_function():
     it = iter(Dataset.range(10))
     next(it)

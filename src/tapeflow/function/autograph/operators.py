@@ -379,6 +379,9 @@ def _graph_for_iterator(iteration, extra_test, body, init, names, site, options)
 
     def step(more, *values):
         has_value, element = iteration.get_next()
+        if any(isinstance(v, (Undefined, UndefinedReturnValue)) for v in values):
+            # the aside trace that learns a return value's type: the body alone tells it
+            return (has_value,) + tuple(body(element, *values))
         outs = cond(has_value, lambda: tuple(body(element, *values)), lambda: tuple(values))
         outs = tuple(outs) if isinstance(outs, (list, tuple)) else (outs,)
         return (has_value,) + outs
