@@ -304,7 +304,9 @@ class Dataset:
         `padded_shapes` (default: the largest in each batch where the shape varies).
 
         Example:
-            >>> ds = tf.data.Dataset.range(1, 4).map(lambda x: tf.fill([x], x))
+            >>> ds = tf.data.Dataset.from_generator(
+            ...     lambda: ([n] * n for n in (1, 2, 3)),
+            ...     output_signature=tf.TensorSpec([None], tf.int64))
             >>> [b.tolist() for b in ds.padded_batch(2).as_numpy_iterator()]
             [[[1, 0], [2, 2]], [[3, 3, 3]]]
         """
