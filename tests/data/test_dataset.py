@@ -426,3 +426,13 @@ def test_parallel_map_gives_the_serial_results():
         assert a == c and b.tolist() == d.tolist()
     x = np.arange(500.0)
     assert serial[3][0] == pytest.approx(np.sum(np.sin(3 * x) * np.cos(3 * x) + 1.5 * x))
+
+
+def test_map_leaves_the_source_arrays_alone():
+    src = np.arange(20.0).reshape(10, 2)
+    keep = src.copy()
+    out = list(Dataset.from_tensor_slices(src).map(lambda x: tf.exp(x * 2.0 + 1.0) - x)
+               .as_numpy_iterator())
+    np.testing.assert_allclose(out[3], np.exp(keep[3] * 2 + 1) - keep[3], rtol=1e-12)
+    list(Dataset.from_tensor_slices(src).batch(4).map(lambda x: tf.nn.relu(x - 3.0) * 2.0))
+    assert np.array_equal(src, keep)
