@@ -36,7 +36,10 @@ def test_for_loop_in_function_runs_in_the_graph_without_retracing():
     ops = {n.op for n in cf.graph.get_operations()}
     assert {"AnonymousIterator", "While", "DeleteIterator"} <= ops or \
         {"AnonymousIterator", "DeleteIterator"} <= ops
+    from tapeflow.data import iterator as iterator_module
+    before = len(iterator_module._HANDLES)
     assert int(total(large)) == sum(range(1000))
+    assert len(iterator_module._HANDLES) == before  # the loop's iterator is dropped after it
     # one trace per dataset object (it is a Python argument), never per element
     assert total.experimental_get_tracing_count() == 2
 
@@ -126,8 +129,12 @@ def test_an_eager_iterator_continues_inside_a_function():
     def two(iterator):
         return next(iterator) + next(iterator)
 
+    from tapeflow.data import iterator as iterator_module
+    before = len(iterator_module._HANDLES) + len(iterator_module._EAGER_HANDLES)
     assert int(two(it)) == 1 + 2
     assert int(two(it)) == 3 + 4
+    # the eager iterator has one handle however often the graph runs
+    assert len(iterator_module._HANDLES) + len(iterator_module._EAGER_HANDLES) <= before + 1
     assert int(next(it)) == 5
     for _ in range(4):
         next(it)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 
 import numpy as np
 
@@ -54,6 +55,7 @@ class Iterator:
         self._source = dataset._elements(self._context)
         self._position = 0
         self._lock = threading.Lock()
+        self._handle = None  # its handle in graphs that use it (see _make_iterator)
 
     @property
     def element_spec(self):
@@ -159,7 +161,11 @@ class Optional:
 
 # ---------------------------------------------------------------------- graph ops
 
+# Iterators made by a graph (one per run of a `for` over a dataset), dropped by
+# DeleteIterator after the loop; and eager iterators a graph uses, by the handle each gets
+# once, held weakly (their owner is the user's code).
 _HANDLES: dict = {}
+_EAGER_HANDLES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _NEXT_HANDLE = itertools.count(1)
 
 
@@ -169,14 +175,18 @@ def _spec_outputs(specs) -> list:
 
 def _make_iterator(inputs, attrs, backend):
     source = attrs["source"]
-    it = source if isinstance(source, Iterator) else Iterator(source)
+    if isinstance(source, Iterator):
+        if source._handle is None:
+            source._handle = next(_NEXT_HANDLE)
+            _EAGER_HANDLES[source._handle] = source
+        return np.array(source._handle, np.int64)
     handle = next(_NEXT_HANDLE)
-    _HANDLES[handle] = it
+    _HANDLES[handle] = Iterator(source)
     return np.array(handle, np.int64)
 
 
 def _lookup(handle) -> Iterator:
-    it = _HANDLES.get(int(handle))
+    it = _HANDLES.get(int(handle)) or _EAGER_HANDLES.get(int(handle))
     if it is None:
         raise InvalidArgumentError(f"iterator handle {int(handle)} does not exist (the "
                                    "loop that made it has ended)")
