@@ -436,3 +436,10 @@ def test_map_leaves_the_source_arrays_alone():
     np.testing.assert_allclose(out[3], np.exp(keep[3] * 2 + 1) - keep[3], rtol=1e-12)
     list(Dataset.from_tensor_slices(src).batch(4).map(lambda x: tf.nn.relu(x - 3.0) * 2.0))
     assert np.array_equal(src, keep)
+
+
+def test_apply():
+    evens = lambda ds: ds.filter(lambda x: x % 2 == 0)  # noqa: E731
+    assert values(Dataset.range(7).apply(evens)) == [0, 2, 4, 6]
+    with pytest.raises(TypeError, match="must return a Dataset"):
+        Dataset.range(3).apply(lambda ds: 3)
