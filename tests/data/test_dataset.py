@@ -443,3 +443,29 @@ def test_apply():
     assert values(Dataset.range(7).apply(evens)) == [0, 2, 4, 6]
     with pytest.raises(TypeError, match="must return a Dataset"):
         Dataset.range(3).apply(lambda ds: 3)
+
+
+def test_parallel_interleave_keeps_the_order_and_reads_ahead():
+    import time
+
+    def slow(n):
+        for i in range(3):
+            time.sleep(0.03)  # reading a file, say: releases the GIL
+            yield int(n) * 10 + i
+
+    def make(parallel):
+        return Dataset.range(4).interleave(
+            lambda n: Dataset.from_generator(slow, args=(n,),
+                                             output_signature=tf.TensorSpec([], tf.int64)),
+            cycle_length=4, block_length=1,
+            num_parallel_calls=tf.data.AUTOTUNE if parallel else None)
+
+    start = time.perf_counter()
+    sequential = values(make(False))
+    serial_time = time.perf_counter() - start
+    start = time.perf_counter()
+    parallel = values(make(True))
+    parallel_time = time.perf_counter() - start
+    assert sequential == parallel == [0, 10, 20, 30, 1, 11, 21, 31, 2, 12, 22, 32]
+    assert serial_time > 0.3 and parallel_time < 0.6 * serial_time, (serial_time,
+                                                                     parallel_time)

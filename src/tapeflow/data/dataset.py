@@ -427,12 +427,13 @@ class Dataset:
             >>> list(ds.as_numpy_iterator())
             [0, 0, 1]
         """
-        return _InterleaveDataset(self, map_func, 1, 1, "flat_map")
+        return _InterleaveDataset(self, map_func, 1, 1, "flat_map", parallel=False)
 
     def interleave(self, map_func: Callable, cycle_length=None, block_length=None,
                    num_parallel_calls=None, deterministic=None, name=None) -> "Dataset":
         """Elements of the datasets `map_func` returns, `block_length` at a time from
-        `cycle_length` of them open at once (TensorFlow's order).
+        `cycle_length` of them open at once (TensorFlow's order); with
+        `num_parallel_calls`, the open datasets are read ahead on threads.
 
         Example:
             >>> ds = tf.data.Dataset.range(1, 3).interleave(
@@ -444,7 +445,8 @@ class Dataset:
             "interleave", "cycle_length", cycle_length, 1)
         block = 1 if block_length is None else _int_arg("interleave", "block_length",
                                                         block_length, 1)
-        return _InterleaveDataset(self, map_func, cycle, block, "interleave")
+        return _InterleaveDataset(self, map_func, cycle, block, "interleave",
+                                  parallel=num_parallel_calls is not None)
 
 
 # ---------------------------------------------------------------------- sources
@@ -1173,8 +1175,11 @@ class _ShardDataset(_RowwiseDataset):
 
 
 class _InterleaveDataset(_UnaryDataset):
-    def __init__(self, source, map_func, cycle_length, block_length, op):
+    def __init__(self, source, map_func, cycle_length, block_length, op, parallel):
         self._op, self._cycle, self._block = op, cycle_length, block_length
+        # with num_parallel_calls, every open dataset is read ahead on a thread of its own
+        # (the order of the elements stays the sequential one)
+        self._parallel = parallel
         self._map_func = map_func
         if not callable(map_func):
             raise TypeError(f"{op}: map_func must be callable, got {map_func!r:.60}")
@@ -1205,7 +1210,8 @@ class _InterleaveDataset(_UnaryDataset):
         if len(specs) != len(got) or any(a.dtype is not b.dtype for a, b in zip(specs, got)):
             raise InvalidArgumentError(f"{self._op}: map_func returned a dataset of "
                                        f"{inner.element_spec}, expected {self._spec}")
-        return inner._elements(ctx)
+        elements = inner._elements(ctx)
+        return _background(elements, self._block) if self._parallel else elements
 
     def _cardinality(self) -> int:
         n = self._input._cardinality()
