@@ -69,7 +69,12 @@ def record(payload: bytes) -> bytes:
 # --------------------------------------------------------------------------- wire format
 
 
+_ONE_BYTE = [bytes((i,)) for i in range(128)]  # field keys and short lengths: most varints
+
+
 def _varint(n: int) -> bytes:
+    if 0 <= n < 128:
+        return _ONE_BYTE[n]
     n &= (1 << 64) - 1  # negative int64s are ten-byte two's complement varints
     out = bytearray()
     while True:
