@@ -1,7 +1,8 @@
 """tapeflow demo: train an MLP and a small CNN on scikit-learn's handwritten digits (shipped
 inside the scikit-learn package: nothing is downloaded) with `tapeflow.layers`, `Adam` and a
-`function`-traced training step; save and restore a checkpoint; show the engine's memory
-accounting, a profile of one step, and plots of the training curves and memory timeline.
+`function`-traced training step fed by a `tf.data` pipeline; write TensorBoard logs with
+`tf.summary`; save and restore a checkpoint; show the engine's memory accounting, a profile
+of one step, and plots of the training curves and memory timeline.
 
 Run: python examples/demo.py [--epochs N] [--out DIR]
 """
@@ -69,27 +70,48 @@ def accuracy(model, x, y) -> float:
     return float(tf.reduce_mean(tf.cast(tf.equal(predicted, y), tf.float32)))
 
 
-def train(name, model, data, epochs, batch, history):
+def input_pipeline(x, y, batch, seed=0):
+    """Shuffled batches of the training set, reshuffled every epoch and prepared on a
+    background thread while the step runs."""
+    n = int(x.shape[0])
+    return (tf.data.Dataset.from_tensor_slices((x, y))
+            .shuffle(n, seed=seed)
+            .batch(batch)  # the last, smaller batch runs through the same graph
+            .prefetch(tf.data.AUTOTUNE))
+
+
+def train(name, model, data, epochs, batch, history, logdir):
     x_train, y_train, x_test, y_test = data
     optimizer = tf.optimizers.Adam(learning_rate=2e-3)
     step = make_step(model, optimizer)
-    n = int(x_train.shape[0])
-    steps = -(-n // batch)  # the last, smaller batch runs through the same graph
+    dataset = input_pipeline(x_train, y_train, batch)
+    steps = len(dataset)
     curve = history[name] = []
+    writer = tf.summary.create_file_writer(os.path.join(logdir, name))
+    with writer.as_default(step=0):
+        tf.summary.image("training digits", tf.reshape(x_train[:4], [4, 8, 8, 1]),
+                         max_outputs=4)
     start = time.perf_counter()
     bar = tqdm(range(epochs), desc=f"{name:>3s}", unit="epoch")
     for epoch in bar:
-        perm = tf.random.shuffle(tf.range(n), seed=epoch)
         total_loss = total_acc = 0.0
-        for s in range(steps):
-            idx = perm[s * batch:(s + 1) * batch]
-            loss, acc = step(tf.gather(x_train, idx), tf.gather(y_train, idx))
+        for xb, yb in dataset:
+            loss, acc = step(xb, yb)
             total_loss += float(loss)
             total_acc += float(acc)
         curve.append((total_loss / steps, total_acc / steps, accuracy(model, x_test, y_test)))
+        with writer.as_default(step=epoch + 1):
+            tf.summary.scalar("loss", curve[-1][0])
+            tf.summary.scalar("accuracy/train", curve[-1][1])
+            tf.summary.scalar("accuracy/test", curve[-1][2])
         bar.set_postfix(loss=f"{curve[-1][0]:.4f}", acc=f"{curve[-1][1]:.3f}",
                         test=f"{curve[-1][2]:.3f}")
     elapsed = time.perf_counter() - start
+    with writer.as_default(step=epochs):
+        for v in model.trainable_variables:
+            tf.summary.histogram(v.name, v)
+        tf.summary.text("summary", f"{name}: {epochs} epochs, batch {batch}, Adam(2e-3)")
+    writer.close()
     acc = accuracy(model, x_test, y_test)
     print(f"{name}: {sum(int(np.prod(v.shape)) for v in model.trainable_variables)} "
           f"parameters, {epochs} epochs of {steps} steps in {elapsed:.1f} s "
@@ -101,16 +123,27 @@ def plot_curves(history, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.2))
+    from matplotlib.ticker import MaxNLocator, MultipleLocator
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.6))
+    lowest = 1.0
     for (name, curve), color in zip(history.items(), ("tab:blue", "tab:orange")):
         loss, train_acc, test_acc = zip(*curve)
-        ax_loss.plot(loss, color=color, label=f"{name} training loss")
-        ax_acc.plot(test_acc, color=color, label=f"{name} test")
-        ax_acc.plot(train_acc, "--", color=color, label=f"{name} train")
+        epochs = range(1, len(curve) + 1)
+        ax_loss.plot(epochs, loss, color=color, label=f"{name} training loss")
+        ax_acc.plot(epochs, test_acc, color=color, label=f"{name} test")
+        ax_acc.plot(epochs, train_acc, "--", color=color, label=f"{name} train")
+        lowest = min(lowest, *train_acc, *test_acc)
     ax_loss.legend()
-    ax_loss.set(xlabel="epoch", ylabel="loss", yscale="log")
-    ax_acc.set(xlabel="epoch", ylabel="accuracy", ylim=(0.8, 1.0))
-    ax_acc.legend()
+    ax_loss.set(xlabel="epoch", ylabel="loss", yscale="log", title="training loss")
+    # the accuracy axis spans every epoch's value, the first (lowest) ones included
+    ax_acc.set(xlabel="epoch", ylabel="accuracy", ylim=(np.floor(lowest * 20) / 20, 1.0),
+               title="accuracy per epoch")
+    for ax in (ax_loss, ax_acc):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_minor_locator(MultipleLocator(1))  # a tick for every epoch
+        ax.grid(alpha=0.3)
+    ax_acc.legend(loc="lower right")
+    fig.suptitle("tapeflow demo: MLP and CNN on the 8x8 digits (tf.data pipeline, Adam)")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -139,8 +172,11 @@ def main():
     history = {}
     models = {"mlp": MLP(), "cnn": CNN()}
     steps, accs = {}, {}
+    logdir = os.path.join(args.out, "logs")
     for name, model in models.items():
-        steps[name], accs[name] = train(name, model, data, args.epochs, args.batch, history)
+        steps[name], accs[name] = train(name, model, data, args.epochs, args.batch, history,
+                                        logdir)
+    print(f"TensorBoard logs: {logdir} (view them with: tensorboard --logdir {logdir})")
 
     # a checkpoint of the CNN, restored into a fresh model of the same architecture
     checkpoint = tf.train.Checkpoint(model=models["cnn"])

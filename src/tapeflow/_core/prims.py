@@ -48,6 +48,11 @@ def angle(x, **attrs):
     return run_kernel("Angle", {"x": x}, attrs)
 
 
+def anonymous_iterator(**attrs):
+    """AnonymousIterator (tapeflow/data/iterator.py)."""
+    return run_kernel("AnonymousIterator", {}, attrs)
+
+
 def any(x, **attrs):
     """Any (tapeflow/ops/reduction.py)."""
     return run_kernel("Any", {"x": x}, attrs)
@@ -211,6 +216,11 @@ def cumsum(x, **attrs):
 def custom_gradient(x, resources, **attrs):
     """CustomGradient (tapeflow/autodiff/custom.py)."""
     return run_kernel("CustomGradient", {"x": x, "resources": resources}, attrs)
+
+
+def delete_iterator(handle, **attrs):
+    """DeleteIterator (tapeflow/data/iterator.py)."""
+    return run_kernel("DeleteIterator", {"handle": handle}, attrs)
 
 
 def digamma(x, **attrs):
@@ -377,6 +387,16 @@ def is_inf(x, **attrs):
 def is_nan(x, **attrs):
     """IsNan (tapeflow/ops/math.py)."""
     return run_kernel("IsNan", {"x": x}, attrs)
+
+
+def iterator_get_next(handle, **attrs):
+    """IteratorGetNext (tapeflow/data/iterator.py)."""
+    return run_kernel("IteratorGetNext", {"handle": handle}, attrs)
+
+
+def iterator_get_next_as_optional(handle, **attrs):
+    """IteratorGetNextAsOptional (tapeflow/data/iterator.py)."""
+    return run_kernel("IteratorGetNextAsOptional", {"handle": handle}, attrs)
 
 
 def l2_loss(x, **attrs):
@@ -1056,6 +1076,11 @@ def while_grad(cots, loop_vars, args, resources, count, **attrs):
         "args": args,
         "resources": resources,
         "count": count}, attrs)
+
+
+def write_summary(data, step, **attrs):
+    """WriteSummary (tapeflow/summary/writer.py)."""
+    return run_kernel("WriteSummary", {"data": data, "step": step}, attrs)
 
 
 def zeros(**attrs):

@@ -110,6 +110,23 @@ def set_seed(seed) -> None:
     _state.per_op_seed.clear()
 
 
+def draw_seed(op_seed=None) -> tuple:
+    """The seed words of a seeded computation outside the kernels (a dataset's shuffle),
+    taken now as TensorFlow's `get_seed` gives them: `op_seed` with the global seed (or
+    the default one) and no per-call counter, so two shuffles given the same seed agree;
+    without `op_seed`, the next draw of the global seed's counter (reproducible after
+    `set_seed`), fresh per process when no global seed is set.
+
+    Example:
+        >>> draw_seed(7) == draw_seed(7)
+        True
+    """
+    if op_seed is None:
+        return _state.draw(None)
+    g = DEFAULT_GLOBAL_SEED if _state.global_seed is None else _state.global_seed
+    return (g & _MASK64, op_seed & _MASK64, _STREAM_OP_SEED, 0)
+
+
 # --------------------------------------------------------------------------- arguments
 
 

@@ -310,6 +310,9 @@ def for_stmt(iterable, extra_test, body, init: tuple, names: tuple, **options) -
     it = _value(iterable)
     if isinstance(it, _SymbolicRange) or is_symbolic(it):
         return _graph_for(it, extra_test, body, tuple(init), names, _site(), options)
+    if ctx.graph is not None and hasattr(type(it), "_graph_iteration"):
+        return _graph_for_iterator(it._graph_iteration(), extra_test, body, tuple(init),
+                                   names, _site(), options)
     values = tuple(init)
     for item in it:
         if extra_test is not None:
@@ -364,6 +367,35 @@ def _graph_for(it, extra_test, body, init, names, site, options):
     counter = convert_to_tensor(0, dtype=_int32)
     out = _graph_loop(test, step, (counter,) + init, ("<iteration>",) + tuple(names), site,
                       "for", options)
+    return tuple(out[1:])
+
+
+def _graph_for_iterator(iteration, extra_test, body, init, names, site, options):
+    """A `for` over an iterable that iterates in the graph (a tf.data dataset or
+    iterator: `_graph_iteration()` gives an object with `get_next() -> (has_value,
+    element)` and `close()`). The loop carries has_value beside its variables; each step
+    asks for the next element and runs the body under a cond on has_value, so elements
+    of any number (and shapes the element spec leaves open) flow through one trace."""
+
+    def test(more, *values):
+        if extra_test is None:
+            return more
+        return math_ops.logical_and(more, _as_bool_tensor(extra_test(*values), "the loop's "
+                                                                          "stop condition", site))
+
+    def step(more, *values):
+        has_value, element = iteration.get_next()
+        if any(isinstance(v, (Undefined, UndefinedReturnValue)) for v in values):
+            # the aside trace that learns a return value's type: the body alone tells it
+            return (has_value,) + tuple(body(element, *values))
+        outs = cond(has_value, lambda: tuple(body(element, *values)), lambda: tuple(values))
+        outs = tuple(outs) if isinstance(outs, (list, tuple)) else (outs,)
+        return (has_value,) + outs
+
+    start = convert_to_tensor(True)
+    out = _graph_loop(test, step, (start,) + init, ("<has_value>",) + tuple(names), site,
+                      "for", options)
+    iteration.close()
     return tuple(out[1:])
 
 
