@@ -77,6 +77,11 @@ def init_scope():
 
 
 # ---------------------------------------------------------------------- the call op
+# Argument specs remembered for the direct call path, per function: a function called with
+# ever new shapes (under an input_signature with None dims) takes the general path after.
+_DIRECT_SPECS = 256
+
+
 class Function:
     """A Python function traced into graphs, one per input signature (`tf.function`).
 
@@ -159,8 +164,9 @@ class Function:
             return fn(*args, **kwargs)
         self._calls += 1
         cf, flat, bind = self._concrete(args, kwargs, with_variables=True)
-        if not bind and not kwargs and len(flat) == len(args) and all(
-                type(a) is Tensor and a is t for a, t in zip(args, flat)):
+        if (not bind and not kwargs and len(flat) == len(args)
+                and len(self._by_specs) < _DIRECT_SPECS
+                and all(type(a) is Tensor and a is t for a, t in zip(args, flat))):
             with self._lock:
                 self._by_specs[tuple([(a._shape, a.dtype) for a in args])] = cf
         return cf._pack(cf._call_flat(flat, bind))
