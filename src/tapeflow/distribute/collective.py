@@ -75,6 +75,9 @@ class LocalGroup(Group):
     def broadcast(self, array, name):
         return np.asarray(array)
 
+    def __repr__(self) -> str:
+        return "LocalGroup()"
+
 
 def signature(names, arrays) -> list:
     """What replicas must agree on before summing: (name, shape, dtype) per tensor."""
@@ -183,6 +186,9 @@ class MPIGroup(Group):
     def barrier(self):
         self.comm.Barrier()
 
+    def __repr__(self) -> str:
+        return f"MPIGroup(rank={self.rank}, size={self.size})"
+
 
 _GROUPS: dict = {}
 
@@ -211,17 +217,12 @@ def install_abort_on_exception(group: MPIGroup) -> None:
     """An uncaught exception on one rank prints that rank and its traceback, then aborts
     the whole MPI job: the other ranks would otherwise wait forever in their next
     collective."""
-    previous = sys.excepthook
-
     def hook(kind, value, tb):
         text = "".join(traceback.format_exception(kind, value, tb))
         sys.stderr.write(f"tapeflow.distribute: rank {group.rank} of {group.size} failed "
                          f"with an uncaught exception; aborting the job.\n{text}")
         sys.stderr.flush()
-        try:
-            previous(kind, value, tb) if previous is not hook else None
-        finally:
-            group.comm.Abort(1)
+        group.comm.Abort(1)
 
     sys.excepthook = hook
 
