@@ -119,12 +119,48 @@ def check_mismatch(strategy, rank: int) -> dict:
     return out
 
 
+def checkpoint_model(seed: int):
+    """Two variables and an optimizer with slots, in a Checkpoint."""
+    rng = np.random.default_rng(seed)
+    w = tf.Variable(rng.standard_normal((3, 2)).astype(np.float32), name="w")
+    b = tf.Variable(rng.standard_normal(2).astype(np.float32), name="b")
+    opt = tf.optimizers.Adam(0.1)
+    opt.build([w, b])  # its slots exist, so a restore can assign them at once
+    return tf.train.Checkpoint(w=w, b=b, opt=opt), [w, b], opt
+
+
+def check_checkpoints(strategy, rank: int, out_dir: str) -> dict:
+    out = {}
+    # written by one process before the job (N=1 -> 2): every rank restores it
+    with strategy.scope():
+        ckpt, variables, _ = checkpoint_model(seed=rank + 100)
+    ckpt.restore(os.path.join(out_dir, "from1", "ckpt-1")).assert_consumed()
+    out["restored"] = [v.numpy().tolist() for v in variables]
+    # trained here and saved by every rank (only the chief writes): restored by the test
+    with strategy.scope():
+        ckpt, variables, opt = checkpoint_model(seed=rank + 200)  # mirrored: rank 0's
+    manager = tf.train.CheckpointManager(ckpt, os.path.join(out_dir, "from2"), max_to_keep=1)
+    for step in range(3):
+        strategy.run(lambda: opt.apply_gradients(
+            [(tf.ones_like(v) * (rank + 1), v) for v in variables]))
+        out["saved"] = manager.save()
+    out["saved_values"] = [v.numpy().tolist() for v in variables]
+    out["checkpoints"] = manager.checkpoints
+    try:  # the chief cannot write there: every rank hears of it
+        ckpt.write(os.path.join(out_dir, "missing-dir", "file.txt", "ckpt"))
+        out["write_error"] = "no error"
+    except OSError as e:
+        out["write_error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
 def main(out_dir: str) -> None:
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     rank = strategy.cluster_resolver.task_id
     out = {"collectives": check_collectives(strategy, rank),
            "datasets": check_datasets(strategy),
            "mismatch": check_mismatch(strategy, rank),
+           "checkpoints": check_checkpoints(strategy, rank, out_dir),
            "eager": train(strategy, traced=False),
            "traced": train(strategy, traced=True)}
     # the engine still works after the mismatch errors: one more all-reduce

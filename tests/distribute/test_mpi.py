@@ -37,9 +37,17 @@ def _launch(*args, timeout: float = 120) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     out = tmp_path_factory.mktemp("mpi")
+    ckpt, variables, _ = mpi_job.checkpoint_model(seed=1)  # for the job to restore
+    ckpt.save(str(out / "from1" / "ckpt"))
+    (out / "missing-dir").mkdir()
+    (out / "missing-dir" / "file.txt").write_text("a file, not a directory")
     done = _launch(str(out))
     assert done.returncode == 0, done.stderr[-4000:]
-    return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    results = [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    for r in results:
+        r["dir"] = out
+        r["from1"] = [v.numpy().tolist() for v in variables]
+    return results
 
 
 def test_two_replicas_on_halves_match_one_replica_on_the_whole_batch(ranks):
@@ -95,3 +103,22 @@ def test_an_exception_on_one_rank_ends_the_job_naming_it():
     assert done.returncode != 0
     assert "rank 1 of 2 failed" in done.stderr and "ValueError: boom on purpose" in done.stderr
     assert elapsed < 30, elapsed  # never a hang of rank 0 (it is waiting in an all-reduce)
+
+
+def test_checkpoints_written_once_restore_across_process_counts(ranks):
+    for rank in ranks:
+        c = rank["checkpoints"]
+        # N=1 -> N=2: both ranks restored the values one process saved
+        assert c["restored"] == rank["from1"]
+        assert c["saved"] == ranks[0]["checkpoints"]["saved"]
+        assert c["saved"].endswith("ckpt-3") and c["checkpoints"] == [c["saved"]]
+        assert c["saved_values"] == ranks[0]["checkpoints"]["saved_values"]
+        assert "OSError" in c["write_error"] or "Error" in c["write_error"]
+    # N=2 -> N=1: this process restores what the job's chief wrote, slots included
+    ckpt, variables, opt = mpi_job.checkpoint_model(seed=5)
+    ckpt.restore(ranks[0]["checkpoints"]["saved"]).assert_consumed()
+    assert [v.numpy().tolist() for v in variables] == ranks[0]["checkpoints"]["saved_values"]
+    assert int(opt.iterations.numpy()) == 3
+    # max_to_keep=1: one checkpoint left, the index names it
+    files = sorted(p.name for p in (rank["dir"] / "from2").iterdir())
+    assert files == ["checkpoint", "ckpt-3.data-00000-of-00001", "ckpt-3.index"], files

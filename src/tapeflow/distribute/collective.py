@@ -62,6 +62,10 @@ class Group:
     def barrier(self) -> None:
         """Wait until every replica has arrived here."""
 
+    def broadcast_object(self, value):
+        """Rank 0's picklable `value` on every replica."""
+        return value
+
 
 class LocalGroup(Group):
     """A group of one: every collective is the identity."""
@@ -186,6 +190,9 @@ class MPIGroup(Group):
     def barrier(self):
         self.comm.Barrier()
 
+    def broadcast_object(self, value):
+        return self.comm.bcast(value, root=0)
+
     def __repr__(self) -> str:
         return f"MPIGroup(rank={self.rank}, size={self.size})"
 
@@ -211,6 +218,28 @@ def world() -> Group:
             install_abort_on_exception(group)
         _GROUPS["world"] = group
     return _GROUPS["world"]
+
+
+def on_chief(fn, *args):
+    """`fn(*args)` on the chief (rank 0) only, when a multi-process strategy runs; the
+    other ranks wait for it and get its result (checkpoint files are written once). An
+    error on the chief is raised on every rank."""
+    group = _GROUPS.get("world")
+    if group is None or group.size == 1:
+        return fn(*args)
+    result, error = None, None
+    if group.rank == 0:
+        try:
+            result = fn(*args)
+        except Exception as e:  # every rank must hear of it, or they part ways
+            error = e
+    outcome = group.broadcast_object(("error", f"{type(error).__name__}: {error}")
+                                     if error is not None else ("ok", result))
+    if error is not None:
+        raise error
+    if outcome[0] == "error":
+        raise OSError(f"the chief (rank 0) failed to write: {outcome[1]}")
+    return outcome[1]
 
 
 def install_abort_on_exception(group: MPIGroup) -> None:
