@@ -161,8 +161,18 @@ def main(out_dir: str) -> None:
            "datasets": check_datasets(strategy),
            "mismatch": check_mismatch(strategy, rank),
            "checkpoints": check_checkpoints(strategy, rank, out_dir),
-           "eager": train(strategy, traced=False),
            "traced": train(strategy, traced=True)}
+    # eager: 64-byte buckets, each sent as soon as the tape completes its gradients
+    small = tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions(64))
+    stats = small._group.stats
+    messages, early = stats["messages"], stats.get("buckets_during_backward", 0)
+    out["eager"] = train(small, traced=False)
+    out["eager_messages"] = stats["messages"] - messages
+    out["eager_early"] = stats.get("buckets_during_backward", 0) - early
+    blocking = tf.distribute.MultiWorkerMirroredStrategy()
+    blocking._overlap = False  # every gradient summed at apply_gradients
+    out["eager_blocking"] = train(blocking, traced=False)
     # the engine still works after the mismatch errors: one more all-reduce
     out["after"] = float(strategy.reduce("SUM", tf.constant(1.0), axis=None))
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:

@@ -53,7 +53,7 @@ def ranks(tmp_path_factory):
 def test_two_replicas_on_halves_match_one_replica_on_the_whole_batch(ranks):
     single = mpi_job.train(tf.distribute.MultiWorkerMirroredStrategy(), traced=False)
     initial = {k: v.numpy() for k, v in mpi_job.make_model().items()}
-    for mode in ("eager", "traced"):
+    for mode in ("eager", "eager_blocking", "traced"):
         for rank in ranks:
             for name, value in single["params"].items():
                 np.testing.assert_allclose(rank[mode]["params"][name], value, rtol=2e-5,
@@ -63,6 +63,11 @@ def test_two_replicas_on_halves_match_one_replica_on_the_whole_batch(ranks):
             # the reduced loss of each step is the global batch's mean loss
             np.testing.assert_allclose(rank[mode]["losses"], single["losses"], rtol=2e-5)
     assert len(single["losses"]) == mpi_job.STEPS
+    # v (12 B), b (12 B) and w (60 B) complete in that order: with 64-byte buckets the
+    # three go in one message, sent during the backward pass (before apply_gradients);
+    # then emb's IndexedSlices in 2 gathers and the loss's reduction: 4 messages a step
+    assert ranks[0]["eager_early"] == mpi_job.STEPS
+    assert ranks[0]["eager_messages"] == mpi_job.STEPS * 4
     assert single["losses"][-1] < 0.5 * single["losses"][0]
 
 

@@ -12,11 +12,16 @@ Example:
     ...                 strategy.run(lambda: w * 2.0), axis=None).numpy()
     array([2., 4.], dtype=float32)
 """
-from .strategy import (ClusterResolver, DistributedDataset, InputContext,  # noqa: F401
-                       MultiWorkerMirroredStrategy, ReduceOp, ReplicaContext, Strategy,
+import types as _types
+
+from .strategy import (ClusterResolver, CommunicationOptions,  # noqa: F401
+                       DistributedDataset, InputContext, MultiWorkerMirroredStrategy, ReduceOp, ReplicaContext, Strategy,
                        get_replica_context, get_strategy, has_strategy,
                        in_cross_replica_context)
 
-__all__ = ["MultiWorkerMirroredStrategy", "Strategy", "ReduceOp", "ReplicaContext",
-           "InputContext", "DistributedDataset", "ClusterResolver", "get_strategy",
+# TensorFlow's tf.distribute.experimental names
+experimental = _types.SimpleNamespace(CommunicationOptions=CommunicationOptions)
+
+__all__ = ["experimental", "MultiWorkerMirroredStrategy", "Strategy", "ReduceOp",
+           "ReplicaContext", "InputContext", "DistributedDataset", "ClusterResolver", "get_strategy",
            "get_replica_context", "has_strategy", "in_cross_replica_context"]

@@ -124,6 +124,7 @@ class MPIGroup(Group):
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         self.bucket_bytes = int(bucket_bytes)
         self.stats = {"allreduce_calls": 0, "bytes": 0, "messages": 0}
+        self._agreed: set = set()  # signatures the replicas were found to agree on
 
     def _agree(self, names, arrays, what: str) -> None:
         sig = signature(names, arrays)
@@ -165,6 +166,25 @@ class MPIGroup(Group):
         self.stats["allreduce_calls"] += 1
         return results
 
+    def iallreduce(self, arrays: list, names) -> "PendingSum":
+        """Start summing `arrays` over the group (non-blocking MPI_Iallreduce, one per
+        bucket); `.wait()` gives the sums. The replicas' agreement on what they sum is
+        checked the first time each signature is seen."""
+        arrays = [np.asarray(a, order="C") for a in arrays]
+        digest = _digest(signature(names, arrays))
+        if digest not in self._agreed:
+            self._agree(names, arrays, "CollectiveAllReduce")
+            self._agreed.add(digest)
+        flats, requests = [], []
+        for bucket in self.buckets(arrays):
+            flat = np.concatenate([arrays[i].ravel() for i in bucket])
+            requests.append(self.comm.Iallreduce(self.MPI.IN_PLACE, flat, op=self.MPI.SUM))
+            flats.append((bucket, flat))
+            self.stats["messages"] += 1
+            self.stats["bytes"] += flat.nbytes
+        self.stats["allreduce_calls"] += 1
+        return PendingSum(self.MPI, requests, flats, [a.shape for a in arrays])
+
     def allgather(self, array):
         array = np.asarray(array, order="C")
         shapes = self.comm.allgather((array.shape[1:], array.dtype.str, array.shape[0]))
@@ -195,6 +215,28 @@ class MPIGroup(Group):
 
     def __repr__(self) -> str:
         return f"MPIGroup(rank={self.rank}, size={self.size})"
+
+
+class PendingSum:
+    """Sums in flight (MPIGroup.iallreduce): `test()` lets MPI progress them, `wait()`
+    returns them as arrays of the inputs' shapes."""
+
+    def __init__(self, MPI, requests: list, flats: list, shapes: list):
+        self._MPI, self._requests, self._flats, self._shapes = MPI, requests, flats, shapes
+
+    def test(self) -> bool:
+        return self._MPI.Request.Testall(self._requests)
+
+    def wait(self) -> list:
+        self._MPI.Request.Waitall(self._requests)
+        out: list = [None] * len(self._shapes)
+        for bucket, flat in self._flats:
+            offset = 0
+            for i in bucket:
+                n = int(np.prod(self._shapes[i], dtype=np.int64))
+                out[i] = flat[offset:offset + n].reshape(self._shapes[i])
+                offset += n
+        return out
 
 
 _GROUPS: dict = {}

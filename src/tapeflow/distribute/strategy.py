@@ -32,6 +32,9 @@ from ..ops.math import cast, divide_no_nan, multiply
 from ..ops.reduction import reduce_sum
 from . import collective
 from .collective import Group, LocalGroup
+from .overlap import GradientBuckets
+
+DEFAULT_BYTES_PER_PACK = 4 << 20  # bucket size when CommunicationOptions leaves it at 0
 
 
 class ReduceOp(enum.Enum):
@@ -112,6 +115,28 @@ class DistributedDataset:
         return f"<DistributedDataset element_spec={self.element_spec}>"
 
 
+class CommunicationOptions:
+    """How a strategy's collectives run (`tf.distribute.experimental.CommunicationOptions`):
+    `bytes_per_pack` is the size of the buckets gradients are packed into (0: tapeflow's
+    default, 4 MiB); `timeout_seconds` and `implementation` are accepted for TensorFlow's
+    code and not used (MPI has no timeout; a failing rank aborts the job instead).
+
+    Example:
+        >>> tf.distribute.experimental.CommunicationOptions(bytes_per_pack=1 << 20)
+        CommunicationOptions(bytes_per_pack=1048576)
+    """
+
+    def __init__(self, bytes_per_pack: int = 0, timeout_seconds=None, implementation=None):
+        if int(bytes_per_pack) < 0:
+            raise ValueError(f"bytes_per_pack must be non-negative, got {bytes_per_pack}")
+        self.bytes_per_pack = int(bytes_per_pack)
+        self.timeout_seconds = timeout_seconds
+        self.implementation = implementation
+
+    def __repr__(self) -> str:
+        return f"CommunicationOptions(bytes_per_pack={self.bytes_per_pack})"
+
+
 class ReplicaContext:
     """The context `strategy.run` calls its function in (`get_replica_context()`).
 
@@ -122,9 +147,10 @@ class ReplicaContext:
         3.0
     """
 
-    def __init__(self, strategy: "Strategy", replica_id: int):
+    def __init__(self, strategy: "Strategy", replica_id: int, buckets=None):
         self._strategy = strategy
         self._replica_id = replica_id
+        self._buckets = buckets  # GradientBuckets of an eager multi-process run, or None
 
     @property
     def strategy(self) -> "Strategy":
@@ -190,9 +216,13 @@ class Strategy:
     """A set of replicas that run the same step on different data (the base of the
     strategies; also the default strategy of one replica)."""
 
-    def __init__(self, group: Group):
+    def __init__(self, group: Group, bytes_per_pack: int = 0):
         self._group = group
         self._mirror = _Mirror(group)
+        self._bytes_per_pack = bytes_per_pack or DEFAULT_BYTES_PER_PACK
+        # eager runs of several processes start each bucket's all-reduce during the
+        # backward pass (overlap.py); False sums them all at apply_gradients (benchmarks)
+        self._overlap = True
 
     # --- where this replica is
     @property
@@ -221,12 +251,19 @@ class Strategy:
         returns its result (this replica's values)."""
         kwargs = kwargs or {}
         previous = getattr(_state, "replica", None)
+        buckets = None
+        if self._overlap and self._group.size > 1 and ctx.graph is None:
+            buckets = GradientBuckets(self._group, self._bytes_per_pack)
+            ctx.gradient_observers.append(buckets)
         with self.scope():
-            _state.replica = ReplicaContext(self, self._group.rank)
+            _state.replica = ReplicaContext(self, self._group.rank, buckets)
             try:
                 return fn(*args, **kwargs)
             finally:
                 _state.replica = previous
+                if buckets is not None:
+                    ctx.gradient_observers.remove(buckets)
+                    buckets.take()  # every started all-reduce completes, used or not
 
     def experimental_local_results(self, value) -> tuple:
         """The values of this process's replicas (here one)."""
@@ -326,7 +363,8 @@ class MultiWorkerMirroredStrategy(Strategy):
     """
 
     def __init__(self, cluster_resolver=None, communication_options=None):
-        super().__init__(collective.world())
+        options = communication_options or CommunicationOptions()
+        super().__init__(collective.world(), options.bytes_per_pack)
 
 
 _DEFAULT = Strategy(LocalGroup())
@@ -366,12 +404,20 @@ def aggregate_gradients(pairs: list) -> list:
     if replica is None or replica.num_replicas_in_sync == 1:
         return pairs
     group = replica.strategy._group
-    dense = [i for i, (g, _) in enumerate(pairs) if not isinstance(g, IndexedSlices)]
+    out = list(pairs)
+    dense = []
+    for i, (g, v) in enumerate(pairs):
+        if isinstance(g, IndexedSlices):
+            continue
+        done = replica._buckets.summed(g) if replica._buckets is not None else None
+        if done is not None:  # summed while the backward pass ran
+            out[i] = (done, v)
+        else:
+            dense.append(i)
     sums = collective.all_reduce_sum(group, [convert_to_tensor(pairs[i][0],
                                                                dtype=pairs[i][1].dtype)
                                              for i in dense],
                                      [pairs[i][1].name for i in dense])
-    out = list(pairs)
     for i, s in zip(dense, sums):
         out[i] = (s, pairs[i][1])
     for i, (g, v) in enumerate(pairs):
