@@ -22,7 +22,7 @@ def _mpiexec() -> str | None:
     return str(beside) if beside.exists() else shutil.which("mpiexec")
 
 
-def _launch(*args, timeout: float = 120) -> subprocess.CompletedProcess:
+def _launch(*args, timeout: float = 120, script=JOB) -> subprocess.CompletedProcess:
     pytest.importorskip("mpi4py", reason="the `mpi` extra (mpi4py, mpich) is not installed")
     mpiexec = _mpiexec()
     if mpiexec is None:
@@ -30,7 +30,7 @@ def _launch(*args, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=str(JOB.parents[2]))
     env.pop("PYTEST_XDIST_WORKER", None)
-    return subprocess.run([mpiexec, "-n", "2", sys.executable, str(JOB), *args],
+    return subprocess.run([mpiexec, "-n", "2", sys.executable, str(script), *args],
                           capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -127,3 +127,18 @@ def test_checkpoints_written_once_restore_across_process_counts(ranks):
     # max_to_keep=1: one checkpoint left, the index names it
     files = sorted(p.name for p in (rank["dir"] / "from2").iterdir())
     assert files == ["checkpoint", "ckpt-3.data-00000-of-00001", "ckpt-3.index"], files
+
+
+def test_the_example_trains_the_demo_cnn_on_two_processes(tmp_path):
+    done = _launch("--epochs", "2", "--synthetic", "--out", str(tmp_path),
+                   script=JOB.parents[2] / "examples" / "distributed.py")
+    assert done.returncode == 0, done.stderr[-4000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
+    assert len(lines) == 2 and "rank 0 of 2" in done.stdout and "rank 1 of 2" in done.stdout
+    # the replicas end with the same parameters; the chief wrote one checkpoint
+    assert len({line.split("checksum ")[1].split(",")[0] for line in lines}) == 1
+    losses = [float(line.split()[-1]) for line in done.stdout.splitlines()
+              if line.startswith("epoch")]
+    assert len(losses) == 2 and losses[1] < losses[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index"]

@@ -15,13 +15,14 @@ Example:
 import types as _types
 
 from .strategy import (ClusterResolver, CommunicationOptions,  # noqa: F401
-                       DistributedDataset, InputContext, MultiWorkerMirroredStrategy, ReduceOp, ReplicaContext, Strategy,
-                       get_replica_context, get_strategy, has_strategy,
-                       in_cross_replica_context)
+                       DistributedDataset, InputContext, MultiWorkerMirroredStrategy,
+                       ReduceOp, ReplicaContext, Strategy, get_replica_context,
+                       get_strategy, has_strategy, in_cross_replica_context)
 
 # TensorFlow's tf.distribute.experimental names
 experimental = _types.SimpleNamespace(CommunicationOptions=CommunicationOptions)
 
 __all__ = ["experimental", "MultiWorkerMirroredStrategy", "Strategy", "ReduceOp",
-           "ReplicaContext", "InputContext", "DistributedDataset", "ClusterResolver", "get_strategy",
-           "get_replica_context", "has_strategy", "in_cross_replica_context"]
+           "ReplicaContext", "InputContext", "DistributedDataset", "ClusterResolver",
+           "CommunicationOptions", "get_strategy", "get_replica_context", "has_strategy",
+           "in_cross_replica_context"]

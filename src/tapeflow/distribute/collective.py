@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 import traceback
 
 import numpy as np
@@ -123,7 +124,8 @@ class MPIGroup(Group):
         self.comm = MPI.COMM_WORLD
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         self.bucket_bytes = int(bucket_bytes)
-        self.stats = {"allreduce_calls": 0, "bytes": 0, "messages": 0}
+        # what benchmarks read: calls, messages, bytes summed or gathered, seconds in MPI
+        self.stats = {"allreduce_calls": 0, "bytes": 0, "messages": 0, "comm_s": 0.0}
         self._agreed: set = set()  # signatures the replicas were found to agree on
 
     def _agree(self, names, arrays, what: str) -> None:
@@ -155,7 +157,9 @@ class MPIGroup(Group):
         results: list = [None] * len(arrays)
         for bucket in self.buckets(arrays):
             flat = np.concatenate([arrays[i].ravel() for i in bucket])
+            start = time.perf_counter()
             self.comm.Allreduce(self.MPI.IN_PLACE, flat, op=self.MPI.SUM)
+            self.stats["comm_s"] += time.perf_counter() - start
             self.stats["messages"] += 1
             self.stats["bytes"] += flat.nbytes
             offset = 0
@@ -183,7 +187,7 @@ class MPIGroup(Group):
             self.stats["messages"] += 1
             self.stats["bytes"] += flat.nbytes
         self.stats["allreduce_calls"] += 1
-        return PendingSum(self.MPI, requests, flats, [a.shape for a in arrays])
+        return PendingSum(self.MPI, requests, flats, [a.shape for a in arrays], self.stats)
 
     def allgather(self, array):
         array = np.asarray(array, order="C")
@@ -196,7 +200,9 @@ class MPIGroup(Group):
         counts = [s[2] for s in shapes]
         row = int(np.prod(array.shape[1:], dtype=np.int64))
         out = np.empty((sum(counts),) + array.shape[1:], array.dtype)
+        start = time.perf_counter()
         self.comm.Allgatherv(array, [out, [c * row for c in counts]])
+        self.stats["comm_s"] += time.perf_counter() - start
         self.stats["messages"] += 1
         self.stats["bytes"] += out.nbytes
         return out
@@ -221,14 +227,18 @@ class PendingSum:
     """Sums in flight (MPIGroup.iallreduce): `test()` lets MPI progress them, `wait()`
     returns them as arrays of the inputs' shapes."""
 
-    def __init__(self, MPI, requests: list, flats: list, shapes: list):
+    def __init__(self, MPI, requests: list, flats: list, shapes: list, stats: dict):
         self._MPI, self._requests, self._flats, self._shapes = MPI, requests, flats, shapes
+        self._stats = stats
 
     def test(self) -> bool:
         return self._MPI.Request.Testall(self._requests)
 
     def wait(self) -> list:
+        start = time.perf_counter()
         self._MPI.Request.Waitall(self._requests)
+        # only the wait counts: the rest of the transfer overlapped the backward pass
+        self._stats["comm_s"] += time.perf_counter() - start
         out: list = [None] * len(self._shapes)
         for bucket, flat in self._flats:
             offset = 0
