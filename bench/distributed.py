@@ -8,9 +8,10 @@ demo CNN      examples/demo.py's CNN (conv 3x3x16 same + ReLU, 2x2 max pool, den
 Weak scaling: the batch per replica is fixed, so 2 processes do twice the work of 1 in a
 step. Each model runs traced (`tf.function`: the step's all-reduce is a graph node) and
 eagerly, the eager step with its gradients summed bucket by bucket during the backward
-pass (overlap, 256 KiB buckets) or all at apply_gradients (blocking). Reported per configuration: samples
-per second over all replicas (the fastest of 5 blocks of --steps steps), scaling efficiency (throughput with 2 / (2 x throughput
-with 1)), seconds per step spent waiting in MPI, bytes all-reduced per step.
+pass (overlap, 256 KiB buckets) or all at apply_gradients (blocking). Reported per
+configuration: samples per second over all replicas (the fastest of 5 blocks of --steps
+steps), scaling efficiency (throughput with N / (N x throughput with 1)), milliseconds per
+step spent waiting in MPI, bytes all-reduced or gathered per step, messages per step.
 
 Then a ring all-reduce microbenchmark (MPI_Allreduce of 1 KiB .. 16 MiB between the two
 processes) whose times docs/distributed.md fits with t = a + b n.
@@ -138,10 +139,8 @@ def worker(steps: int, out: str) -> None:
 
 
 def launch(n: int, steps: int) -> dict:
-    mpiexec = HERE.parents[1] / ".venv" / "bin" / "mpiexec"
-    mpiexec = str(mpiexec) if mpiexec.exists() else (
-        str(pathlib.Path(sys.executable).parent / "mpiexec")
-        if (pathlib.Path(sys.executable).parent / "mpiexec").exists() else shutil.which("mpiexec"))
+    beside = pathlib.Path(sys.executable).parent / "mpiexec"  # the mpich wheel's
+    mpiexec = str(beside) if beside.exists() else shutil.which("mpiexec")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                NUMBA_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as tmp:

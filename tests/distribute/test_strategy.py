@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
+from tapeflow._core.device import current_device
 from tapeflow.data.dataset import shard_for_replica
 from tapeflow.distribute import collective
 
@@ -173,3 +174,114 @@ def test_gradients_are_packed_into_buckets():
                           ("a", "b", "c"))
     assert [o.shape for o in out] == [(3,), (2, 2), ()] and out[0].tolist() == [0, 1, 2]
     assert group.stats["messages"] == 2  # float64 then float32: one message per bucket
+
+
+# --------------------------------------------------------------------------- MirroredStrategy
+
+
+@pytest.fixture
+def two_cpus():
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    yield
+    tf.config.set_logical_device_configuration(cpu, None)
+
+
+def _train_mirrored(strategy, traced: bool):
+    from tests.distribute import mpi_job  # the MPI job's model: dense and embedding grads
+    x, ids, y = mpi_job.problem()
+    with strategy.scope():
+        m = mpi_job.make_model()
+        opt = tf.optimizers.SGD(0.05, momentum=0.9)
+    names = sorted(m)
+
+    def step(bx, bids, by):
+        with tf.GradientTape() as tape:
+            loss = tf.nn.compute_average_loss(mpi_job.per_example_loss(m, bx, bids, by),
+                                              global_batch_size=mpi_job.GLOBAL_BATCH)
+        grads = tape.gradient(loss, [m[k] for k in names])
+        opt.apply_gradients(zip(grads, [m[k] for k in names]))
+        return loss
+
+    def distributed(batch):
+        return strategy.reduce("SUM", strategy.run(step, args=batch), axis=None)
+    if traced:
+        distributed = tf.function(distributed)
+    ds = tf.data.Dataset.from_tensor_slices((x, ids, y)).repeat(10).batch(mpi_job.GLOBAL_BATCH)
+    losses = [float(distributed(b)) for b in strategy.experimental_distribute_dataset(ds)]
+    traces = distributed.experimental_get_tracing_count() if traced else 0
+    return {k: m[k].numpy() for k in names}, losses, int(opt.iterations), traces
+
+
+def test_mirrored_replicas_on_logical_cpus_match_one_replica(two_cpus):
+    strategy = tf.distribute.MirroredStrategy()
+    assert strategy.num_replicas_in_sync == 2
+    assert strategy.extended.worker_devices == ("/device:CPU:0", "/device:CPU:1")
+    single, single_losses, _, _ = _train_mirrored(tf.distribute.MirroredStrategy(["/cpu:0"]),
+                                                  False)
+    for traced in (False, True):
+        params, losses, iterations, traces = _train_mirrored(strategy, traced)
+        assert iterations == 10  # the summed gradients applied once a step
+        assert traces == (1 if traced else 0)
+        np.testing.assert_allclose(losses, single_losses, rtol=2e-5)
+        for k in single:
+            np.testing.assert_allclose(params[k], single[k], rtol=2e-5, atol=2e-6)
+    assert single_losses[-1] < 0.5 * single_losses[0]
+
+
+def test_mirrored_values_datasets_and_reductions(two_cpus):
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    batches = list(strategy.experimental_distribute_dataset(tf.data.Dataset.range(8).batch(4)))
+    assert isinstance(batches[0], tf.distribute.PerReplica)
+    assert [[v.numpy().tolist() for v in strategy.experimental_local_results(b)]
+            for b in batches] == [[[0, 2], [1, 3]], [[4, 6], [5, 7]]]
+    from_fn = strategy.distribute_datasets_from_function(
+        lambda ctx: tf.data.Dataset.range(8).batch(ctx.get_per_replica_batch_size(4)))
+    assert [[v.numpy().tolist() for v in b.values] for b in from_fn] == \
+        [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
+    # each replica runs inside its device's block (tf.device)
+    devices = []
+    strategy.run(lambda: devices.append(current_device()))
+    assert devices == ["/device:CPU:0", "/device:CPU:1"]
+    ids = strategy.run(lambda: tf.distribute.get_replica_context().replica_id_in_sync_group)
+    assert [int(v) for v in ids.values] == [0, 1]
+    value = strategy.run(lambda: tf.fill([1 + int(tf.distribute.get_replica_context()
+                                                   .replica_id_in_sync_group), 2], 3.0))
+    assert strategy.reduce("SUM", value, axis=0).numpy().tolist() == [9.0, 9.0]
+    assert strategy.reduce("MEAN", value, axis=0).numpy().tolist() == [3.0, 3.0]
+    assert strategy.gather(value, 0).shape == (3, 2)
+    pair = tf.distribute.PerReplica([tf.constant([1.0]), tf.constant([3.0])])
+    assert strategy.reduce("SUM", pair, axis=None).numpy().tolist() == [4.0]
+    assert strategy.reduce("MEAN", pair, axis=None).numpy().tolist() == [2.0]
+    assert strategy.reduce("MEAN", tf.constant(5.0), axis=None).numpy() == 5.0
+    with pytest.raises(ValueError, match="non-DistributedValues"):
+        strategy.reduce("SUM", tf.constant(5.0), axis=None)
+    with pytest.raises(NotImplementedError, match="strategy.reduce"):
+        strategy.run(lambda: tf.distribute.get_replica_context().all_reduce("SUM", 1.0))
+
+
+def test_mirrored_devices_are_checked_and_replicas_must_agree(two_cpus):
+    with pytest.raises(ValueError, match="empty list"):
+        tf.distribute.MirroredStrategy([])
+    with pytest.raises(ValueError, match="unknown device type 'ABC'"):
+        tf.distribute.MirroredStrategy(["/device:ABC:0"])
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        a, b = tf.Variable(1.0, name="a"), tf.Variable(2.0, name="b")
+    opt = tf.optimizers.SGD(1.0)
+
+    def different():
+        replica = int(tf.distribute.get_replica_context().replica_id_in_sync_group)
+        opt.apply_gradients([(tf.constant(1.0), [a, b][replica])])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="replica 0 gives 'a:0' as "
+                                                             "variable 0, replica 1 'b:0'"):
+        strategy.run(different)
+
+    def only_first():
+        if int(tf.distribute.get_replica_context().replica_id_in_sync_group) == 0:
+            opt.apply_gradients([(tf.constant(1.0), a)])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="only some replicas"):
+        strategy.run(only_first)
+    assert (a.numpy(), b.numpy()) == (1.0, 2.0)  # nothing applied by the failed runs
+    strategy.run(lambda: opt.apply_gradients([(tf.constant(0.5), a)]))
+    assert a.numpy() == 0.0  # 1 - (0.5 + 0.5)

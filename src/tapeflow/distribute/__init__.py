@@ -15,14 +15,16 @@ Example:
 import types as _types
 
 from .strategy import (ClusterResolver, CommunicationOptions,  # noqa: F401
-                       DistributedDataset, InputContext, MultiWorkerMirroredStrategy,
+                       DistributedDataset, InputContext, MirroredStrategy,
+                       MultiWorkerMirroredStrategy, PerReplica,
                        ReduceOp, ReplicaContext, Strategy, get_replica_context,
                        get_strategy, has_strategy, in_cross_replica_context)
 
 # TensorFlow's tf.distribute.experimental names
 experimental = _types.SimpleNamespace(CommunicationOptions=CommunicationOptions)
 
-__all__ = ["experimental", "MultiWorkerMirroredStrategy", "Strategy", "ReduceOp",
+__all__ = ["experimental", "MirroredStrategy", "MultiWorkerMirroredStrategy", "Strategy",
+           "PerReplica", "ReduceOp",
            "ReplicaContext", "InputContext", "DistributedDataset", "ClusterResolver",
-           "CommunicationOptions", "get_strategy", "get_replica_context", "has_strategy",
+           "get_strategy", "get_replica_context", "has_strategy",
            "in_cross_replica_context"]

@@ -20,16 +20,17 @@ import threading
 
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
+from .._core.device import device as _device, list_logical_devices, resolve
 from .._core.dtypes import int32, int64
 from .._core.errors import InvalidArgumentError
 from .._core.indexed_slices import IndexedSlices
 from .._core.tensor import Tensor
 from ..data.dataset import Dataset, shard_for_replica
 from ..function import init_scope
-from ..ops.array import transpose
+from ..ops.array import concat, transpose
 from ..ops.creation import constant
 from ..ops.math import cast, divide_no_nan, multiply
-from ..ops.reduction import reduce_sum
+from ..ops.reduction import add_n, reduce_sum
 from . import collective
 from .collective import Group, LocalGroup
 from .overlap import GradientBuckets
@@ -147,10 +148,11 @@ class ReplicaContext:
         3.0
     """
 
-    def __init__(self, strategy: "Strategy", replica_id: int, buckets=None):
+    def __init__(self, strategy: "Strategy", replica_id: int, buckets=None, merge=None):
         self._strategy = strategy
         self._replica_id = replica_id
         self._buckets = buckets  # GradientBuckets of an eager multi-process run, or None
+        self._merge = merge      # _Merge of a MirroredStrategy run (replicas in turn)
 
     @property
     def strategy(self) -> "Strategy":
@@ -167,6 +169,12 @@ class ReplicaContext:
     def all_reduce(self, reduce_op, value, options=None):
         """`value` (a tensor, IndexedSlices, or a nest of them) combined over the replicas:
         dense tensors summed in one bucketed all-reduce, IndexedSlices gathered."""
+        if self._merge is not None and self.num_replicas_in_sync > 1:
+            raise NotImplementedError(
+                "MirroredStrategy runs its replicas in turn in one thread, so a replica "
+                "cannot wait for the others' values inside `run`: reduce run's result with "
+                "strategy.reduce, or use MultiWorkerMirroredStrategy (one replica per "
+                "process)")
         return self._strategy._all_reduce(_reduce_op(reduce_op), value)
 
     def __repr__(self) -> str:
@@ -367,6 +375,238 @@ class MultiWorkerMirroredStrategy(Strategy):
         super().__init__(collective.world(), options.bytes_per_pack)
 
 
+class PerReplica:
+    """The values of a one-process strategy's replicas: what `MirroredStrategy.run`
+    returns and what its distributed datasets yield (`.values`, one per replica)."""
+
+    def __init__(self, values):
+        self.values = tuple(values)
+
+    # a composite of its tensors: traced functions, loops and `nest` see through it
+    def _composite_flatten(self) -> list:
+        return list(self.values)
+
+    def _composite_unflatten(self, leaves) -> "PerReplica":
+        return PerReplica([next(leaves) for _ in self.values])
+
+    def __repr__(self) -> str:
+        inner = ",\n".join(f"  {i}: {v!r}" for i, v in enumerate(self.values))
+        return f"PerReplica:{{\n{inner}\n}}"
+
+
+def _split(value, n: int, index: int):
+    """Replica `index`'s rows of a global batch: rows index, index + n, ... (the rows
+    `shard` gives a worker), for every tensor of a nest."""
+    def rows(x):
+        return x if isinstance(x, PerReplica) else convert_to_tensor(x)[index::n]
+    return _rebuild(value, [rows(v) for _, v in _leaves(value)])
+
+
+def _regroup(outputs: list):
+    """The replicas' results of `run` as one structure with PerReplica leaves."""
+    flat = [[v for _, v in _leaves(o)] for o in outputs]
+    return _rebuild(outputs[0], [PerReplica(vs) for vs in zip(*flat)])
+
+
+class _Merge:
+    """The gradients that replicas running in turn pass to `apply_gradients`: held until
+    the last replica's call, which sums each variable's gradients over the replicas and
+    applies them once (TensorFlow's merge_call, for replicas that run one after another)."""
+
+    def __init__(self, num_replicas: int):
+        self._n = num_replicas
+        self._calls = [0] * num_replicas
+        self._held: dict = {}
+
+    def deposit(self, replica: int, pairs: list):
+        call = self._calls[replica]
+        self._calls[replica] += 1
+        held = self._held.setdefault(call, [])
+        held.append(list(pairs))
+        if replica < self._n - 1:
+            return None
+        del self._held[call]
+        if len(held) != self._n:
+            raise InvalidArgumentError(f"apply_gradients: {len(held)} of {self._n} replicas "
+                                       f"applied gradients in call {call} of this run")
+        first = held[0]
+        for r, other in enumerate(held[1:], 1):
+            for k in range(max(len(first), len(other))):
+                a = first[k][1] if k < len(first) else None
+                b = other[k][1] if k < len(other) else None
+                if a is not b:
+                    raise InvalidArgumentError(
+                        f"apply_gradients: replicas disagree on the variables: replica 0 "
+                        f"gives {'nothing' if a is None else repr(a.name)} as variable {k}, "
+                        f"replica {r} {'nothing' if b is None else repr(b.name)}")
+        out = []
+        for k, (_, var) in enumerate(first):
+            grads = [h[k][0] for h in held]
+            if all(isinstance(g, IndexedSlices) for g in grads):
+                total = IndexedSlices(concat([g.values for g in grads], 0),
+                                      concat([g.indices for g in grads], 0),
+                                      grads[0].dense_shape)
+            else:
+                total = add_n([convert_to_tensor(g, dtype=var.dtype) for g in grads])
+            out.append((total, var))
+        return out
+
+    def check_done(self) -> None:
+        if self._held:
+            raise InvalidArgumentError(
+                "apply_gradients: only some replicas applied gradients in this run (every "
+                "replica must call it the same number of times)")
+
+
+class MirroredStrategy(Strategy):
+    """Replicas on the devices of one process (`devices`, e.g. ["/cpu:0", "/cpu:1"] after
+    `tf.config.set_logical_device_configuration`; None: every logical GPU, else every
+    logical CPU). `run` calls the function once per replica, in turn, on that replica's
+    device and its part of the input; `apply_gradients` applies the sum of the replicas'
+    gradients once, after the last replica.
+
+    Example:
+        >>> strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+        >>> strategy.num_replicas_in_sync
+        1
+    """
+
+    def __init__(self, devices=None, cross_device_ops=None):
+        if devices is None:
+            found = list_logical_devices("GPU") or list_logical_devices("CPU")
+            devices = [d.name for d in found]
+        devices = [getattr(d, "name", d) for d in devices]
+        if not devices:
+            raise ValueError("MirroredStrategy: got an empty list of devices")
+        for name in devices:
+            if not isinstance(name, str):
+                raise ValueError(f"MirroredStrategy: devices must be device names, got "
+                                 f"{name!r}")
+            resolve(name)  # an unknown device type raises here, naming the known ones
+        super().__init__(LocalGroup())
+        self._devices = tuple(devices)
+
+    @property
+    def num_replicas_in_sync(self) -> int:
+        return len(self._devices)
+
+    @property
+    def extended(self):
+        return self
+
+    @property
+    def worker_devices(self) -> tuple:
+        return self._devices
+
+    @property
+    def cluster_resolver(self):
+        return None
+
+    def run(self, fn, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        n = len(self._devices)
+        merge = _Merge(n)
+        previous = getattr(_state, "replica", None)
+        outputs = []
+        with self.scope():
+            try:
+                for r, name in enumerate(self._devices):
+                    _state.replica = ReplicaContext(self, r, merge=merge)
+                    pick = (lambda v, r=r: v.values[r] if isinstance(v, PerReplica) else v)
+                    with _device(name):
+                        outputs.append(fn(*_rebuild(list(args), [pick(v) for _, v in
+                                                                 _leaves(list(args))]),
+                                          **_rebuild(kwargs, [pick(v) for _, v in
+                                                              _leaves(kwargs)])))
+            finally:
+                _state.replica = previous
+        merge.check_done()
+        return outputs[0] if n == 1 else _regroup(outputs)
+
+    def experimental_local_results(self, value) -> tuple:
+        return value.values if isinstance(value, PerReplica) else (value,)
+
+    def reduce(self, reduce_op, value, axis=None):
+        op = _reduce_op(reduce_op)
+        n = len(self._devices)
+        if not isinstance(value, PerReplica):
+            if axis is None and op is ReduceOp.SUM and n > 1:
+                raise ValueError(f"A non-DistributedValues value {value!r:.60} cannot be "
+                                 f"reduced with the given reduce op {op}.")
+            value = PerReplica([value] * n)
+        values = [convert_to_tensor(v) for v in value.values]
+        if axis is None:
+            total = add_n(values) if n > 1 else values[0]
+            return total if op is ReduceOp.SUM else divide_no_nan(total, cast(n, total.dtype))
+        axis = int(axis)
+        total = add_n([reduce_sum(v, axis=axis) for v in values])
+        if op is ReduceOp.SUM:
+            return total
+        count = sum(int(v.shape[axis]) for v in values)
+        return divide_no_nan(total, cast(count, total.dtype))
+
+    def gather(self, value, axis: int):
+        values = value.values if isinstance(value, PerReplica) else (value,) * \
+            len(self._devices)
+        return concat([convert_to_tensor(v) for v in values], int(axis))
+
+    def experimental_distribute_dataset(self, dataset: Dataset, options=None):
+        """Each element (a global batch) split into one PerReplica batch per replica:
+        replica r gets rows r, r + N, ... (as a worker's `shard` would)."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"experimental_distribute_dataset: expected a tf.data.Dataset, "
+                            f"got {type(dataset).__name__}")
+        n = len(self._devices)
+        if n == 1:
+            return DistributedDataset(dataset)
+        return _SplitDataset(dataset, lambda e: _regroup([_split(e, n, r) for r in range(n)]))
+
+    def distribute_datasets_from_function(self, dataset_fn, options=None):
+        """`dataset_fn(InputContext(1, 0, N))` builds per-replica batches; each step
+        takes N consecutive elements, one per replica."""
+        n = len(self._devices)
+        dataset = dataset_fn(InputContext(1, 0, n))
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"distribute_datasets_from_function: dataset_fn must return a "
+                            f"tf.data.Dataset, got {type(dataset).__name__}")
+        if n == 1:
+            return DistributedDataset(dataset)
+        return _SplitDataset(dataset.batch(n, drop_remainder=True),
+                             lambda e: _regroup([_rebuild(e, [v[r] for _, v in _leaves(e)])
+                                                 for r in range(n)]))
+
+    def __repr__(self) -> str:
+        return f"<MirroredStrategy devices={list(self._devices)}>"
+
+
+class _SplitDataset(DistributedDataset):
+    """A dataset whose every element is split into PerReplica values, eagerly and in a
+    traced `for` loop."""
+
+    def __init__(self, local: Dataset, split):
+        super().__init__(local)
+        self._split = split
+
+    def __iter__(self):
+        return (self._split(e) for e in self._local)
+
+    def _graph_iteration(self):
+        return _SplitIteration(self._local._graph_iteration(), self._split)
+
+
+class _SplitIteration:
+    def __init__(self, inner, split):
+        self._inner, self._split = inner, split
+        self.element_spec = inner.element_spec
+
+    def get_next(self):
+        has_value, element = self._inner.get_next()
+        return has_value, self._split(element)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 _DEFAULT = Strategy(LocalGroup())
 
 
@@ -399,10 +639,13 @@ def aggregate_gradients(pairs: list) -> list:
     """`(gradient, variable)` pairs with each gradient summed over the replicas of the
     `run` in progress (what `apply_gradients` does first): dense gradients in one
     bucketed all-reduce, IndexedSlices gathered. Unchanged outside `run` or with one
-    replica."""
+    replica. Under MirroredStrategy, whose replicas run in turn, None for all replicas but
+    the last, whose call gets the sums of every replica's gradients (applied once)."""
     replica = getattr(_state, "replica", None)
     if replica is None or replica.num_replicas_in_sync == 1:
         return pairs
+    if replica._merge is not None:
+        return replica._merge.deposit(replica._replica_id, pairs)
     group = replica.strategy._group
     out = list(pairs)
     dense = []

@@ -318,6 +318,8 @@ class Optimizer:
         pairs = [(g, v) for g, v in pairs if g is not None]
         if not skip_gradients_aggregation:  # inside strategy.run: sum over the replicas
             pairs = aggregate_gradients(pairs)
+            if pairs is None:  # held for the last of replicas that run in turn
+                return self._iterations
         pairs = [(self._prepare(g, v), v) for g, v in pairs]
         if not pairs:
             return self._iterations
