@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 
@@ -99,8 +100,11 @@ def main() -> None:
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer)
     path = checkpoint.save(os.path.join(args.out, "ckpt"))  # only the chief writes
     checksum = sum(float(tf.reduce_sum(v)) for v in model.trainable_variables)
-    print(f"rank {rank} of {strategy.num_replicas_in_sync}: test accuracy {accuracy:.4f}, "
-          f"parameter checksum {checksum:.6f}, {elapsed:.1f} s, checkpoint {path}")
+    # one write per line: mpiexec merges the processes' output as it comes
+    sys.stdout.write(f"rank {rank} of {strategy.num_replicas_in_sync}: test accuracy "
+                     f"{accuracy:.4f}, parameter checksum {checksum:.6f}, {elapsed:.1f} s, "
+                     f"checkpoint {path}\n")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

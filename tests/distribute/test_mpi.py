@@ -3,6 +3,7 @@ for all the checks (each rank reports what it saw), and once more for the fault 
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -133,12 +134,11 @@ def test_the_example_trains_the_demo_cnn_on_two_processes(tmp_path):
     done = _launch("--epochs", "2", "--synthetic", "--out", str(tmp_path),
                    script=JOB.parents[2] / "examples" / "distributed.py")
     assert done.returncode == 0, done.stderr[-4000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
-    assert len(lines) == 2 and "rank 0 of 2" in done.stdout and "rank 1 of 2" in done.stdout
+    ranks = dict(re.findall(r"rank (\d) of 2: .*?checksum ([-\d.]+),", done.stdout))
+    assert sorted(ranks) == ["0", "1"], done.stdout
     # the replicas end with the same parameters; the chief wrote one checkpoint
-    assert len({line.split("checksum ")[1].split(",")[0] for line in lines}) == 1
-    losses = [float(line.split()[-1]) for line in done.stdout.splitlines()
-              if line.startswith("epoch")]
+    assert ranks["0"] == ranks["1"]
+    losses = [float(x) for x in re.findall(r"epoch \d+: loss (\d+\.\d{4})", done.stdout)]
     assert len(losses) == 2 and losses[1] < losses[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index"]

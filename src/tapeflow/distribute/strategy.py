@@ -266,12 +266,14 @@ class Strategy:
         with self.scope():
             _state.replica = ReplicaContext(self, self._group.rank, buckets)
             try:
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
             finally:
                 _state.replica = previous
                 if buckets is not None:
                     ctx.gradient_observers.remove(buckets)
-                    buckets.take()  # every started all-reduce completes, used or not
+        if buckets is not None:  # every started all-reduce completes, used or not
+            buckets.take()
+        return result
 
     def experimental_local_results(self, value) -> tuple:
         """The values of this process's replicas (here one)."""
