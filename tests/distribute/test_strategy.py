@@ -94,6 +94,9 @@ def test_compute_average_loss():
     assert tf.nn.compute_average_loss(tf.constant([1.0], tf.float64),
                                       global_batch_size=0).numpy() == 0.0
     assert tf.nn.compute_average_loss(tf.zeros([0])).numpy() == 0.0
+    any_batch = tf.function(tf.nn.compute_average_loss,
+                            input_signature=[tf.TensorSpec([None], tf.float32)])
+    assert any_batch(per_example).numpy() == pytest.approx(2.0)
     with pytest.raises(ValueError, match="at least rank 1"):
         tf.nn.compute_average_loss(tf.constant(1.0))
     with pytest.raises(tf.errors.InvalidArgumentError, match="must be an integer"):

@@ -27,7 +27,7 @@ from .._core.indexed_slices import IndexedSlices
 from .._core.tensor import Tensor
 from ..data.dataset import Dataset, shard_for_replica
 from ..function import init_scope
-from ..ops.array import concat, transpose
+from ..ops.array import concat, shape, transpose
 from ..ops.creation import constant
 from ..ops.math import cast, divide_no_nan, multiply
 from ..ops.reduction import add_n, reduce_sum
@@ -696,7 +696,10 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
             raise RuntimeError("You are calling `compute_average_loss` in cross replica "
                                "context, while it was expected to be called in replica "
                                "context.")
-        global_batch_size = loss.shape[0] * get_strategy().num_replicas_in_sync
+        replicas = get_strategy().num_replicas_in_sync
+        rows = loss.shape[0]  # unknown in a graph traced for any batch size: read it then
+        global_batch_size = rows * replicas if rows is not None else \
+            multiply(shape(loss)[0], replicas)
     size = convert_to_tensor(global_batch_size)
     if size.ndim != 0:
         raise InvalidArgumentError(f"compute_average_loss: global_batch_size must be "
