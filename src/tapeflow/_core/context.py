@@ -27,6 +27,10 @@ class Context(threading.local):
         # checkpoint restore with values waiting for variables not made yet, registered only
         # while they wait (train/checkpoint/status.py)
         self.variable_observers: list = []
+        # objects told, during tape.gradient, as each source's gradient is complete
+        # (`gradient_ready(source, gradient)`): a distribution strategy starts summing
+        # them across processes while the backward pass goes on (distribute/overlap.py)
+        self.gradient_observers: list = []
         self.debug = False
         # (op name, site, "backward"/"JVP") of the rules running now: debug mode blames
         # the op being differentiated for a NaN that one of its rule's ops produces

@@ -148,6 +148,16 @@ def cholesky(input, **attrs):
     return run_kernel("Cholesky", {"input": input}, attrs)
 
 
+def collective_all_gather(x, **attrs):
+    """CollectiveAllGather (tapeflow/distribute/collective.py)."""
+    return run_kernel("CollectiveAllGather", {"x": x}, attrs)
+
+
+def collective_all_reduce(xs, **attrs):
+    """CollectiveAllReduce (tapeflow/distribute/collective.py)."""
+    return run_kernel("CollectiveAllReduce", {"xs": xs}, attrs)
+
+
 def complex(real, imag, **attrs):
     """Complex (tapeflow/ops/math.py)."""
     return run_kernel("Complex", {"real": real, "imag": imag}, attrs)

@@ -261,8 +261,16 @@ class GradientTape:
         if not self._persistent:
             self._drop_tape()
         target_ids = [t.id for t in targets]
+        tell = None
+        if _ctx.gradient_observers:  # e.g. a strategy's all-reduce, started bucket by bucket
+            by_id = dict(zip(reversed(source_ids), reversed(flat_sources)))
+            observers = tuple(_ctx.gradient_observers)
+
+            def tell(sid, g):
+                for observer in observers:
+                    observer.gradient_ready(by_id[sid], g)
         grads = tape.compute_gradient(vspace, target_ids, source_ids, out_grads,
-                                      [(t._shape, t.dtype) for t in targets])
+                                      [(t._shape, t.dtype) for t in targets], tell)
         # what explain() reads of a spent one-shot tape: its light copy, made only when a
         # gradient was None (Tape.light_copy)
         report_tape = tape if self._persistent else tape.light

@@ -132,8 +132,11 @@ class Tape:
         return entry.output_meta[entry.output_ids.index(tensor_id)]
 
     def compute_gradient(self, vspace, target_ids: Sequence[int], source_ids: Sequence[int],
-                         output_gradients: Sequence | None, target_meta: Sequence) -> list:
-        """Gradients of the targets with respect to each source (None if unconnected)."""
+                         output_gradients: Sequence | None, target_meta: Sequence,
+                         on_ready=None) -> list:
+        """Gradients of the targets with respect to each source (None if unconnected).
+        `on_ready(source_id, gradient)` hears of each source's gradient as soon as it is
+        complete (its last use is differentiated), before the rest of the pass."""
         sources = set(source_ids)
         tt, ops = self.tensor_tape, self.op_tape
         # 1. Walk back from the targets: usage counts and missing output gradients.
@@ -215,6 +218,10 @@ class Tape:
                 if c is None:
                     continue
                 usage_counts[i] = c - 1
+                if c == 1 and on_ready is not None and i in sources and gradients.get(i):
+                    gs = gradients[i]
+                    gradients[i] = [gs[0] if len(gs) == 1 else vspace.aggregate(gs)]
+                    on_ready(i, gradients[i][0])
                 if c == 1:
                     producer = tt.get(i)
                     if producer is not None and producer in missing:

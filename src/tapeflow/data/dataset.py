@@ -1243,3 +1243,31 @@ class _InterleaveDataset(_UnaryDataset):
                     open_count += 1
             else:
                 index, taken = (index + 1) % self._cycle, 0
+
+
+def shard_for_replica(dataset: Dataset, num_replicas: int, index: int) -> Dataset:
+    """Replica `index`'s part of `dataset` (what `tf.distribute` feeds each replica): a
+    dataset that ends in `batch(global_batch)` (perhaps then `prefetch`) becomes
+    `shard(num_replicas, index).batch(global_batch // num_replicas)` over its input, so
+    the replicas' batches of one step together hold that step's global batch; any other
+    dataset gives every `num_replicas`-th element. Shuffles must be seeded for the
+    replicas to agree on the order they share out.
+
+    Example:
+        >>> ds = tf.data.Dataset.range(8).batch(4)
+        >>> [b.tolist() for b in shard_for_replica(ds, 2, 1).as_numpy_iterator()]
+        [[1, 3], [5, 7]]
+    """
+    if num_replicas == 1:
+        return dataset
+    if isinstance(dataset, _PrefetchDataset):
+        inner = shard_for_replica(dataset._input, num_replicas, index)
+        return inner.prefetch(AUTOTUNE if dataset._autotune else dataset._size)
+    if type(dataset) is _BatchDataset:
+        if dataset._size % num_replicas:
+            raise ValueError(f"experimental_distribute_dataset: the global batch size "
+                             f"{dataset._size} is not divisible by the {num_replicas} "
+                             f"replicas")
+        return dataset._input.shard(num_replicas, index).batch(
+            dataset._size // num_replicas, drop_remainder=dataset._drop)
+    return dataset.shard(num_replicas, index)

@@ -29,6 +29,7 @@ from .._core.indexed_slices import IndexedSlices
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ..autodiff import GradientTape
+from ..distribute.strategy import aggregate_gradients
 from ..ops.creation import fill, zeros
 from ..ops.indexing import gather, where
 from ..ops.math import cast, cos, floor, maximum, minimum, pow, rsqrt, sqrt, square
@@ -314,7 +315,12 @@ class Optimizer:
         if missing:
             warnings.warn(f"Gradients do not exist for variables {missing} when minimizing "
                           "the loss; they are not updated.", UserWarning, stacklevel=2)
-        pairs = [(self._prepare(g, v), v) for g, v in pairs if g is not None]
+        pairs = [(g, v) for g, v in pairs if g is not None]
+        if not skip_gradients_aggregation:  # inside strategy.run: sum over the replicas
+            pairs = aggregate_gradients(pairs)
+            if pairs is None:  # held for the last of replicas that run in turn
+                return self._iterations
+        pairs = [(self._prepare(g, v), v) for g, v in pairs]
         if not pairs:
             return self._iterations
         lr = self._learning_rate

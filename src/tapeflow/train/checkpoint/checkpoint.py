@@ -11,6 +11,7 @@ import numpy as np
 
 from ..._core import dtypes as _dt
 from ..._core.variable import Variable
+from ...distribute.collective import on_chief
 from .format import write_checkpoint, write_state
 from .graph import ObjectState, collect
 from .status import (COUNTER, CheckpointLoadStatus, InitializationOnlyStatus, resolve_pending,
@@ -94,7 +95,8 @@ class Checkpoint:
                   for name, target in targets.items()}
         state_keys = {name: target.key for name, target in targets.items()
                       if isinstance(target, ObjectState)}
-        write_checkpoint(path, values, aliases, state_keys)
+        # under a multi-process strategy every rank holds the same values: one writes
+        on_chief(write_checkpoint, path, values, aliases, state_keys)
         return path
 
     def save(self, file_prefix: str, options=None) -> str:
@@ -110,7 +112,7 @@ class Checkpoint:
             raise
         # as TF: the index names only this save, without timestamps, so a later
         # CheckpointManager does not take it over (nor delete it)
-        write_state(os.path.dirname(os.path.abspath(path)), path, [path])
+        on_chief(write_state, os.path.dirname(os.path.abspath(path)), path, [path])
         return path
 
     def restore(self, save_path: str | None, options=None):

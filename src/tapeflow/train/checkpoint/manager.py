@@ -12,6 +12,7 @@ import time as _time
 import numpy as np
 
 from .checkpoint import Checkpoint
+from ...distribute.collective import on_chief
 from .format import latest_checkpoint, read_state, remove, write_state
 
 __all__ = ["CheckpointManager"]
@@ -150,10 +151,11 @@ class CheckpointManager:
             if self._keep_every_s and stamp - self._keep_every_s >= self._last_preserved:
                 self._last_preserved = stamp  # kept on disk, no longer managed
                 continue
-            remove(path)
+            on_chief(remove, path)  # one rank deletes under a multi-process strategy
 
     def _record_state(self) -> None:
         if self._latest_checkpoint is None:
             return
-        write_state(self._directory, self._latest_checkpoint, list(self._maybe_delete),
-                     list(self._maybe_delete.values()), self._last_preserved)
+        on_chief(write_state, self._directory, self._latest_checkpoint,
+                 list(self._maybe_delete), list(self._maybe_delete.values()),
+                 self._last_preserved)
