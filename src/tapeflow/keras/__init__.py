@@ -1,0 +1,3 @@
+"""`tapeflow.keras` (`tf.keras`)."""
+from . import layers  # noqa: F401
+from .layer import Input  # noqa: F401
