@@ -125,7 +125,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits: bool = False,
         raise ValueError(f"{op}: y_true of shape {list(convert_to_tensor(y_true)._shape)} "
                          f"does not match y_pred of shape {list(y_pred._shape)} (expected "
                          f"{list(y_pred._shape[:-1])} or {list(y_pred._shape[:-1]) + [1]})")
-    if not labels.dtype.is_integer:
+    if labels.dtype.name not in ("int32", "int64"):  # floats, uint8 labels: as Keras
         labels = cast(labels, "int64")
     if not from_logits:
         # Keras: log of the clipped probabilities, used as logits (so renormalized)
