@@ -161,13 +161,18 @@ def sparse_categorical_accuracy(y_true, y_pred):
     return cast(equal(cast(y_true, _dt.int64), argmax(y_pred, axis=-1)), _dt.float32)
 
 
-def _squared_error(y_true, y_pred):
+def _floats(y_pred):
     y_pred = convert_to_tensor(y_pred)
+    return y_pred if y_pred.dtype.is_floating else cast(y_pred, _dt.float32)
+
+
+def _squared_error(y_true, y_pred):
+    y_pred = _floats(y_pred)
     return reduce_mean(square(y_pred - cast(y_true, y_pred.dtype)), axis=-1)
 
 
 def _absolute_error(y_true, y_pred):
-    y_pred = convert_to_tensor(y_pred)
+    y_pred = _floats(y_pred)
     return reduce_mean(_abs(y_pred - cast(y_true, y_pred.dtype)), axis=-1)
 
 

@@ -111,7 +111,7 @@ class _Batches:
             weights = np.array([class_weight.get(int(c), 1.0) for c in labels], np.float32)
             base = self.arrays[2]
             self.arrays = (*self.arrays[:2], weights if base is None else base * weights)
-        self.size = _num_samples(self.arrays[0])
+        self.size = _num_samples(list(self.arrays))
         self.batch_size = 32 if batch_size is None else int(batch_size)
         self.shuffle = shuffle
         self.steps = steps if steps is not None else max(math.ceil(self.size /
@@ -128,15 +128,18 @@ class _Batches:
         for step in range(self.steps):
             start = (step % per_epoch) * self.batch_size
             index = order[start:start + self.batch_size]
-            yield tuple(_map(lambda a: convert_to_tensor(a[index]), part)
-                        if part is not None else None for part in self.arrays)
+            batch = [_map(lambda a: convert_to_tensor(a[index]), part)
+                     if part is not None else None for part in self.arrays]
+            while len(batch) > 1 and batch[-1] is None:  # (x, y) as Keras gives it
+                batch.pop()
+            yield tuple(batch)
 
     def _dataset_epoch(self):
         # with steps_per_epoch, an epoch continues where the last one stopped (as Keras)
         if self.steps_per_epoch is None or self._iterator is None:
             self._iterator = iter(self.dataset)
         for step, element in enumerate(self._iterator):
-            yield _unpack(element)
+            yield element
             if self.steps_per_epoch is not None and step + 1 >= self.steps_per_epoch:
                 return
 
