@@ -376,3 +376,14 @@ def test_utils():
     assert first[0] == second[0]
     np.testing.assert_array_equal(first[1], second[1])
     np.testing.assert_array_equal(first[2], second[2])
+
+
+def test_losses_line_up_ranks_as_keras_does():
+    mse = keras.losses.MeanSquaredError()
+    # labels [N] against predictions [N, 1]: element by element, not broadcast to [N, N]
+    assert float(mse([1.0, 2.0], [[1.0], [4.0]])) == pytest.approx(2.0)
+    assert float(mse([[1.0], [2.0]], [1.0, 4.0])) == pytest.approx(2.0)
+    bce = keras.losses.BinaryCrossentropy()
+    expected = -np.mean([np.log(0.9), np.log(0.8)])
+    assert float(bce([1.0, 0.0], [[0.9], [0.2]])) == pytest.approx(expected, rel=1e-5)
+    assert float(keras.losses.get(lambda t, p: tf.abs(t - p))([1.0], [[3.0]])) == 2.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..train.losses import *  # noqa: F401,F403
 from ..train import losses as _losses
-from ..train.losses import Loss
+from ..train.losses import Loss, same_rank
 
 __all__ = list(_losses.__all__) + ["LossFunctionWrapper", "get"]
 
@@ -24,6 +24,7 @@ class LossFunctionWrapper(Loss):
         self._fn, self._fn_kwargs = fn, kwargs
 
     def call(self, y_true, y_pred):
+        y_true, y_pred = same_rank(y_true, y_pred)
         return self._fn(y_true, y_pred, **self._fn_kwargs)
 
 
