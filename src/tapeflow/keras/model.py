@@ -116,7 +116,9 @@ class _Batches:
         self.shuffle = shuffle
         self.steps = steps if steps is not None else max(math.ceil(self.size /
                                                                    self.batch_size), 1)
-        self._rng = np.random.default_rng(seed)
+        # drawn from NumPy's global generator, so utils.set_random_seed fixes the order
+        self._rng = np.random.default_rng(np.random.randint(2 ** 31) if seed is None
+                                          else seed)
 
     def epoch(self):
         """The batches of one epoch, each (x, y, sample_weight) of tensors."""
