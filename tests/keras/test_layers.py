@@ -10,8 +10,9 @@ from tapeflow.keras import layers
 
 
 @pytest.fixture(autouse=True)
-def _fresh_names():
+def _fresh_names_and_seeds():
     keras.backend.clear_session()
+    keras.utils.set_random_seed(0)  # the same initial weights and shuffles every run
 
 
 def test_keras_and_its_submodules_are_modules():

@@ -13,8 +13,9 @@ from tapeflow.keras import layers
 
 
 @pytest.fixture(autouse=True)
-def _fresh_names():
+def _fresh_names_and_seeds():
     keras.backend.clear_session()
+    keras.utils.set_random_seed(0)  # the same initial weights and shuffles every run
 
 
 def test_sequential_from_list_and_add_build_with_input():

@@ -13,8 +13,9 @@ from tapeflow.keras import layers
 
 
 @pytest.fixture(autouse=True)
-def _fresh_names():
+def _fresh_names_and_seeds():
     keras.backend.clear_session()
+    keras.utils.set_random_seed(0)  # the same initial weights and shuffles every run
 
 
 def _linear_data(n=64, seed=0):
@@ -231,7 +232,8 @@ def test_early_stopping_and_restoring_the_best_weights():
     x, y = _linear_data(16)
     model = _linear_model(lr=0.0)  # the loss never improves after the first epoch
     stop = keras.callbacks.EarlyStopping(monitor="loss", patience=2)
-    history = model.fit(x, y, epochs=20, verbose=0, callbacks=[stop])
+    # (unshuffled: another order could sum to a loss smaller in the last bit)
+    history = model.fit(x, y, epochs=20, verbose=0, callbacks=[stop], shuffle=False)
     assert history.epoch == [0, 1, 2] and stop.stopped_epoch == 2
 
     model = _linear_model(lr=1.5)  # diverges: the first epoch is the best
@@ -387,3 +389,42 @@ def test_losses_line_up_ranks_as_keras_does():
     expected = -np.mean([np.log(0.9), np.log(0.8)])
     assert float(bce([1.0, 0.0], [[0.9], [0.2]])) == pytest.approx(expected, rel=1e-5)
     assert float(keras.losses.get(lambda t, p: tf.abs(t - p))([1.0], [[3.0]])) == 2.0
+
+
+def test_regularizers_and_add_loss_join_the_loss_fit_reports():
+    reg = keras.regularizers
+    w = np.array([[1.0, -2.0], [0.5, 0.0]], np.float32)
+    assert float(reg.L1(0.1)(w)) == pytest.approx(0.35)
+    assert float(reg.L2(0.1)(w)) == pytest.approx(0.525)
+    assert float(reg.L1L2(0.1, 0.1)(w)) == pytest.approx(0.875)
+    assert float(reg.L1L2()(w)) == 0.0 and reg.get("l2").l2 == 0.01
+    x, y = _linear_data(16)
+    model = keras.Sequential([keras.Input((3,)),
+                              layers.Dense(1, kernel_regularizer=reg.L2(0.5),
+                                           bias_regularizer="l1")])
+    model.compile(keras.optimizers.SGD(0.0), "mse")
+    kernel, bias = model.get_weights()
+    penalty = 0.5 * np.sum(kernel ** 2) + 0.01 * np.sum(np.abs(bias))
+    assert len(model.losses) == 2
+    np.testing.assert_allclose(float(sum(model.losses)), penalty, rtol=1e-5)
+    mse = np.mean((model.predict(x, verbose=0) - y) ** 2)
+    np.testing.assert_allclose(model.evaluate(x, y, verbose=0), mse + penalty, rtol=1e-5)
+    history = model.fit(x, y, batch_size=16, verbose=0)
+    np.testing.assert_allclose(history.history["loss"][0], mse + penalty, rtol=1e-5)
+    config = model.layers[0].get_config()
+    assert config["kernel_regularizer"] == {"class_name": "L2", "config": {"l2": 0.5}}
+    assert layers.Dense.from_config(config)._regularizer_for["kernel"].l2 == 0.5
+
+    class Penalized(layers.Layer):
+        def call(self, x):
+            self.add_loss(tf.reduce_sum(x) * 0.0 + 3.0)
+            return x
+
+    inner = Penalized()
+    net = keras.Sequential([keras.Input((3,)), inner, layers.Dense(1)])
+    net(x)
+    net(x)  # a new call replaces the losses of the previous one
+    assert [float(v) for v in net.losses] == [3.0]
+    net.compile(keras.optimizers.SGD(0.0), "mse")
+    mse = np.mean((net.predict(x, verbose=0) - y) ** 2)
+    np.testing.assert_allclose(net.evaluate(x, y, verbose=0), mse + 3.0, rtol=1e-5)

@@ -23,11 +23,14 @@ from .._core import dtypes as _dt, nest
 from .._core.tensor import TensorShape
 from .._core.variable import Variable
 from ..ops.creation import zeros
+from .._core.convert import convert_to_tensor
 from ..train import initializers as _init, layers as _layers
+from . import regularizers as _regularizers
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "clear_session"]
 
 _NAME_COUNTS: dict = {}
+_CALL_DEPTH = [0]  # how deep in layer calls we are: the outermost call resets add_loss
 
 
 def clear_session() -> None:
@@ -112,7 +115,7 @@ class Layer(_layers.Layer):
         TensorShape([2, 3])
     """
 
-    _CHECKPOINT_LAST = frozenset({"_weights", "_tracked_layers"})
+    _CHECKPOINT_LAST = frozenset({"_weights", "_tracked_layers", "_weight_regularizers"})
 
     def __init__(self, trainable: bool = True, name: str | None = None, dtype=None,
                  **kwargs):
@@ -151,7 +154,14 @@ class Layer(_layers.Layer):
     def __call__(self, inputs, *args, **kwargs):
         if is_symbolic(inputs):
             return self._call_symbolic(inputs, args, kwargs)
-        return _layers.Layer.__call__(self, inputs, *args, **kwargs)
+        if _CALL_DEPTH[0] == 0:  # losses added in call() are those of the latest call
+            for layer in [self, *self._all_sublayers()]:
+                layer.__dict__["_added_losses"] = []
+        _CALL_DEPTH[0] += 1
+        try:
+            return _layers.Layer.__call__(self, inputs, *args, **kwargs)
+        finally:
+            _CALL_DEPTH[0] -= 1
 
     def _convert_input(self, inputs):
         if isinstance(inputs, (list, tuple)):
@@ -192,10 +202,12 @@ class Layer(_layers.Layer):
             if key in kwargs:
                 raise TypeError(f"add_weight got multiple values for argument {key!r}")
             kwargs[key] = value
-        if kwargs.pop("regularizer", None) is not None or \
-                kwargs.pop("constraint", None) is not None:
-            raise NotImplementedError(f"{self.name}.add_weight: regularizers and constraints "
-                                      "are not supported yet")
+        if kwargs.pop("constraint", None) is not None:
+            raise NotImplementedError(f"{self.name}.add_weight: constraints are not "
+                                      "supported yet")
+        # the built-in layers name their regularizers by weight ("kernel", "bias")
+        regularizer = _regularizers.get(kwargs.pop("regularizer", None)) or \
+            self.__dict__.get("_regularizer_for", {}).get(kwargs.get("name"))
         unknown = set(kwargs) - {"shape", "initializer", "dtype", "trainable", "name"}
         if unknown:
             raise TypeError(f"add_weight: unrecognized keyword arguments {sorted(unknown)}")
@@ -205,9 +217,29 @@ class Layer(_layers.Layer):
         if initializer is None:
             initializer = "glorot_uniform" if dtype.is_floating else "zeros"
         shape = kwargs.get("shape")
-        return _layers.Layer.add_weight(self, kwargs.get("name") or "variable",
-                                        () if shape is None else shape, initializer,
-                                        kwargs.get("trainable", True), dtype)
+        variable = _layers.Layer.add_weight(self, kwargs.get("name") or "variable",
+                                            () if shape is None else shape, initializer,
+                                            kwargs.get("trainable", True), dtype)
+        if regularizer is not None:
+            self.__dict__.setdefault("_weight_regularizers", []).append(
+                (regularizer, variable))
+        return variable
+
+    def add_loss(self, loss) -> None:
+        """Add a loss tensor (from `call`) to `losses`; `fit` adds `losses` to the loss it
+        minimizes. Each outermost call starts the list afresh."""
+        self.__dict__.setdefault("_added_losses", []).append(convert_to_tensor(loss))
+
+    @property
+    def losses(self) -> list:
+        """This layer's and its sublayers' losses: those added with `add_loss` in the
+        latest call, and the weight regularizers' penalties (computed now)."""
+        found = []
+        for layer in [self, *self._all_sublayers()]:
+            found += layer.__dict__.get("_added_losses", [])
+            found += [regularizer(v) for regularizer, v in
+                      layer.__dict__.get("_weight_regularizers", [])]
+        return found
 
     def _sublayers(self) -> list:
         return list(self.__dict__.get("_tracked_layers", []))

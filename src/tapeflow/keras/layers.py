@@ -19,6 +19,7 @@ from ..ops import (array as _array, conv as _conv, math as _math, nn as _nn,
                    reduction as _reduction)
 from ..ops.indexing import where as _where
 from ..train import initializers as _init, layers as _layers
+from . import regularizers as _regularizers
 from .layer import Input, InputLayer, KerasTensor, Layer, unique_name
 
 __all__ = ["Layer", "Input", "InputLayer", "KerasTensor", "Dense", "Conv2D", "Embedding",
@@ -51,8 +52,11 @@ class Dense(Layer, _layers.Dense):
 
     def __init__(self, units: int, activation=None, use_bias: bool = True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 trainable: bool = True, **kwargs):
+                 kernel_regularizer=None, bias_regularizer=None, trainable: bool = True,
+                 **kwargs):
         name, dtype, rest = _base_kwargs(kwargs)
+        self._regularizer_for = {"kernel": _regularizers.get(kernel_regularizer),
+                                 "bias": _regularizers.get(bias_regularizer)}
         _layers.Dense.__init__(self, units, activation, use_bias, kernel_initializer,
                                bias_initializer, name=unique_name(name, type(self)),
                                dtype=dtype)
@@ -63,7 +67,10 @@ class Dense(Layer, _layers.Dense):
         return {**super().get_config(), "units": self.units,
                 "activation": self._activation_id, "use_bias": self.use_bias,
                 "kernel_initializer": _init.serialize(self.kernel_initializer),
-                "bias_initializer": _init.serialize(self.bias_initializer)}
+                "bias_initializer": _init.serialize(self.bias_initializer),
+                "kernel_regularizer": _regularizers.serialize(
+                    self._regularizer_for["kernel"]),
+                "bias_regularizer": _regularizers.serialize(self._regularizer_for["bias"])}
 
 
 class Conv2D(Layer, _layers.Conv2D):
@@ -77,8 +84,11 @@ class Conv2D(Layer, _layers.Conv2D):
     def __init__(self, filters: int, kernel_size, strides=(1, 1), padding: str = "valid",
                  activation=None, use_bias: bool = True, dilation_rate=(1, 1),
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 trainable: bool = True, **kwargs):
+                 kernel_regularizer=None, bias_regularizer=None, trainable: bool = True,
+                 **kwargs):
         name, dtype, rest = _base_kwargs(kwargs)
+        self._regularizer_for = {"kernel": _regularizers.get(kernel_regularizer),
+                                 "bias": _regularizers.get(bias_regularizer)}
         data_format = rest.pop("data_format", None)
         if data_format not in (None, "channels_last"):
             raise ValueError(f"Conv2D: only data_format='channels_last' is supported, got "
@@ -96,7 +106,10 @@ class Conv2D(Layer, _layers.Conv2D):
                 "padding": self.padding, "dilation_rate": self.dilation_rate,
                 "activation": self._activation_id, "use_bias": self.use_bias,
                 "kernel_initializer": _init.serialize(self.kernel_initializer),
-                "bias_initializer": _init.serialize(self.bias_initializer)}
+                "bias_initializer": _init.serialize(self.bias_initializer),
+                "kernel_regularizer": _regularizers.serialize(
+                    self._regularizer_for["kernel"]),
+                "bias_regularizer": _regularizers.serialize(self._regularizer_for["bias"])}
 
 
 class Embedding(Layer, _layers.Embedding):
@@ -108,8 +121,9 @@ class Embedding(Layer, _layers.Embedding):
     """
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer="uniform",
-                 trainable: bool = True, **kwargs):
+                 embeddings_regularizer=None, trainable: bool = True, **kwargs):
         name, dtype, rest = _base_kwargs(kwargs)
+        self._regularizer_for = {"embeddings": _regularizers.get(embeddings_regularizer)}
         if rest.pop("mask_zero", False):
             raise NotImplementedError("Embedding: mask_zero=True (masking) is not supported "
                                       "yet")

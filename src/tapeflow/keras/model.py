@@ -324,11 +324,6 @@ class Model(Layer):
     def output_names(self) -> list:
         return [self.name]
 
-    @property
-    def losses(self) -> list:
-        """Losses added by layers (`add_loss`, regularizers): none in this version."""
-        return []
-
     # ----------------------------------------------------------------- compile
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                 weighted_metrics=None, run_eagerly: bool = False, steps_per_execution=1,
