@@ -428,3 +428,51 @@ def test_regularizers_and_add_loss_join_the_loss_fit_reports():
     net.compile(keras.optimizers.SGD(0.0), "mse")
     mse = np.mean((net.predict(x, verbose=0) - y) ** 2)
     np.testing.assert_allclose(net.evaluate(x, y, verbose=0), mse + 3.0, rtol=1e-5)
+
+
+def test_learning_rate_scheduler_and_reduce_on_plateau():
+    x, y = _linear_data(8)
+    model = _linear_model(lr=0.1)
+    rates = []
+    schedule = keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.5 ** epoch)
+    spy = keras.callbacks.LambdaCallback(
+        on_epoch_begin=lambda epoch, logs: rates.append(float(model.optimizer.learning_rate)))
+    history = model.fit(x, y, epochs=3, verbose=0, callbacks=[schedule, spy])
+    assert rates == [1.0, 0.5, 0.25] and history.history["learning_rate"] == rates
+    # the epoch-only form
+    model.fit(x, y, epochs=1, verbose=0,
+              callbacks=[keras.callbacks.LearningRateScheduler(lambda epoch: 0.125)])
+    assert float(model.optimizer.learning_rate) == 0.125
+
+    frozen = _linear_model(lr=1e-9)  # the loss moves less than min_delta: a plateau
+    plateau = keras.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=2)
+    history = frozen.fit(x, y, epochs=6, verbose=0, shuffle=False, callbacks=[plateau])
+    # an epoch logs the rate it ran with; two epochs without progress halve it
+    assert history.history["learning_rate"] == pytest.approx(
+        [1e-9, 1e-9, 1e-9, 5e-10, 5e-10, 2.5e-10], rel=1e-6)
+    with pytest.raises(ValueError, match="factor >= 1.0"):
+        keras.callbacks.ReduceLROnPlateau(factor=2.0)
+
+
+def test_csv_logger_and_tensorboard_write_the_epoch_logs(tmp_path):
+    from tensorboard.backend.event_processing import event_accumulator as ea
+    from tensorboard.util import tensor_util
+
+    x, y = _linear_data(16)
+    model = _linear_model()
+    path = tmp_path / "log.csv"
+    history = model.fit(x, y, epochs=3, verbose=0, validation_data=(x, y),
+                        callbacks=[keras.callbacks.CSVLogger(str(path)),
+                                   keras.callbacks.TensorBoard(str(tmp_path / "tb"))])
+    rows = path.read_text().splitlines()
+    assert rows[0] == "epoch,loss,val_loss" and len(rows) == 4
+    assert [float(v) for v in rows[3].split(",")[1:]] == pytest.approx(
+        [history.history["loss"][2], history.history["val_loss"][2]], rel=1e-6)
+    for kind, key in (("train", "loss"), ("validation", "val_loss")):
+        acc = ea.EventAccumulator(str(tmp_path / "tb" / kind),
+                                  size_guidance={ea.TENSORS: 0})
+        acc.Reload()
+        events = acc.Tensors("epoch_loss")
+        assert [e.step for e in events] == [0, 1, 2]
+        np.testing.assert_allclose([float(tensor_util.make_ndarray(e.tensor_proto))
+                                    for e in events], history.history[key], rtol=1e-6)

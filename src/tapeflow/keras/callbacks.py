@@ -7,14 +7,19 @@ Example:
 """
 from __future__ import annotations
 
+import csv
 import math
+import os
 import sys
 import time
 
 import numpy as np
 
+from ..summary import create_file_writer, scalar
+
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "Progbar", "EarlyStopping",
-           "ModelCheckpoint", "LambdaCallback"]
+           "ModelCheckpoint", "LambdaCallback", "LearningRateScheduler", "ReduceLROnPlateau",
+           "CSVLogger", "TensorBoard"]
 
 _HOOKS = ("on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end",
           "on_train_batch_begin", "on_train_batch_end", "on_test_begin", "on_test_end",
@@ -58,9 +63,13 @@ class CallbackList:
         if hook not in _HOOKS:
             raise AttributeError(hook)
 
-        def call(*args, **kwargs):
+        # every hook gets its logs, {} where there are none, as Keras passes them
+        arity = 2 if "batch" in hook or "epoch" in hook else 1
+
+        def call(*args):
+            args = args + ({},) * (arity - len(args))
             for cb in self.callbacks:
-                getattr(cb, hook)(*args, **kwargs)
+                getattr(cb, hook)(*args)
         return call
 
 
@@ -321,3 +330,165 @@ class LambdaCallback(Callback):
                 raise TypeError(f"LambdaCallback: unknown hook {hook!r}")
             if fn is not None:
                 setattr(self, hook, fn)
+
+
+def _set_learning_rate(model, value: float) -> None:
+    optimizer = model.optimizer
+    if not hasattr(optimizer, "learning_rate"):
+        raise ValueError('The optimizer must have a "learning_rate" attribute.')
+    optimizer.learning_rate = float(value)
+
+
+class LearningRateScheduler(Callback):
+    """Sets the optimizer's learning rate at the start of every epoch to
+    `schedule(epoch, lr)` (or `schedule(epoch)`).
+
+    Example: `LearningRateScheduler(lambda epoch, lr: lr if epoch < 10 else lr * 0.9)`.
+    """
+
+    def __init__(self, schedule, verbose: int = 0):
+        super().__init__()
+        self.schedule, self.verbose = schedule, verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        current = float(self.model.optimizer.learning_rate)
+        try:
+            value = self.schedule(epoch, current)
+        except TypeError:  # a schedule of the epoch alone
+            value = self.schedule(epoch)
+        if not isinstance(value, (float, int, np.floating, np.integer)):
+            value = float(value)
+        _set_learning_rate(self.model, value)
+        if self.verbose > 0:
+            sys.stdout.write(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning "
+                             f"rate to {float(value)}.\n")
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = float(self.model.optimizer.learning_rate)
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by `factor` when `monitor` has not improved by
+    `min_delta` for `patience` epochs (not below `min_lr`; then waits `cooldown` epochs).
+
+    Example: `ReduceLROnPlateau(monitor="val_loss", factor=0.2, patience=5, min_lr=1e-4)`.
+    """
+
+    def __init__(self, monitor: str = "val_loss", factor: float = 0.1, patience: int = 10,
+                 verbose: int = 0, mode: str = "auto", min_delta: float = 1e-4,
+                 cooldown: int = 0, min_lr: float = 0.0):
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0, got "
+                             f"{factor}")
+        if mode not in ("auto", "min", "max"):
+            raise ValueError(f"ReduceLROnPlateau: mode must be 'auto', 'min' or 'max', got "
+                             f"{mode!r}")
+        self.monitor, self.factor, self.patience, self.verbose = monitor, factor, patience, \
+            verbose
+        self.min_delta, self.cooldown, self.min_lr = min_delta, cooldown, min_lr
+        self.mode = ("max" if "acc" in monitor else "min") if mode == "auto" else mode
+
+    def on_train_begin(self, logs=None):
+        self.wait, self.cooldown_counter = 0, 0
+        self.best = -np.inf if self.mode == "max" else np.inf
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        logs["learning_rate"] = float(self.model.optimizer.learning_rate)
+        value = logs.get(self.monitor)
+        if value is None:
+            sys.stderr.write(f"Learning rate reduction is conditioned on metric "
+                             f"`{self.monitor}` which is not available. Available metrics "
+                             f"are: {','.join(logs)}.\n")
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        better = value > self.best + self.min_delta if self.mode == "max" else \
+            value < self.best - self.min_delta
+        if better:
+            self.best, self.wait = value, 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                old = float(self.model.optimizer.learning_rate)
+                if old > self.min_lr:
+                    new = max(old * self.factor, self.min_lr)
+                    _set_learning_rate(self.model, new)
+                    if self.verbose > 0:
+                        sys.stdout.write(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing "
+                                         f"learning rate to {new}.\n")
+                    self.cooldown_counter, self.wait = self.cooldown, 0
+
+
+class CSVLogger(Callback):
+    """Writes each epoch's logs as a row of a CSV file (`epoch` first, then the log keys
+    in sorted order); `append=True` continues an existing file.
+
+    Example: `CSVLogger("training.log")`.
+    """
+
+    def __init__(self, filename: str, separator: str = ",", append: bool = False):
+        super().__init__()
+        self.filename, self.separator, self.append = str(filename), separator, append
+        self._file = self._writer = None
+
+    def on_train_begin(self, logs=None):
+        existed = self.append and os.path.exists(self.filename) and \
+            os.path.getsize(self.filename) > 0
+        self._file = open(self.filename, "a" if self.append else "w", newline="")
+        self._keys = None
+        self._header_written = existed
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self._keys is None:
+            self._keys = sorted(logs)
+            self._writer = csv.DictWriter(self._file, fieldnames=["epoch"] + self._keys,
+                                          delimiter=self.separator)
+            if not self._header_written:
+                self._writer.writeheader()
+        self._writer.writerow({"epoch": epoch, **{k: logs.get(k, "NA")
+                                                  for k in self._keys}})
+        self._file.flush()
+
+    def on_train_end(self, logs=None):
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class TensorBoard(Callback):
+    """Writes the epoch logs as TensorBoard scalars (`tf.summary`): the training ones to
+    `log_dir/train` as "epoch_<name>", the validation ones to `log_dir/validation`.
+
+    Example: `model.fit(x, y, callbacks=[TensorBoard(log_dir="logs")])`, then
+    `tensorboard --logdir logs`.
+    """
+
+    def __init__(self, log_dir: str = "logs", **kwargs):
+        super().__init__()
+        unsupported = {k for k, v in kwargs.items() if v not in (None, 0, False, "epoch")}
+        if unsupported:
+            raise NotImplementedError(f"TensorBoard: only epoch scalars are written; "
+                                      f"unsupported arguments {sorted(unsupported)}")
+        self.log_dir = str(log_dir)
+        self._writers: dict = {}
+
+    def _writer(self, kind: str):
+        if kind not in self._writers:
+            self._writers[kind] = create_file_writer(os.path.join(self.log_dir, kind))
+        return self._writers[kind]
+
+    def on_epoch_end(self, epoch, logs=None):
+        for key, value in (logs or {}).items():
+            kind, name = ("validation", key[4:]) if key.startswith("val_") else ("train", key)
+            with self._writer(kind).as_default():
+                scalar(f"epoch_{name}", value, step=epoch)
+
+    def on_train_end(self, logs=None):
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}
