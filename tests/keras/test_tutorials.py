@@ -1,7 +1,8 @@
 """TensorFlow's Keras tutorials run unchanged with `import tapeflow as tf`: each program
-below is the tutorial's code with `tensorflow` spelled `tapeflow`, and its MNIST download
-replaced by random images of the same shape (fewer of them, to stay fast) whose labels
-follow a rule a model can learn."""
+below is the tutorial's code with `tensorflow` spelled `tapeflow`, and its dataset download
+(MNIST, CIFAR-10) replaced by random images of the same shape (fewer of them, to stay
+fast) whose labels follow a rule a model can learn. The CNN tutorial's import of
+`keras.datasets` is left out (it only serves the download)."""
 from __future__ import annotations
 
 import runpy
@@ -11,14 +12,14 @@ import numpy as np
 from tapeflow import keras
 
 
-def _run(program: str, path, data) -> dict:
+def _run(program: str, path, data, names=("x_train", "y_train", "x_test", "y_test")) -> dict:
     """Run `program` as a user's script file (so autograph can read its source), with the
-    dataset already loaded into its globals."""
-    (x_train, y_train), (x_test, y_test) = data
+    dataset already loaded into its globals under the tutorial's `names`."""
+    (train_x, train_y), (test_x, test_y) = data
     keras.utils.set_random_seed(0)  # from outside the program: it is run unchanged
     path.write_text(program)
-    return runpy.run_path(str(path), init_globals={
-        "x_train": x_train, "y_train": y_train, "x_test": x_test, "y_test": y_test})
+    return runpy.run_path(str(path), init_globals=dict(zip(
+        names, (train_x, train_y, test_x, test_y))))
 
 
 def _digits_like(n_train: int, n_test: int, seed: int = 0):
@@ -155,3 +156,64 @@ def test_quickstart_for_experts(capsys, tmp_path):
     first_loss = float(lines[0].split("Loss: ")[1].split(",")[0])
     assert float(last["Loss"]) < first_loss
     assert len(scope["model"].trainable_variables) == 6
+
+
+CNN_TUTORIAL = '''
+import tapeflow as tf
+
+from tapeflow.keras import layers, models
+import matplotlib.pyplot as plt
+
+# Normalize pixel values to be between 0 and 1
+train_images, test_images = train_images / 255.0, test_images / 255.0
+
+model = models.Sequential()
+model.add(layers.Conv2D(32, (3, 3), activation='relu', input_shape=(32, 32, 3)))
+model.add(layers.MaxPooling2D((2, 2)))
+model.add(layers.Conv2D(64, (3, 3), activation='relu'))
+model.add(layers.MaxPooling2D((2, 2)))
+model.add(layers.Conv2D(64, (3, 3), activation='relu'))
+model.summary()
+model.add(layers.Flatten())
+model.add(layers.Dense(64, activation='relu'))
+model.add(layers.Dense(10))
+model.summary()
+
+model.compile(optimizer='adam',
+              loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=['accuracy'])
+
+history = model.fit(train_images, train_labels, epochs=10,
+                    validation_data=(test_images, test_labels))
+
+plt.plot(history.history['accuracy'], label='accuracy')
+plt.plot(history.history['val_accuracy'], label = 'val_accuracy')
+plt.xlabel('Epoch')
+plt.ylabel('Accuracy')
+plt.ylim([0.5, 1])
+plt.legend(loc='lower right')
+
+test_loss, test_acc = model.evaluate(test_images,  test_labels, verbose=2)
+print(test_acc)
+'''
+
+
+def test_cnn_tutorial(capsys, tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")  # no display in tests
+    keras.backend.clear_session()
+    rng = np.random.RandomState(2)
+    images = rng.randint(0, 256, (96, 32, 32, 3)).astype(np.uint8)
+    labels = rng.randint(0, 10, (96, 1)).astype(np.uint8)  # CIFAR-10's [N, 1] labels
+    images[np.arange(96), labels[:, 0] * 3, :, :] = 255  # a bright row names the class
+    scope = _run(CNN_TUTORIAL, tmp_path / "cnn.py",
+                 ((images[:64], labels[:64]), (images[64:], labels[64:])),
+                 names=("train_images", "train_labels", "test_images", "test_labels"))
+    out = capsys.readouterr().out
+    assert out.count("Epoch ") == 10 and out.count('Model: "sequential"') == 2
+    assert "│ conv2d_2 (Conv2D)" in out and "(None, 4, 4, 64)" in out
+    assert " Total params: 122,570 (478.79 KB)" in out  # the tutorial's count
+    history = scope["history"].history
+    assert sorted(history) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    assert history["loss"][-1] < history["loss"][0]
+    assert float(out.strip().splitlines()[-1]) == scope["test_acc"]
