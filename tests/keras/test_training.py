@@ -476,3 +476,45 @@ def test_csv_logger_and_tensorboard_write_the_epoch_logs(tmp_path):
         assert [e.step for e in events] == [0, 1, 2]
         np.testing.assert_allclose([float(tensor_util.make_ndarray(e.tensor_proto))
                                     for e in events], history.history[key], rtol=1e-6)
+
+
+def test_precision_recall_auc_and_top_k_against_numpy():
+    rng = np.random.RandomState(0)
+    truth = rng.randint(0, 2, 60)
+    scores = rng.rand(60).astype(np.float32)
+    weights = rng.rand(60).astype(np.float32)
+    positive = scores > 0.5
+    precision, recall = keras.metrics.Precision(), keras.metrics.Recall()
+    for m in (precision, recall):
+        m.update_state(truth, scores, sample_weight=weights)
+    tp = np.sum(weights * (positive & (truth == 1)))
+    assert float(precision.result()) == pytest.approx(tp / np.sum(weights * positive), 1e-5)
+    assert float(recall.result()) == pytest.approx(tp / np.sum(weights * (truth == 1)), 1e-5)
+    several = keras.metrics.Precision(thresholds=[0.2, 0.9])
+    several.update_state(truth, scores)
+    expected = [np.sum((scores > t) & (truth == 1)) / np.sum(scores > t) for t in (0.2, 0.9)]
+    np.testing.assert_allclose(several.result().numpy(), expected, rtol=1e-5)
+
+    auc = keras.metrics.AUC(num_thresholds=50)
+    auc.update_state(truth, scores)
+    edges = np.array([-1e-7] + [(i + 1) / 49 for i in range(48)] + [1 + 1e-7], np.float32)
+    above = scores[None, :] > edges[:, None]
+    tpr = (above & (truth == 1)).sum(1) / (truth == 1).sum()
+    fpr = (above & (truth == 0)).sum(1) / (truth == 0).sum()
+    trapezoids = np.sum((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2)
+    assert float(auc.result()) == pytest.approx(trapezoids, rel=1e-5)
+    perfect = keras.metrics.AUC()
+    perfect.update_state([0, 0, 1, 1], [0.1, 0.2, 0.8, 0.9])
+    assert float(perfect.result()) == pytest.approx(1.0)
+    auc.reset_state()
+    assert float(auc.result()) == 0.0
+
+    labels = rng.randint(0, 6, 40)
+    preds = rng.rand(40, 6).astype(np.float32)
+    in_top = np.array([labels[i] in np.argsort(-preds[i])[:2] for i in range(40)])
+    top = keras.metrics.TopKCategoricalAccuracy(k=2)
+    top.update_state(np.eye(6)[labels], preds)
+    sparse_top = keras.metrics.SparseTopKCategoricalAccuracy(k=2)
+    sparse_top.update_state(labels[:, None], preds)
+    assert float(top.result()) == pytest.approx(in_top.mean())
+    assert float(sparse_top.result()) == pytest.approx(in_top.mean())

@@ -9,16 +9,20 @@ Example:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
 from .._core.variable import Variable
 from ..ops.array import reshape, squeeze
-from ..ops.creation import zeros
-from ..ops.math import abs as _abs, cast, equal, greater, square
+from ..ops.creation import constant, zeros
+from ..ops.math import abs as _abs, cast, equal, greater, sigmoid, square
 from ..ops.reduction import argmax, reduce_mean, reduce_sum
 
 __all__ = ["Metric", "Mean", "Sum", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
-           "SparseCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError", "get"]
+           "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
+           "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
+           "Precision", "Recall", "AUC", "get"]
 
 
 class Metric:
@@ -30,9 +34,9 @@ class Metric:
         self.dtype = _dt.as_dtype(dtype or _dt.float32)
         self._variables: list = []
 
-    def add_variable(self, name: str) -> Variable:
+    def add_variable(self, name: str, shape=()) -> Variable:
         # a callable initial value: a metric first used inside a trace is made eagerly
-        v = Variable(lambda: zeros([], self.dtype), trainable=False,
+        v = Variable(lambda: zeros(list(shape), self.dtype), trainable=False,
                      name=f"{self.name}/{name}", dtype=self.dtype)
         self._variables.append(v)
         return v
@@ -44,7 +48,7 @@ class Metric:
     def reset_state(self) -> None:
         """Set every state variable back to zero."""
         for v in self._variables:
-            v.assign(0.0)
+            v.assign(zeros(list(v.shape), self.dtype))
 
     def update_state(self, *args, **kwargs) -> None:
         raise NotImplementedError
@@ -223,12 +227,160 @@ class MeanAbsoluteError(MeanMetricWrapper):
         super().__init__(_absolute_error, name, dtype)
 
 
+def _top_k_hits(labels, y_pred, k: int):
+    """1.0 where the score of the true class is among the k largest (ties count as in)."""
+    y_pred = convert_to_tensor(y_pred)
+    labels = cast(convert_to_tensor(labels), _dt.int64)
+    depth = y_pred._shape[-1]
+    onehot = cast(equal(reshape(labels, [-1, 1]),
+                        constant(np.arange(depth), dtype=_dt.int64)), y_pred.dtype)
+    true_score = reduce_sum(onehot * y_pred, axis=-1, keepdims=True)
+    above = reduce_sum(cast(greater(y_pred, true_score), _dt.float32), axis=-1)
+    return cast(greater(float(k), above), _dt.float32)
+
+
+def top_k_categorical_accuracy(y_true, y_pred, k: int = 5):
+    """1.0 where the one-hot label's class is among the top `k` predictions."""
+    return _top_k_hits(argmax(y_true, axis=-1), y_pred, k)
+
+
+def sparse_top_k_categorical_accuracy(y_true, y_pred, k: int = 5):
+    """1.0 where the integer label is among the top `k` predictions."""
+    y_true = convert_to_tensor(y_true)
+    if y_true.ndim == convert_to_tensor(y_pred).ndim:
+        y_true = squeeze(y_true, -1)
+    return _top_k_hits(y_true, y_pred, k)
+
+
+class TopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the one-hot label's class is among the `k` highest predictions."""
+
+    def __init__(self, k: int = 5, name: str = "top_k_categorical_accuracy", dtype=None):
+        super().__init__(top_k_categorical_accuracy, name, dtype, k=k)
+
+
+class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the integer label is among the `k` highest predictions."""
+
+    def __init__(self, k: int = 5, name: str = "sparse_top_k_categorical_accuracy",
+                 dtype=None):
+        super().__init__(sparse_top_k_categorical_accuracy, name, dtype, k=k)
+
+
+class _Confusion(Metric):
+    """Weighted true/false positive/negative counts of `y_pred > threshold` against the
+    binary labels, for every threshold at once (variables of shape [thresholds])."""
+
+    def __init__(self, thresholds, name, dtype):
+        super().__init__(name, dtype)
+        self.thresholds = np.asarray(thresholds, np.float32).reshape(-1)
+        self.true_positives = self.add_variable("true_positives", self.thresholds.shape)
+        self.false_positives = self.add_variable("false_positives", self.thresholds.shape)
+        self.true_negatives = self.add_variable("true_negatives", self.thresholds.shape)
+        self.false_negatives = self.add_variable("false_negatives", self.thresholds.shape)
+
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
+        y_pred = cast(convert_to_tensor(y_pred), self.dtype)
+        positive = cast(convert_to_tensor(y_true), self.dtype)
+        scores = reshape(y_pred, [-1, 1])
+        truth = reshape(positive, [-1, 1])
+        weight = 1.0 if sample_weight is None else reshape(
+            cast(convert_to_tensor(sample_weight), self.dtype) * (y_pred * 0.0 + 1.0),
+            [-1, 1])
+        above = cast(greater(scores, constant(self.thresholds, dtype=self.dtype)),
+                     self.dtype)
+        for var, value in ((self.true_positives, truth * above),
+                           (self.false_positives, (1.0 - truth) * above),
+                           (self.true_negatives, (1.0 - truth) * (1.0 - above)),
+                           (self.false_negatives, truth * (1.0 - above))):
+            var.assign_add(reduce_sum(value * weight, axis=0))
+
+
+def _ratio(num, den):
+    return num / (den + cast(equal(den, 0.0), den.dtype))  # 0 where undefined, as Keras
+
+
+class Precision(_Confusion):
+    """true positives / predicted positives, predictions counted positive above
+    `thresholds` (0.5).
+
+    Example:
+        >>> m = tf.keras.metrics.Precision(); m.update_state([0, 1, 1], [1, 1, 0])
+        >>> float(m.result())
+        0.5
+    """
+
+    def __init__(self, thresholds=None, name: str = "precision", dtype=None):
+        super().__init__(0.5 if thresholds is None else thresholds, name, dtype)
+        self._single = np.ndim(0.5 if thresholds is None else thresholds) == 0
+
+    def result(self):
+        value = _ratio(self.true_positives, self.true_positives + self.false_positives)
+        return value[0] if self._single else value
+
+
+class Recall(_Confusion):
+    """true positives / actual positives, predictions counted positive above
+    `thresholds` (0.5)."""
+
+    def __init__(self, thresholds=None, name: str = "recall", dtype=None):
+        super().__init__(0.5 if thresholds is None else thresholds, name, dtype)
+        self._single = np.ndim(0.5 if thresholds is None else thresholds) == 0
+
+    def result(self):
+        value = _ratio(self.true_positives, self.true_positives + self.false_negatives)
+        return value[0] if self._single else value
+
+
+class AUC(_Confusion):
+    """The area under the ROC curve, from the confusion counts at `num_thresholds`
+    evenly spaced thresholds in [0, 1] (the ends just outside), by the trapezoidal rule
+    (Keras's "interpolation" for ROC).
+
+    Example:
+        >>> m = tf.keras.metrics.AUC(); m.update_state([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+        >>> round(float(m.result()), 2)
+        0.75
+    """
+
+    def __init__(self, num_thresholds: int = 200, curve: str = "ROC",
+                 summation_method: str = "interpolation", name: str = "auc", dtype=None,
+                 thresholds=None, from_logits: bool = False):
+        if curve != "ROC" or summation_method != "interpolation":
+            raise NotImplementedError("AUC: only curve='ROC' with "
+                                      "summation_method='interpolation' is supported yet")
+        if thresholds is None:
+            if num_thresholds <= 1:
+                raise ValueError(f"AUC: num_thresholds must be > 1, got {num_thresholds}")
+            inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+            thresholds = [-1e-7] + inner + [1.0 + 1e-7]
+        else:
+            thresholds = [-1e-7] + sorted(float(t) for t in thresholds) + [1.0 + 1e-7]
+        super().__init__(thresholds, name, dtype)
+        self.num_thresholds = len(thresholds)
+        self.from_logits = from_logits
+
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
+        y_pred = convert_to_tensor(y_pred)
+        if self.from_logits:
+            y_pred = sigmoid(y_pred)
+        super().update_state(y_true, y_pred, sample_weight)
+
+    def result(self):
+        tpr = _ratio(self.true_positives, self.true_positives + self.false_negatives)
+        fpr = _ratio(self.false_positives, self.false_positives + self.true_negatives)
+        return reduce_sum((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2.0)
+
+
 _BY_NAME = {
     "accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
     "categorical_accuracy": CategoricalAccuracy,
     "sparse_categorical_accuracy": SparseCategoricalAccuracy,
     "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError,
     "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError,
+    "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+    "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
+    "precision": Precision, "recall": Recall, "auc": AUC,
 }
 
 
