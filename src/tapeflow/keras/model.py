@@ -28,6 +28,7 @@ from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
 from .layer import Input, InputLayer, KerasTensor, Layer, is_symbolic
+from .saving import load_weights_h5, save_weights_h5
 
 __all__ = ["Model", "Sequential", "Functional"]
 
@@ -604,20 +605,26 @@ class Model(Layer):
 
     # ----------------------------------------------------------------- weights on disk
     def save_weights(self, filepath: str, overwrite: bool = True) -> None:
-        """Write the weights as a TensorFlow checkpoint at `filepath` (the format of
-        `tf.train.Checkpoint`). Keras 3's `.weights.h5` files are not supported yet."""
-        if str(filepath).endswith(".h5"):
-            raise NotImplementedError(f"save_weights({filepath!r}): the HDF5 format "
-                                      "(.weights.h5) is not supported yet; use a path "
-                                      "without the .h5 suffix (TensorFlow checkpoint)")
-        Checkpoint(model=_Weights(self)).write(str(filepath))
+        """Write the weights: Keras 3's format for `*.weights.h5` paths (Sequential and
+        functional models; needs h5py), otherwise a TensorFlow checkpoint (the files of
+        `tf.train.Checkpoint`)."""
+        path = str(filepath)
+        if path.endswith(".h5"):
+            if not path.endswith(".weights.h5"):
+                raise ValueError(f"The filename must end in `.weights.h5`. Received: "
+                                 f"filepath={path}")
+            save_weights_h5(self, path)
+            return
+        Checkpoint(model=_Weights(self)).write(path)
 
     def load_weights(self, filepath: str) -> None:
-        """Read weights that `save_weights` wrote (the model must be built)."""
-        if str(filepath).endswith(".h5"):
-            raise NotImplementedError(f"load_weights({filepath!r}): the HDF5 format is not "
-                                      "supported yet")
-        Checkpoint(model=_Weights(self)).read(str(filepath)).assert_consumed()
+        """Read weights that `save_weights` (or Keras's) wrote; the model must be built
+        with the same architecture."""
+        path = str(filepath)
+        if path.endswith(".h5"):
+            load_weights_h5(self, path)
+            return
+        Checkpoint(model=_Weights(self)).read(path).assert_consumed()
 
     # ----------------------------------------------------------------- summary
     def _summary_rows(self) -> list:
