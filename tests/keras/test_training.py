@@ -523,3 +523,12 @@ def test_precision_recall_auc_and_top_k_against_numpy():
     sparse_top.update_state(labels[:, None], preds)
     assert float(top.result()) == pytest.approx(in_top.mean())
     assert float(sparse_top.result()) == pytest.approx(in_top.mean())
+
+
+def test_progress_bar_of_a_dataset_of_unknown_size(capsys):
+    x, y = _linear_data(12)
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(4).filter(lambda a, b: True)
+    model = _linear_model()
+    model.fit(data, epochs=1, verbose=2)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Epoch 1/1" and re.match(r"3/3 - \d+s - ", out[1])

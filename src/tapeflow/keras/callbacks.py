@@ -189,13 +189,14 @@ class ProgbarLogger(Callback):
         if self._verbose() == 1 and self._bar is not None:
             self._bar.update(batch + 1, sorted((logs or {}).items()), finalize=False)
 
-    def on_epoch_end(self, epoch, logs=None):
-        if self._bar is not None:
-            steps = self.params.get("steps") or self._seen
-            self._bar.update(steps, list((logs or {}).items()), finalize=True)
-
     def on_train_batch_begin(self, batch, logs=None):
         self._seen = batch + 1
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._bar is not None:
+            if self._bar.target is None:  # a dataset of unknown size: now it is known
+                self._bar.target = self._seen
+            self._bar.update(self._bar.target, list((logs or {}).items()), finalize=True)
 
 
 class EarlyStopping(Callback):

@@ -15,6 +15,7 @@ unknown (None) in the output. The first run also builds the layer, as Keras does
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,14 @@ from . import regularizers as _regularizers
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "clear_session"]
 
 _NAME_COUNTS: dict = {}
-_CALL_DEPTH = [0]  # how deep in layer calls we are: the outermost call resets add_loss
+
+
+class _CallDepth(threading.local):
+    """How deep in layer calls this thread is: the outermost call resets add_loss."""
+    value = 0
+
+
+_CALL_DEPTH = _CallDepth()
 
 
 def clear_session() -> None:
@@ -154,14 +162,14 @@ class Layer(_layers.Layer):
     def __call__(self, inputs, *args, **kwargs):
         if is_symbolic(inputs):
             return self._call_symbolic(inputs, args, kwargs)
-        if _CALL_DEPTH[0] == 0:  # losses added in call() are those of the latest call
+        if _CALL_DEPTH.value == 0:  # losses added in call() are those of the latest call
             for layer in [self, *self._all_sublayers()]:
                 layer.__dict__["_added_losses"] = []
-        _CALL_DEPTH[0] += 1
+        _CALL_DEPTH.value += 1
         try:
             return _layers.Layer.__call__(self, inputs, *args, **kwargs)
         finally:
-            _CALL_DEPTH[0] -= 1
+            _CALL_DEPTH.value -= 1
 
     def _convert_input(self, inputs):
         if isinstance(inputs, (list, tuple)):

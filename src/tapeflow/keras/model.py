@@ -215,8 +215,8 @@ class _CompiledMetrics:
     """The metrics of `compile`, made concrete on the first batch (when "accuracy" can be
     told from the shapes) and named as Keras names them in the logs."""
 
-    def __init__(self, metrics, compiled_loss: _CompiledLoss):
-        names = compiled_loss.output_names
+    def __init__(self, metrics, output_names: list, losses: list):
+        names = output_names
         if metrics is None:
             metrics = []
         if isinstance(metrics, dict):
@@ -227,18 +227,18 @@ class _CompiledMetrics:
             per_output = [metrics] * len(names)
         self._specs = [[m] if not isinstance(m, (list, tuple)) else list(m)
                        for m in per_output]
-        self._loss = compiled_loss
+        self._names, self._losses = output_names, losses
         self.metrics: list | None = None
 
     def build(self, y_true, y_pred) -> None:
-        names = self._loss.output_names
+        names = self._names
         ys, preds = _per_output(y_true, names), _per_output(y_pred, names)
         self.metrics = []
         self._owners = []
         for i, specs in enumerate(self._specs):
             for spec in specs:
                 if isinstance(spec, str) and spec.lower() in ("accuracy", "acc"):
-                    metric = _accuracy_for(self._loss.losses[i], ys[i], preds[i])
+                    metric = _accuracy_for(self._losses[i], ys[i], preds[i])
                     metric.name = spec
                 else:
                     metric = _metrics.get(spec)
@@ -250,7 +250,7 @@ class _CompiledMetrics:
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         if self.metrics is None:
             self.build(y_true, y_pred)
-        names = self._loss.output_names
+        names = self._names
         ys, preds = _per_output(y_true, names), _per_output(y_pred, names)
         for metric, i in zip(self.metrics, self._owners):
             if ys[i] is not None:
@@ -343,7 +343,8 @@ class Model(Layer):
         self.compiled_loss = _CompiledLoss(loss, loss_weights, self.output_names) \
             if loss is not None else None
         self.compiled_metrics = _CompiledMetrics(
-            metrics, self.compiled_loss or _CompiledLoss("mse", None, self.output_names))
+            metrics, self.output_names, self.compiled_loss.losses if self.compiled_loss
+            else [None] * len(self.output_names))
         self._loss_tracker = _metrics.Mean(name="loss")
         self._run_eagerly = bool(run_eagerly)
         self._jit_compile = jit_compile is True
