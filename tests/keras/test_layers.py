@@ -90,7 +90,6 @@ def test_merging_layers():
 def test_embedding_conv_and_normalization_layers():
     emb = layers.Embedding(5, 2)
     ids = np.array([[0, 4], [2, 2]])
-    table = None
     out = emb(ids)
     table = emb.get_weights()[0]
     np.testing.assert_allclose(out.numpy(), table[ids])
@@ -200,7 +199,7 @@ def test_input_and_symbolic_shapes():
     x = keras.Input((28, 28))
     assert x.shape == (None, 28, 28) and x.dtype == tf.float32
     y = layers.Dense(5)(layers.Flatten()(x))
-    assert y.shape == (None, 784 // 784 * 5) and y.node.layer.name == "dense"
+    assert y.shape == (None, 5) and y.node.layer.name == "dense"
     seq = keras.Input((None,), dtype="int32")
     e = layers.Embedding(10, 3)(seq)
     assert e.shape == (None, None, 3)

@@ -158,3 +158,13 @@ def test_subclassed_model_layers_weights_and_training_flag():
     weights = model.get_weights()
     model.set_weights([np.zeros_like(w) for w in weights])
     assert np.all(model(x).numpy() == 0)
+
+
+def test_building_a_graph_changes_no_state_and_keeps_call_arguments():
+    x = keras.Input((2,))
+    bn = layers.BatchNormalization()
+    y = bn(x, training=True)  # recorded: the model always calls it in training mode
+    assert bn.get_weights()[2].tolist() == [0.0, 0.0]  # moving mean untouched by building
+    model = keras.Model(x, y)
+    model(np.array([[1.0, 2.0], [3.0, 6.0]]), training=False)  # the graph's True wins
+    np.testing.assert_allclose(bn.get_weights()[2], [0.02, 0.04], rtol=1e-5)

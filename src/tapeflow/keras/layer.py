@@ -178,12 +178,14 @@ class Layer(_layers.Layer):
 
     def _call_symbolic(self, inputs, args: tuple, kwargs: dict):
         flat = nest.flatten(inputs)
+        # the probes run in inference mode: a BatchNormalization's statistics stay put
+        probe_kwargs = {k: v for k, v in kwargs.items() if k != "training"}
         runs = []
         for size in (2, 3):
             probes = [zeros([size if d is None else d for d in kt.shape], kt.dtype)
                       for kt in flat]
             runs.append(nest.flatten(_layers.Layer.__call__(
-                self, nest.pack_sequence_as(inputs, probes), *args, **kwargs)))
+                self, nest.pack_sequence_as(inputs, probes), *args, **probe_kwargs)))
         node = Node(self, inputs, None, args, kwargs)
         outputs = []
         for i, (a, b) in enumerate(zip(*runs)):

@@ -812,8 +812,8 @@ class Functional(Model):
                 continue
             args = _map(lambda kt: values[id(kt)], node.inputs)
             kwargs = dict(node.kwargs)
-            if training is not None:
-                kwargs["training"] = training
+            if training is not None:  # a training= given when the graph was drawn wins
+                kwargs.setdefault("training", training)
             out = node.layer(args, *node.args, **kwargs)
             for kt, value in zip(nest.flatten(node.outputs), nest.flatten(out)):
                 values[id(kt)] = value
