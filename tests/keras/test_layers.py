@@ -205,3 +205,30 @@ def test_input_and_symbolic_shapes():
     assert e.shape == (None, None, 3)
     fixed = keras.Input(batch_shape=(4, 2))
     assert layers.Dense(1)(fixed).shape == (4, 1)
+
+
+def test_normalization_adapts_to_arrays_and_datasets():
+    data = np.array([[1.0, 2.0, 3.0], [3.0, 4.0, 9.0], [2.0, 0.0, 6.0]], np.float32)
+    norm = layers.Normalization()
+    norm.adapt(data)
+    np.testing.assert_allclose(norm.mean.numpy(), data.mean(0, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(norm.variance.numpy(), data.var(0, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(norm(data).numpy(), (data - data.mean(0)) / data.std(0),
+                               rtol=1e-5, atol=1e-6)
+    assert [v.name for v in norm.weights] == ["normalization/mean:0",
+                                              "normalization/variance:0",
+                                              "normalization/count:0"]
+    assert norm.count_params() == 7 and norm.trainable_weights == []
+    batched = layers.Normalization()
+    batched.adapt(tf.data.Dataset.from_tensor_slices(data).batch(2))
+    np.testing.assert_allclose(batched.mean.numpy(), norm.mean.numpy(), rtol=1e-6)
+    everything = layers.Normalization(axis=None)
+    everything.adapt(data)
+    np.testing.assert_allclose(everything(data).numpy(), (data - data.mean()) / data.std(),
+                               rtol=1e-5, atol=1e-6)
+    fixed = layers.Normalization(mean=2.0, variance=4.0)
+    np.testing.assert_allclose(fixed([[4.0]]).numpy(), [[1.0]])
+    back = layers.Normalization(mean=2.0, variance=4.0, invert=True)
+    np.testing.assert_allclose(back([[1.0]]).numpy(), [[4.0]])
+    with pytest.raises(ValueError, match="both `mean` and `variance`"):
+        layers.Normalization(mean=1.0)

@@ -168,3 +168,12 @@ def test_building_a_graph_changes_no_state_and_keeps_call_arguments():
     model = keras.Model(x, y)
     model(np.array([[1.0, 2.0], [3.0, 6.0]]), training=False)  # the graph's True wins
     np.testing.assert_allclose(bn.get_weights()[2], [0.02, 0.04], rtol=1e-5)
+
+
+def test_nested_python_lists_are_one_input():
+    model = keras.Sequential([keras.Input((2,)), layers.Dense(1)])
+    w, b = model.get_weights()
+    np.testing.assert_allclose(model([[1.0, 2.0]]).numpy(), np.array([[1.0, 2.0]]) @ w + b,
+                               rtol=1e-6)
+    assert layers.Flatten()([[1.0, 2.0], [3.0, 4.0]]).shape == (2, 2)
+    np.testing.assert_allclose(layers.Add()([np.ones(2), [1.0, 2.0]]).numpy(), [2.0, 3.0])

@@ -104,6 +104,14 @@ class Node:
         return [kt.node for kt in nest.flatten(self.inputs)]
 
 
+def is_several(inputs) -> bool:
+    """Whether a list or tuple holds several inputs (arrays, tensors), not one input
+    written as nested Python numbers (`[[1.0, 2.0]]`)."""
+    return isinstance(inputs, (list, tuple)) and any(
+        hasattr(x, "shape") or isinstance(x, (list, tuple, dict)) and is_several(x)
+        for x in inputs)
+
+
 def is_symbolic(inputs) -> bool:
     return any(isinstance(x, KerasTensor) for x in nest.flatten(inputs))
 
@@ -172,7 +180,7 @@ class Layer(_layers.Layer):
             _CALL_DEPTH.value -= 1
 
     def _convert_input(self, inputs):
-        if isinstance(inputs, (list, tuple)):
+        if is_several(inputs):
             return [_layers.Layer._convert_input(self, x) for x in inputs]
         return super()._convert_input(inputs)
 

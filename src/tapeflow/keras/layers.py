@@ -15,18 +15,20 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
+from .._core.tensor import TensorShape
+from ..data.dataset import Dataset
 from ..ops import (array as _array, conv as _conv, math as _math, nn as _nn,
                    reduction as _reduction)
 from ..ops.indexing import where as _where
 from ..train import initializers as _init, layers as _layers
 from . import regularizers as _regularizers
-from .layer import Input, InputLayer, KerasTensor, Layer, unique_name
+from .layer import Input, InputLayer, KerasTensor, Layer, is_several, unique_name
 
 __all__ = ["Layer", "Input", "InputLayer", "KerasTensor", "Dense", "Conv2D", "Embedding",
            "BatchNormalization", "LayerNormalization", "Dropout", "Flatten", "Reshape",
            "Activation", "ReLU", "Softmax", "MaxPooling2D", "AveragePooling2D",
            "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Rescaling", "Add", "Multiply",
-           "Concatenate", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D"]
+           "Concatenate", "Normalization", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D"]
 
 
 def _activation_name(identifier) -> str:
@@ -216,7 +218,7 @@ class _Stateless(Layer):
     """A layer without weights whose inputs keep their dtype."""
 
     def _convert_input(self, inputs):
-        if isinstance(inputs, (list, tuple)):
+        if is_several(inputs):
             return [self._convert_input(x) for x in inputs]
         x = convert_to_tensor(inputs)
         # floats follow the layer's dtype as elsewhere; other dtypes pass unchanged
@@ -486,6 +488,93 @@ class Concatenate(_Stateless):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis}
+
+
+class Normalization(Layer):
+    """Shifts and scales inputs to zero mean and unit variance per feature of `axis`:
+    `(x - mean) / max(sqrt(variance), 1e-7)` (`invert=True`: back again), with `mean` and
+    `variance` given or learned by `adapt(data)` from arrays or a dataset of batches.
+
+    Example:
+        >>> norm = tf.keras.layers.Normalization()
+        >>> norm.adapt(np.array([[1.0, 2.0], [3.0, 6.0]]))
+        >>> norm(np.array([[1.0, 2.0]])).numpy()
+        array([[-1., -1.]], dtype=float32)
+    """
+
+    def __init__(self, axis=-1, mean=None, variance=None, invert: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if (mean is None) != (variance is None):
+            raise ValueError("Normalization: give both `mean` and `variance`, or neither "
+                             "(and call adapt())")
+        self.axis = () if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+        self.invert = bool(invert)
+        self._given = None if mean is None else (mean, variance)
+
+    def build(self, input_shape):
+        ndim = len(input_shape)
+        kept = tuple(sorted(a % ndim for a in self.axis))
+        if any(input_shape[a] is None for a in kept):
+            raise ValueError(f"Normalization {self.name!r}: the axes {self.axis} of the "
+                             f"input need known sizes, got shape {input_shape.as_list()}")
+        self._reduce = [a for a in range(ndim) if a not in kept]
+        self._broadcast = [input_shape[a] if a in kept else 1 for a in range(ndim)]
+        features = [input_shape[a] for a in kept]
+        if self._given is None:
+            self.adapt_mean = self.add_weight("mean", features, "zeros", trainable=False)
+            self.adapt_variance = self.add_weight("variance", features, "ones",
+                                                  trainable=False)
+            self.count = self.add_weight("count", (), "zeros", trainable=False,
+                                         dtype=_dt.int64)
+
+    @property
+    def mean(self):
+        """The mean, shaped to broadcast against the input."""
+        if self._given is not None:
+            return _math.cast(_array.reshape(convert_to_tensor(self._given[0]),
+                                             self._broadcast), self._dtype)
+        return _array.reshape(self.adapt_mean, self._broadcast)
+
+    @property
+    def variance(self):
+        if self._given is not None:
+            return _math.cast(_array.reshape(convert_to_tensor(self._given[1]),
+                                             self._broadcast), self._dtype)
+        return _array.reshape(self.adapt_variance, self._broadcast)
+
+    def adapt(self, data, batch_size=None, steps=None) -> None:
+        """Learn the mean and variance of `data` (an array, or a dataset of batches) over
+        every axis but `axis`."""
+        if isinstance(data, Dataset):
+            batches = [self._convert_input(b) for b in data]
+            if not batches:
+                raise ValueError(f"Normalization {self.name!r}: adapt() got no data")
+            x = _array.concat(batches, axis=0)
+        else:
+            x = self._convert_input(data)
+        if not self.built:
+            with self.name_scope:
+                self.build(TensorShape(x._shape))
+            self.built = True
+        if self._given is not None:
+            raise ValueError(f"Normalization {self.name!r}: adapt() cannot be used with a "
+                             "mean and variance given")
+        mean, variance = _nn.moments(x, self._reduce)
+        self.adapt_mean.assign(mean)
+        self.adapt_variance.assign(variance)
+        size = 1
+        for a in self._reduce:
+            size *= x._shape[a]
+        self.count.assign(size)
+
+    def call(self, x):
+        scale = _math.maximum(_math.sqrt(self.variance), 1e-7)
+        if self.invert:
+            return x * scale + self.mean
+        return (x - self.mean) / scale
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "axis": self.axis, "invert": self.invert}
 
 
 # Keras's aliases

@@ -27,7 +27,7 @@ from ..ops.reduction import add_n
 from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
-from .layer import Input, InputLayer, KerasTensor, Layer, is_symbolic
+from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic
 from .saving import load_weights_h5, save_weights_h5
 
 __all__ = ["Model", "Sequential", "Functional"]
@@ -297,8 +297,11 @@ class Model(Layer):
 
     def _convert_input(self, inputs):
         # the layers inside convert (and cast) their own inputs
-        return _map(lambda v: v if isinstance(v, Tensor) else convert_to_tensor(
-            _as_array(v)), inputs)
+        def convert(v):
+            return v if isinstance(v, Tensor) else convert_to_tensor(_as_array(v))
+        if isinstance(inputs, (list, tuple)) and not is_several(inputs):
+            return convert(inputs)  # one input written as nested Python numbers
+        return _map(convert, inputs)
 
     # ----------------------------------------------------------------- structure
     @property
