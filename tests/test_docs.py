@@ -22,7 +22,7 @@ def blocks(text: str) -> list[tuple[int, str]]:
 
 def test_every_topic_has_a_guide():
     for topic in ("tapes", "forward-mode", "function", "memory", "extending", "training",
-                  "debugging", "data", "distributed"):
+                  "debugging", "data", "distributed", "keras"):
         assert f"{topic}.md" in GUIDES
 
 

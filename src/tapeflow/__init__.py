@@ -51,6 +51,7 @@ from .function.py_function import py_function  # noqa: F401,E402
 from . import losses, optimizers  # noqa: F401,E402
 from . import data, summary  # noqa: F401,E402
 from . import distribute  # noqa: F401,E402
+from . import keras  # noqa: F401,E402
 from ._core.device import device  # noqa: F401,E402
 from . import dtypes, image  # noqa: F401,E402
 

@@ -119,6 +119,14 @@ def _training(layer: str, training) -> bool | Tensor:
                     f"{training!r}")
 
 
+def _input_shape(x):
+    """The shape `build` gets: a TensorShape, or a list of them for a list of inputs (the
+    merging layers of keras/ take several)."""
+    if isinstance(x, (list, tuple)):
+        return [_input_shape(item) for item in x]
+    return TensorShape(x._shape)
+
+
 @functools.lru_cache(maxsize=None)
 def _accepts_training(call) -> bool:
     params = inspect.signature(call).parameters.values()
@@ -192,7 +200,7 @@ class Layer(Module):
             if not self.built:
                 made = len(self._weights)
                 try:
-                    self.build(TensorShape(x._shape))
+                    self.build(_input_shape(x))
                 except BaseException:
                     del self._weights[made:]  # a failed build leaves nothing half made
                     raise

@@ -11,7 +11,7 @@ from .._core.errors import InvalidArgumentError
 from .._core.shape import compatible
 from .._core.tensor import Tensor
 from ..ops._define import composite
-from ..ops.array import squeeze
+from ..ops.array import expand_dims, squeeze
 from ..ops.indexing import where
 from ..ops.math import abs as _abs, cast, clip_by_value, log, squared_difference
 from ..ops.nn import (sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits,
@@ -125,7 +125,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits: bool = False,
         raise ValueError(f"{op}: y_true of shape {list(convert_to_tensor(y_true)._shape)} "
                          f"does not match y_pred of shape {list(y_pred._shape)} (expected "
                          f"{list(y_pred._shape[:-1])} or {list(y_pred._shape[:-1]) + [1]})")
-    if not labels.dtype.is_integer:
+    if labels.dtype.name not in ("int32", "int64"):  # floats, uint8 labels: as Keras
         labels = cast(labels, "int64")
     if not from_logits:
         # Keras: log of the clipped probabilities, used as logits (so renormalized)
@@ -183,6 +183,24 @@ MAE = mae = mean_absolute_error
 
 # --------------------------------------------------------------------------- classes
 
+def same_rank(y_true, y_pred) -> tuple[Tensor, Tensor]:
+    """Keras's loss classes line up labels and predictions whose ranks differ by one in a
+    last axis of size 1: labels [N] with predictions [N, 1] compare element by element
+    (not broadcast to [N, N]); [N] labels with [N, 10] predictions stay as they are."""
+    y_true, y_pred = convert_to_tensor(y_true), convert_to_tensor(y_pred)
+    if y_true.ndim == y_pred.ndim + 1 and y_true._shape[-1] == 1:
+        if y_pred.ndim == 1:
+            y_pred = expand_dims(y_pred, -1)
+        else:
+            y_true = squeeze(y_true, -1)
+    elif y_pred.ndim == y_true.ndim + 1 and y_pred._shape[-1] == 1:
+        if y_true.ndim == 1:
+            y_true = expand_dims(y_true, -1)
+        else:
+            y_pred = squeeze(y_pred, -1)
+    return y_true, y_pred
+
+
 _REDUCTIONS = ("auto", "sum_over_batch_size", "sum", "none")
 
 
@@ -235,6 +253,7 @@ class _Wrapper(Loss):
         self._options = options
 
     def call(self, y_true, y_pred) -> Tensor:
+        y_true, y_pred = same_rank(y_true, y_pred)
         return type(self)._fn(y_true, y_pred, **self._options)
 
     def get_config(self) -> dict:

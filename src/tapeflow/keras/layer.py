@@ -1,0 +1,400 @@
+"""Keras's `Layer` over tapeflow's (train/layers.py), and the symbolic side of the
+functional API: `Input` returns a `KerasTensor` (a shape and a dtype), and calling a layer
+on KerasTensors records a `Node` instead of computing.
+
+A keras layer IS a tapeflow layer (same variables, building, name scopes, checkpoints);
+this class adds Keras's conventions: unique automatic names ("dense", "dense_1"),
+float32 by default, `trainable`, `weights`/`get_weights`/`set_weights`, `count_params`,
+`get_config`/`from_config`, `add_weight(shape=..., initializer=...)` and the order in
+which sublayers were assigned (Keras lists weights in that order).
+
+Output shapes of a symbolic call are found by running the layer twice on zeros, with
+each unknown dimension set to 2 and then 3: dimensions that differ between the runs are
+unknown (None) in the output. The first run also builds the layer, as Keras does.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+import numpy as np
+
+from .._core import dtypes as _dt, nest
+from .._core.tensor import TensorShape
+from .._core.variable import Variable
+from ..ops.creation import zeros
+from .._core.convert import convert_to_tensor
+from ..train import initializers as _init, layers as _layers
+from . import regularizers as _regularizers
+
+__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "clear_session"]
+
+_NAME_COUNTS: dict = {}
+
+
+class _CallDepth(threading.local):
+    """How deep in layer calls this thread is: the outermost call resets add_loss."""
+    value = 0
+
+
+_CALL_DEPTH = _CallDepth()
+
+
+def clear_session() -> None:
+    """Restart automatic layer and model names ("dense", "dense_1", ...) from scratch."""
+    _NAME_COUNTS.clear()
+
+
+def snake_case(name: str) -> str:
+    """Keras's class-name rule: 'MaxPooling2D' -> 'max_pooling2d', 'Conv2D' -> 'conv2d'."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def unique_name(name: str | None, cls: type) -> str:
+    """`name` as given, or the next automatic one for the class ("dense", "dense_1")."""
+    if name is not None:
+        return name
+    base = snake_case(cls.__name__)
+    count = _NAME_COUNTS.get(base, 0)
+    _NAME_COUNTS[base] = count + 1
+    return base if count == 0 else f"{base}_{count}"
+
+
+class KerasTensor:
+    """A symbolic tensor of the functional API: a shape whose None entries are unknown
+    (the batch first), a dtype and the node that made it.
+
+    Example:
+        >>> x = tf.keras.Input((28, 28))
+        >>> x.shape, x.dtype
+        ((None, 28, 28), tf.float32)
+    """
+
+    def __init__(self, shape, dtype, name: str | None = None, node=None, index: int = 0):
+        self._shape = tuple(None if d is None else int(d) for d in shape)
+        self.dtype = _dt.as_dtype(dtype)
+        self.name = name
+        self.node = node
+        self.index = index
+
+    @property
+    def shape(self) -> tuple:
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def __repr__(self) -> str:
+        return f"<KerasTensor shape={self._shape}, dtype={self.dtype.name}, name={self.name}>"
+
+
+class Node:
+    """One call of `layer` in a functional graph: its KerasTensor inputs and outputs (nests)
+    and the other arguments of the call."""
+
+    def __init__(self, layer, inputs, outputs, args: tuple, kwargs: dict):
+        self.layer, self.inputs, self.outputs = layer, inputs, outputs
+        self.args, self.kwargs = args, kwargs
+
+    @property
+    def parents(self) -> list:
+        return [kt.node for kt in nest.flatten(self.inputs)]
+
+
+def is_several(inputs) -> bool:
+    """Whether a list or tuple holds several inputs (arrays, tensors), not one input
+    written as nested Python numbers (`[[1.0, 2.0]]`)."""
+    return isinstance(inputs, (list, tuple)) and any(
+        hasattr(x, "shape") or isinstance(x, (list, tuple, dict)) and is_several(x)
+        for x in inputs)
+
+
+def is_symbolic(inputs) -> bool:
+    return any(isinstance(x, KerasTensor) for x in nest.flatten(inputs))
+
+
+class Layer(_layers.Layer):
+    """The base of Keras layers; subclass it with `build(input_shape)` (weights from
+    `add_weight`), `call(inputs, training=None)` and, to be rebuilt from config,
+    `get_config`.
+
+    Example:
+        >>> class Scale(tf.keras.layers.Layer):
+        ...     def build(self, input_shape):
+        ...         self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
+        ...     def call(self, x):
+        ...         return x * self.w
+        >>> Scale()(tf.ones([2, 3])).shape
+        TensorShape([2, 3])
+    """
+
+    _CHECKPOINT_LAST = frozenset({"_weights", "_tracked_layers", "_weight_regularizers"})
+
+    def __init__(self, trainable: bool = True, name: str | None = None, dtype=None,
+                 **kwargs):
+        _layers.Layer.__init__(self, name=unique_name(name, type(self)),
+                               dtype=dtype or _dt.float32)
+        self._keras_init(trainable, kwargs)
+
+    def _keras_init(self, trainable: bool = True, kwargs: dict | None = None) -> None:
+        """What every keras layer's constructor ends with: `trainable` and the
+        `input_shape`/`input_dim`/`batch_size` arguments a first Sequential layer takes."""
+        kwargs = dict(kwargs or {})
+        self.trainable = bool(trainable)
+        self.__dict__.setdefault("_tracked_layers", [])
+        self._inbound_nodes: list = []
+        shape = kwargs.pop("input_shape", None)
+        if "input_dim" in kwargs:
+            shape = (kwargs.pop("input_dim"),)
+        batch_size = kwargs.pop("batch_size", None)
+        self._batch_input_shape = None if shape is None else (batch_size, *shape)
+        kwargs.pop("autocast", None)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}: unrecognized keyword arguments: "
+                            f"{sorted(kwargs)}")
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        # Keras orders sublayers (and so weights) by assignment; remember that order
+        if not key.startswith("_") and isinstance(value, (Layer, list, tuple, dict)):
+            tracked = self.__dict__.setdefault("_tracked_layers", [])
+            for item in nest.flatten(value) if not isinstance(value, Layer) else [value]:
+                if isinstance(item, Layer) and item is not self and \
+                        not any(item is t for t in tracked):
+                    tracked.append(item)
+        object.__setattr__(self, key, value)
+
+    # ----------------------------------------------------------------- calling
+    def __call__(self, inputs, *args, **kwargs):
+        if is_symbolic(inputs):
+            return self._call_symbolic(inputs, args, kwargs)
+        if _CALL_DEPTH.value == 0:  # losses added in call() are those of the latest call
+            for layer in [self, *self._all_sublayers()]:
+                layer.__dict__["_added_losses"] = []
+        _CALL_DEPTH.value += 1
+        try:
+            return _layers.Layer.__call__(self, inputs, *args, **kwargs)
+        finally:
+            _CALL_DEPTH.value -= 1
+
+    def _convert_input(self, inputs):
+        if is_several(inputs):
+            return [_layers.Layer._convert_input(self, x) for x in inputs]
+        return super()._convert_input(inputs)
+
+    def _call_symbolic(self, inputs, args: tuple, kwargs: dict):
+        flat = nest.flatten(inputs)
+        # the probes run in inference mode: a BatchNormalization's statistics stay put
+        probe_kwargs = {k: v for k, v in kwargs.items() if k != "training"}
+        runs = []
+        for size in (2, 3):
+            probes = [zeros([size if d is None else d for d in kt.shape], kt.dtype)
+                      for kt in flat]
+            runs.append(nest.flatten(_layers.Layer.__call__(
+                self, nest.pack_sequence_as(inputs, probes), *args, **probe_kwargs)))
+        node = Node(self, inputs, None, args, kwargs)
+        outputs = []
+        for i, (a, b) in enumerate(zip(*runs)):
+            shape = [da if da == db else None for da, db in zip(a.shape, b.shape)]
+            outputs.append(KerasTensor(shape, a.dtype, name=self.name, node=node, index=i))
+        # several outputs come back as a list, as the layers here return them
+        node.outputs = outputs[0] if len(outputs) == 1 else outputs
+        self._inbound_nodes.append(node)
+        return node.outputs
+
+    # ----------------------------------------------------------------- weights
+    def add_weight(self, *args, **kwargs) -> Variable:
+        """A new weight: `add_weight(shape=None, initializer=None, dtype=None,
+        trainable=True, name=None)` in Keras 3's order, or Keras 2's `add_weight(name,
+        shape, initializer, trainable, dtype)` when the first argument is a string. The
+        initializer defaults to "glorot_uniform" for floats and "zeros" otherwise.
+
+        Example: `self.w = self.add_weight(shape=(3, 4), initializer="random_normal")`.
+        """
+        order = ("name", "shape", "initializer", "trainable", "dtype") \
+            if args and isinstance(args[0], str) else \
+            ("shape", "initializer", "dtype", "trainable", "name")
+        for key, value in zip(order, args):
+            if key in kwargs:
+                raise TypeError(f"add_weight got multiple values for argument {key!r}")
+            kwargs[key] = value
+        if kwargs.pop("constraint", None) is not None:
+            raise NotImplementedError(f"{self.name}.add_weight: constraints are not "
+                                      "supported yet")
+        # the built-in layers name their regularizers by weight ("kernel", "bias")
+        regularizer = _regularizers.get(kwargs.pop("regularizer", None)) or \
+            self.__dict__.get("_regularizer_for", {}).get(kwargs.get("name"))
+        unknown = set(kwargs) - {"shape", "initializer", "dtype", "trainable", "name"}
+        if unknown:
+            raise TypeError(f"add_weight: unrecognized keyword arguments {sorted(unknown)}")
+        dtype = kwargs.get("dtype")
+        dtype = _dt.as_dtype(dtype) if dtype is not None else (self._dtype or _dt.float32)
+        initializer = kwargs.get("initializer")
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.is_floating else "zeros"
+        shape = kwargs.get("shape")
+        variable = _layers.Layer.add_weight(self, kwargs.get("name") or "variable",
+                                            () if shape is None else shape, initializer,
+                                            kwargs.get("trainable", True), dtype)
+        if regularizer is not None:
+            self.__dict__.setdefault("_weight_regularizers", []).append(
+                (regularizer, variable))
+        return variable
+
+    def add_loss(self, loss) -> None:
+        """Add a loss tensor (from `call`) to `losses`; `fit` adds `losses` to the loss it
+        minimizes. Each outermost call starts the list afresh."""
+        self.__dict__.setdefault("_added_losses", []).append(convert_to_tensor(loss))
+
+    @property
+    def losses(self) -> list:
+        """This layer's and its sublayers' losses: those added with `add_loss` in the
+        latest call, and the weight regularizers' penalties (computed now)."""
+        found = []
+        for layer in [self, *self._all_sublayers()]:
+            found += layer.__dict__.get("_added_losses", [])
+            found += [regularizer(v) for regularizer, v in
+                      layer.__dict__.get("_weight_regularizers", [])]
+        return found
+
+    def _sublayers(self) -> list:
+        return list(self.__dict__.get("_tracked_layers", []))
+
+    @property
+    def weights(self) -> list:
+        """The layer's own weights in creation order, then its sublayers', each once."""
+        out: list = []
+        for v in self._weights:
+            if not any(v is w for w in out):
+                out.append(v)
+        for layer in self._sublayers():
+            for v in layer.weights:
+                if not any(v is w for w in out):
+                    out.append(v)
+        for v in self.variables:  # any variable assigned directly as an attribute
+            if not any(v is w for w in out):
+                out.append(v)
+        return out
+
+    @property
+    def trainable_weights(self) -> list:
+        """`weights` that training updates (none when `trainable` is False)."""
+        if not self.trainable:
+            return []
+        frozen = [v for layer in self._all_sublayers() if not layer.trainable
+                  for v in layer.weights]
+        return [v for v in self.weights if v.trainable and not any(v is f for f in frozen)]
+
+    @property
+    def non_trainable_weights(self) -> list:
+        trainable = self.trainable_weights
+        return [v for v in self.weights if not any(v is t for t in trainable)]
+
+    def _all_sublayers(self) -> list:
+        out = []
+        for layer in self._sublayers():
+            out.append(layer)
+            out += layer._all_sublayers() if isinstance(layer, Layer) else []
+        return out
+
+    def get_weights(self) -> list:
+        """The weights' values as NumPy arrays, in `weights` order."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights) -> None:
+        """Assign NumPy arrays (as `get_weights` returns them) to the weights, checking
+        the count and every shape before changing anything."""
+        own = self.weights
+        weights = list(weights)
+        if len(weights) != len(own):
+            raise ValueError(f"Layer {self.name!r}: set_weights expected a list of "
+                             f"{len(own)} arrays, got {len(weights)}")
+        values = [np.asarray(w) for w in weights]
+        for v, w in zip(own, values):
+            if tuple(v.shape) != w.shape:
+                raise ValueError(f"Layer {self.name!r}: weight {v.name} has shape "
+                                 f"{tuple(v.shape)}, the array given has shape {w.shape}")
+        for v, w in zip(own, values):
+            v.assign(w.astype(v.dtype.as_numpy_dtype))
+
+    def count_params(self) -> int:
+        """The number of scalars in the weights (the layer must be built)."""
+        if not self.built and not self.weights:
+            raise ValueError(f"You tried to call `count_params` on layer {self.name!r}, but "
+                             "the layer isn't built. Call it on an input first.")
+        return int(sum(int(np.prod(v.shape)) for v in self.weights))
+
+    # ----------------------------------------------------------------- config
+    def get_config(self) -> dict:
+        """The constructor arguments that rebuild this layer (`from_config`)."""
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": (self._dtype or _dt.float32).name}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = self._batch_input_shape
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict):
+        config = dict(config)
+        shape = config.pop("batch_input_shape", None)
+        if shape is not None:
+            config["input_shape"] = tuple(shape[1:])
+        return cls(**config)
+
+    @property
+    def output(self):
+        """The KerasTensor of this layer's first symbolic call."""
+        if not self._inbound_nodes:
+            raise AttributeError(f"Layer {self.name!r} has never been called and thus has "
+                                 "no defined output.")
+        return self._inbound_nodes[0].outputs
+
+    @property
+    def input(self):
+        if not self._inbound_nodes:
+            raise AttributeError(f"Layer {self.name!r} is not connected, no input to return.")
+        return self._inbound_nodes[0].inputs
+
+
+class InputLayer(Layer):
+    """The layer an `Input` belongs to (first in a functional model's `layers`)."""
+
+    def __init__(self, shape=None, batch_size=None, dtype=None, name=None,
+                 batch_shape=None, **kwargs):
+        if batch_shape is None:
+            if shape is None:
+                raise ValueError("InputLayer: give `shape` (without the batch) or "
+                                 "`batch_shape`")
+            batch_shape = (batch_size, *tuple(shape))
+        super().__init__(name=name, dtype=dtype, **kwargs)
+        self.batch_shape = tuple(None if d is None else int(d) for d in batch_shape)
+        self.built = True
+        tensor = KerasTensor(self.batch_shape, self._dtype, name=self.name)
+        node = Node(self, [], tensor, (), {})
+        tensor.node = node
+        self._inbound_nodes.append(node)
+
+    def call(self, inputs):
+        return inputs
+
+    def get_config(self) -> dict:
+        return {"batch_shape": self.batch_shape, "dtype": self._dtype.name, "name": self.name}
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None,
+          **kwargs) -> KerasTensor:
+    """A symbolic input of `shape` (without the batch dimension) to build a functional
+    model from.
+
+    Example:
+        >>> inputs = tf.keras.Input(shape=(784,))
+        >>> outputs = tf.keras.layers.Dense(10)(inputs)
+        >>> model = tf.keras.Model(inputs, outputs)
+    """
+    if shape is not None and not isinstance(shape, (tuple, list, TensorShape)):
+        shape = (shape,)
+    layer = InputLayer(shape=None if shape is None else tuple(shape), batch_size=batch_size,
+                       dtype=dtype, name=name, batch_shape=batch_shape, **kwargs)
+    return layer.output

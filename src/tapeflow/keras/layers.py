@@ -1,0 +1,583 @@
+"""`tf.keras.layers`: Keras's layer names and arguments.
+
+Layers that tapeflow already has (Dense, Conv2D, Embedding, BatchNormalization,
+LayerNormalization, Dropout) are those classes with Keras's conventions mixed in
+(keras/layer.py); the layers without variables are written here over tapeflow's ops.
+
+Example:
+    >>> from tapeflow.keras.layers import Dense
+    >>> Dense(3)(tf.ones([2, 4])).shape
+    TensorShape([2, 3])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import dtypes as _dt
+from .._core.convert import convert_to_tensor
+from .._core.tensor import TensorShape
+from ..data.dataset import Dataset
+from ..ops import (array as _array, conv as _conv, math as _math, nn as _nn,
+                   reduction as _reduction)
+from ..ops.indexing import where as _where
+from ..train import initializers as _init, layers as _layers
+from . import regularizers as _regularizers
+from .layer import Input, InputLayer, KerasTensor, Layer, is_several, unique_name
+
+__all__ = ["Layer", "Input", "InputLayer", "KerasTensor", "Dense", "Conv2D", "Embedding",
+           "BatchNormalization", "LayerNormalization", "Dropout", "Flatten", "Reshape",
+           "Activation", "ReLU", "Softmax", "MaxPooling2D", "AveragePooling2D",
+           "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Rescaling", "Add", "Multiply",
+           "Concatenate", "Normalization", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D"]
+
+
+def _activation_name(identifier) -> str:
+    if identifier is None:
+        return "linear"
+    return identifier.lower() if isinstance(identifier, str) else identifier.__name__
+
+
+def _base_kwargs(kwargs: dict) -> tuple:
+    """(name, dtype, the rest) of a layer's keyword arguments."""
+    kwargs = dict(kwargs)
+    return kwargs.pop("name", None), kwargs.pop("dtype", None) or _dt.float32, kwargs
+
+
+class Dense(Layer, _layers.Dense):
+    """A densely connected layer: `activation(inputs @ kernel + bias)`.
+
+    Example:
+        >>> layer = tf.keras.layers.Dense(4, activation="relu")
+        >>> layer(tf.ones([2, 3])).shape
+        TensorShape([2, 4])
+    """
+
+    def __init__(self, units: int, activation=None, use_bias: bool = True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, trainable: bool = True,
+                 **kwargs):
+        name, dtype, rest = _base_kwargs(kwargs)
+        self._regularizer_for = {"kernel": _regularizers.get(kernel_regularizer),
+                                 "bias": _regularizers.get(bias_regularizer)}
+        _layers.Dense.__init__(self, units, activation, use_bias, kernel_initializer,
+                               bias_initializer, name=unique_name(name, type(self)),
+                               dtype=dtype)
+        self._activation_id = _activation_name(activation)
+        self._keras_init(trainable, rest)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "units": self.units,
+                "activation": self._activation_id, "use_bias": self.use_bias,
+                "kernel_initializer": _init.serialize(self.kernel_initializer),
+                "bias_initializer": _init.serialize(self.bias_initializer),
+                "kernel_regularizer": _regularizers.serialize(
+                    self._regularizer_for["kernel"]),
+                "bias_regularizer": _regularizers.serialize(self._regularizer_for["bias"])}
+
+
+class Conv2D(Layer, _layers.Conv2D):
+    """2-D convolution over NHWC images.
+
+    Example:
+        >>> tf.keras.layers.Conv2D(8, 3, padding="same")(tf.ones([1, 5, 5, 3])).shape
+        TensorShape([1, 5, 5, 8])
+    """
+
+    def __init__(self, filters: int, kernel_size, strides=(1, 1), padding: str = "valid",
+                 activation=None, use_bias: bool = True, dilation_rate=(1, 1),
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, trainable: bool = True,
+                 **kwargs):
+        name, dtype, rest = _base_kwargs(kwargs)
+        self._regularizer_for = {"kernel": _regularizers.get(kernel_regularizer),
+                                 "bias": _regularizers.get(bias_regularizer)}
+        data_format = rest.pop("data_format", None)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"Conv2D: only data_format='channels_last' is supported, got "
+                             f"{data_format!r}")
+        _layers.Conv2D.__init__(self, filters, kernel_size, strides, padding, activation,
+                                use_bias, dilation_rate, kernel_initializer,
+                                bias_initializer, name=unique_name(name, type(self)),
+                                dtype=dtype)
+        self._activation_id = _activation_name(activation)
+        self._keras_init(trainable, rest)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "filters": self.filters,
+                "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "dilation_rate": self.dilation_rate,
+                "activation": self._activation_id, "use_bias": self.use_bias,
+                "kernel_initializer": _init.serialize(self.kernel_initializer),
+                "bias_initializer": _init.serialize(self.bias_initializer),
+                "kernel_regularizer": _regularizers.serialize(
+                    self._regularizer_for["kernel"]),
+                "bias_regularizer": _regularizers.serialize(self._regularizer_for["bias"])}
+
+
+class Embedding(Layer, _layers.Embedding):
+    """Turns integer ids into dense vectors of size `output_dim`.
+
+    Example:
+        >>> tf.keras.layers.Embedding(10, 4)(tf.constant([[1, 2]])).shape
+        TensorShape([1, 2, 4])
+    """
+
+    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer="uniform",
+                 embeddings_regularizer=None, trainable: bool = True, **kwargs):
+        name, dtype, rest = _base_kwargs(kwargs)
+        self._regularizer_for = {"embeddings": _regularizers.get(embeddings_regularizer)}
+        if rest.pop("mask_zero", False):
+            raise NotImplementedError("Embedding: mask_zero=True (masking) is not supported "
+                                      "yet")
+        rest.pop("input_length", None)  # Keras 2's argument, ignored as Keras 3 does
+        _layers.Embedding.__init__(self, input_dim, output_dim, embeddings_initializer,
+                                   name=unique_name(name, type(self)), dtype=dtype)
+        self._keras_init(trainable, rest)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "input_dim": self.input_dim,
+                "output_dim": self.output_dim,
+                "embeddings_initializer": _init.serialize(self.embeddings_initializer)}
+
+
+class BatchNormalization(Layer, _layers.BatchNorm):
+    """Normalizes with the batch's statistics in training and moving ones otherwise.
+
+    Example:
+        >>> bn = tf.keras.layers.BatchNormalization()
+        >>> bn(tf.constant([[0.0], [2.0]]), training=True).shape
+        TensorShape([2, 1])
+    """
+
+    def __init__(self, axis=-1, momentum: float = 0.99, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, beta_initializer="zeros",
+                 gamma_initializer="ones", moving_mean_initializer="zeros",
+                 moving_variance_initializer="ones", trainable: bool = True, **kwargs):
+        name, dtype, rest = _base_kwargs(kwargs)
+        _layers.BatchNorm.__init__(self, axis, momentum, epsilon, center, scale,
+                                   beta_initializer, gamma_initializer,
+                                   moving_mean_initializer, moving_variance_initializer,
+                                   name=unique_name(name, type(self)), dtype=dtype)
+        self._keras_init(trainable, rest)
+
+    def call(self, x, training=None):
+        # a frozen BatchNormalization runs in inference mode, as Keras's does
+        return _layers.BatchNorm.call(self, x, training=training if self.trainable else False)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale}
+
+
+class LayerNormalization(Layer, _layers.LayerNorm):
+    """Normalizes each example over `axis`.
+
+    Example:
+        >>> tf.keras.layers.LayerNormalization()(tf.constant([[1.0, 3.0]])).numpy().round(2)
+        array([[-1.,  1.]], dtype=float32)
+    """
+
+    def __init__(self, axis=-1, epsilon: float = 1e-3, center: bool = True,
+                 scale: bool = True, beta_initializer="zeros", gamma_initializer="ones",
+                 trainable: bool = True, **kwargs):
+        name, dtype, rest = _base_kwargs(kwargs)
+        _layers.LayerNorm.__init__(self, axis, epsilon, center, scale, beta_initializer,
+                                   gamma_initializer, name=unique_name(name, type(self)),
+                                   dtype=dtype)
+        self._keras_init(trainable, rest)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale}
+
+
+class Dropout(Layer, _layers.Dropout):
+    """Zeroes a `rate` fraction of the inputs in training (scaling the rest).
+
+    Example:
+        >>> tf.keras.layers.Dropout(0.5)(tf.ones([4])).numpy()   # not training: unchanged
+        array([1., 1., 1., 1.], dtype=float32)
+    """
+
+    def __init__(self, rate: float, noise_shape=None, seed=None, trainable: bool = True,
+                 **kwargs):
+        name, dtype, rest = _base_kwargs(kwargs)
+        _layers.Dropout.__init__(self, rate, noise_shape, seed,
+                                 name=unique_name(name, type(self)), dtype=dtype)
+        self._keras_init(trainable, rest)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape,
+                "seed": self.seed}
+
+
+# --------------------------------------------------------------------------- no weights
+
+
+class _Stateless(Layer):
+    """A layer without weights whose inputs keep their dtype."""
+
+    def _convert_input(self, inputs):
+        if is_several(inputs):
+            return [self._convert_input(x) for x in inputs]
+        x = convert_to_tensor(inputs)
+        # floats follow the layer's dtype as elsewhere; other dtypes pass unchanged
+        return _math.cast(x, self._dtype) if x.dtype.is_floating and \
+            x.dtype is not self._dtype else x
+
+
+class Flatten(_Stateless):
+    """Flattens every axis but the batch: [N, a, b] -> [N, a*b].
+
+    Example:
+        >>> tf.keras.layers.Flatten()(tf.ones([2, 3, 4])).shape
+        TensorShape([2, 12])
+    """
+
+    def call(self, x):
+        if x.ndim == 0:
+            raise self._input_error("rank >= 1", x)
+        rest = int(np.prod(x.shape[1:])) if x.ndim > 1 else 1
+        return _array.reshape(x, [-1, rest])
+
+
+class Reshape(_Stateless):
+    """Reshapes every axis but the batch to `target_shape` (one entry may be -1).
+
+    Example:
+        >>> tf.keras.layers.Reshape((3, 4))(tf.ones([2, 12])).shape
+        TensorShape([2, 3, 4])
+    """
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(d) for d in target_shape)
+
+    def call(self, x):
+        return _array.reshape(x, [-1 if x.shape[0] is None else x.shape[0],
+                                  *self.target_shape])
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "target_shape": self.target_shape}
+
+
+class Activation(_Stateless):
+    """Applies an activation function given by name or as a callable.
+
+    Example:
+        >>> tf.keras.layers.Activation("relu")(tf.constant([-1.0, 2.0])).numpy()
+        array([0., 2.], dtype=float32)
+    """
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = _layers.get_activation(activation)
+        self._activation_id = _activation_name(activation)
+
+    def call(self, x):
+        return self.activation(x)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "activation": self._activation_id}
+
+
+class ReLU(_Stateless):
+    """`min(max(x, threshold) ... , max_value)` with slope `negative_slope` below
+    `threshold` (Keras's ReLU).
+
+    Example:
+        >>> tf.keras.layers.ReLU(max_value=1.0)(tf.constant([-1.0, 0.5, 2.0])).numpy()
+        array([0. , 0.5, 1. ], dtype=float32)
+    """
+
+    def __init__(self, max_value=None, negative_slope: float = 0.0, threshold: float = 0.0,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if max_value is not None and max_value < 0:
+            raise ValueError(f"ReLU: max_value must be >= 0, got {max_value}")
+        if negative_slope < 0:
+            raise ValueError(f"ReLU: negative_slope must be >= 0, got {negative_slope}")
+        self.max_value, self.negative_slope, self.threshold = max_value, negative_slope, \
+            threshold
+
+    def call(self, x):
+        if self.negative_slope == 0 and self.threshold == 0:
+            y = _nn.relu(x)
+        else:
+            y = _where(x >= self.threshold, x, (x - self.threshold) * self.negative_slope)
+        return y if self.max_value is None else _math.minimum(y, self.max_value)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "max_value": self.max_value,
+                "negative_slope": self.negative_slope, "threshold": self.threshold}
+
+
+class Softmax(_Stateless):
+    """Softmax over `axis`.
+
+    Example:
+        >>> tf.keras.layers.Softmax()(tf.constant([[0.0, 0.0]])).numpy()
+        array([[0.5, 0.5]], dtype=float32)
+    """
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, x):
+        return _nn.softmax(x, axis=self.axis)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "axis": self.axis}
+
+
+class _Pooling2D(_Stateless):
+    _op = None
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding: str = "valid",
+                 data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        kind = type(self).__name__
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"{kind}: only data_format='channels_last' is supported, got "
+                             f"{data_format!r}")
+        self.pool_size = _layers._int_pair(kind, "pool_size", pool_size)
+        self.strides = self.pool_size if strides is None else \
+            _layers._int_pair(kind, "strides", strides)
+        if not isinstance(padding, str) or padding.lower() not in ("valid", "same"):
+            raise ValueError(f"{kind}: padding must be 'valid' or 'same', got {padding!r}")
+        self.padding = padding.lower()
+
+    def call(self, x):
+        if x.ndim != 4:
+            raise self._input_error("a 4-D NHWC input", x)
+        return type(self)._op(x, list(self.pool_size), list(self.strides),
+                              self.padding.upper())
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
+                "padding": self.padding}
+
+
+class MaxPooling2D(_Pooling2D):
+    """The maximum over `pool_size` windows of NHWC images.
+
+    Example:
+        >>> tf.keras.layers.MaxPooling2D()(tf.ones([1, 4, 4, 3])).shape
+        TensorShape([1, 2, 2, 3])
+    """
+    _op = staticmethod(_conv.max_pool2d)
+
+
+class AveragePooling2D(_Pooling2D):
+    """The mean over `pool_size` windows of NHWC images.
+
+    Example:
+        >>> tf.keras.layers.AveragePooling2D()(tf.ones([1, 4, 4, 3])).shape
+        TensorShape([1, 2, 2, 3])
+    """
+    _op = staticmethod(_conv.avg_pool2d)
+
+
+class _GlobalPooling2D(_Stateless):
+    _reduce = None
+
+    def __init__(self, data_format=None, keepdims: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"{type(self).__name__}: only data_format='channels_last' is "
+                             f"supported, got {data_format!r}")
+        self.keepdims = bool(keepdims)
+
+    def call(self, x):
+        if x.ndim != 4:
+            raise self._input_error("a 4-D NHWC input", x)
+        return type(self)._reduce(x, axis=[1, 2], keepdims=self.keepdims)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "keepdims": self.keepdims}
+
+
+class GlobalAveragePooling2D(_GlobalPooling2D):
+    """The mean over height and width: [N, H, W, C] -> [N, C].
+
+    Example:
+        >>> tf.keras.layers.GlobalAveragePooling2D()(tf.ones([2, 3, 3, 5])).shape
+        TensorShape([2, 5])
+    """
+    _reduce = staticmethod(_reduction.reduce_mean)
+
+
+class GlobalMaxPooling2D(_GlobalPooling2D):
+    """The maximum over height and width: [N, H, W, C] -> [N, C]."""
+    _reduce = staticmethod(_reduction.reduce_max)
+
+
+class Rescaling(_Stateless):
+    """`inputs * scale + offset` (e.g. `Rescaling(1./255)` for pixels).
+
+    Example:
+        >>> tf.keras.layers.Rescaling(0.5, offset=1.0)(tf.constant([2.0])).numpy()
+        array([2.], dtype=float32)
+    """
+
+    def __init__(self, scale, offset=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.scale, self.offset = scale, offset
+
+    def _convert_input(self, inputs):
+        x = convert_to_tensor(inputs)
+        return x if x.dtype is self._dtype else _math.cast(x, self._dtype)  # uint8 images
+
+    def call(self, x):
+        return x * _math.cast(self.scale, x.dtype) + _math.cast(self.offset, x.dtype)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "scale": self.scale, "offset": self.offset}
+
+
+class _Merge(_Stateless):
+    def call(self, inputs):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
+            raise ValueError(f"A merge layer ({type(self).__name__} {self.name!r}) should be "
+                             f"called on a list of inputs, got {type(inputs).__name__}")
+        out = inputs[0]
+        for x in inputs[1:]:
+            out = self._merge(out, x)
+        return out
+
+
+class Add(_Merge):
+    """The elementwise sum of a list of inputs of the same shape.
+
+    Example:
+        >>> tf.keras.layers.Add()([tf.ones([2]), tf.ones([2])]).numpy()
+        array([2., 2.], dtype=float32)
+    """
+
+    @staticmethod
+    def _merge(x, y):
+        return _math.add(x, y)
+
+
+class Multiply(_Merge):
+    """The elementwise product of a list of inputs of the same shape."""
+
+    @staticmethod
+    def _merge(x, y):
+        return _math.multiply(x, y)
+
+
+class Concatenate(_Stateless):
+    """Concatenates a list of inputs along `axis`.
+
+    Example:
+        >>> tf.keras.layers.Concatenate()([tf.ones([2, 1]), tf.zeros([2, 3])]).shape
+        TensorShape([2, 4])
+    """
+
+    def __init__(self, axis: int = -1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
+            raise ValueError(f"Concatenate {self.name!r} should be called on a list of "
+                             f"inputs, got {type(inputs).__name__}")
+        return _array.concat(list(inputs), axis=self.axis)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "axis": self.axis}
+
+
+class Normalization(Layer):
+    """Shifts and scales inputs to zero mean and unit variance per feature of `axis`:
+    `(x - mean) / max(sqrt(variance), 1e-7)` (`invert=True`: back again), with `mean` and
+    `variance` given or learned by `adapt(data)` from arrays or a dataset of batches.
+
+    Example:
+        >>> norm = tf.keras.layers.Normalization()
+        >>> norm.adapt(np.array([[1.0, 2.0], [3.0, 6.0]]))
+        >>> norm(np.array([[1.0, 2.0]])).numpy()
+        array([[-1., -1.]], dtype=float32)
+    """
+
+    def __init__(self, axis=-1, mean=None, variance=None, invert: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if (mean is None) != (variance is None):
+            raise ValueError("Normalization: give both `mean` and `variance`, or neither "
+                             "(and call adapt())")
+        self.axis = () if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+        self.invert = bool(invert)
+        self._given = None if mean is None else (mean, variance)
+
+    def build(self, input_shape):
+        ndim = len(input_shape)
+        kept = tuple(sorted(a % ndim for a in self.axis))
+        if any(input_shape[a] is None for a in kept):
+            raise ValueError(f"Normalization {self.name!r}: the axes {self.axis} of the "
+                             f"input need known sizes, got shape {input_shape.as_list()}")
+        self._reduce = [a for a in range(ndim) if a not in kept]
+        self._broadcast = [input_shape[a] if a in kept else 1 for a in range(ndim)]
+        features = [input_shape[a] for a in kept]
+        if self._given is None:
+            self.adapt_mean = self.add_weight("mean", features, "zeros", trainable=False)
+            self.adapt_variance = self.add_weight("variance", features, "ones",
+                                                  trainable=False)
+            self.count = self.add_weight("count", (), "zeros", trainable=False,
+                                         dtype=_dt.int64)
+
+    @property
+    def mean(self):
+        """The mean, shaped to broadcast against the input."""
+        if self._given is not None:
+            return _math.cast(_array.reshape(convert_to_tensor(self._given[0]),
+                                             self._broadcast), self._dtype)
+        return _array.reshape(self.adapt_mean, self._broadcast)
+
+    @property
+    def variance(self):
+        if self._given is not None:
+            return _math.cast(_array.reshape(convert_to_tensor(self._given[1]),
+                                             self._broadcast), self._dtype)
+        return _array.reshape(self.adapt_variance, self._broadcast)
+
+    def adapt(self, data, batch_size=None, steps=None) -> None:
+        """Learn the mean and variance of `data` (an array, or a dataset of batches) over
+        every axis but `axis`."""
+        if isinstance(data, Dataset):
+            batches = [self._convert_input(b) for b in data]
+            if not batches:
+                raise ValueError(f"Normalization {self.name!r}: adapt() got no data")
+            x = _array.concat(batches, axis=0)
+        else:
+            x = self._convert_input(data)
+        if not self.built:
+            with self.name_scope:
+                self.build(TensorShape(x._shape))
+            self.built = True
+        if self._given is not None:
+            raise ValueError(f"Normalization {self.name!r}: adapt() cannot be used with a "
+                             "mean and variance given")
+        mean, variance = _nn.moments(x, self._reduce)
+        self.adapt_mean.assign(mean)
+        self.adapt_variance.assign(variance)
+        size = 1
+        for a in self._reduce:
+            size *= x._shape[a]
+        self.count.assign(size)
+
+    def call(self, x):
+        scale = _math.maximum(_math.sqrt(self.variance), 1e-7)
+        if self.invert:
+            return x * scale + self.mean
+        return (x - self.mean) / scale
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "axis": self.axis, "invert": self.invert}
+
+
+# Keras's aliases
+MaxPool2D = MaxPooling2D
+AvgPool2D = AveragePooling2D
+GlobalAvgPool2D = GlobalAveragePooling2D

@@ -1,0 +1,30 @@
+"""`tf.keras.optimizers`: tapeflow's optimizers (train/optimizers.py) and `get` for the
+names `compile` takes ("adam", "sgd", "rmsprop", "adagrad", "adamw").
+
+Example:
+    >>> tf.keras.optimizers.get("adam").name
+    'adam'
+"""
+from __future__ import annotations
+
+from ..train.optimizers import *  # noqa: F401,F403
+from ..train import optimizers as _optimizers
+from ..train.optimizers import Optimizer
+
+__all__ = list(_optimizers.__all__) + ["get"]
+
+_BY_NAME = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam, "adamw": _optimizers.AdamW,
+            "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad}
+
+
+def get(identifier) -> Optimizer:
+    """An optimizer with Keras's defaults for a name, or an Optimizer as is."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier.lower())
+        if cls is None:
+            raise ValueError(f"Unknown optimizer {identifier!r}; known names: "
+                             f"{sorted(_BY_NAME)}")
+        return cls(name=identifier.lower())
+    raise ValueError(f"Could not interpret optimizer identifier {identifier!r}")
