@@ -5,6 +5,7 @@ import os
 import types
 
 from ._core import dispatch as _dispatch
+from ._core import context as _ctx
 from ._core.context import ctx, debug_on
 from ._core.convert import convert_to_tensor
 from ._core.tensor import Tensor
@@ -74,6 +75,17 @@ experimental = types.SimpleNamespace(
     VirtualDeviceConfiguration=LogicalDeviceConfiguration,
     set_virtual_device_configuration=set_logical_device_configuration,
     get_virtual_device_configuration=get_logical_device_configuration)
+
+# `tf.config.threading`: how many threads one op (intra) and independent ops (inter) use;
+# 0 lets tapeflow choose. A multi-process distribution strategy divides the cores of a
+# host among its processes unless the intra-op number was set.
+threading = types.SimpleNamespace(
+    set_intra_op_parallelism_threads=lambda num_threads: _ctx.set_parallelism(
+        "intra_op", num_threads),
+    get_intra_op_parallelism_threads=lambda: _ctx.parallelism["intra_op"],
+    set_inter_op_parallelism_threads=lambda num_threads: _ctx.set_parallelism(
+        "inter_op", num_threads),
+    get_inter_op_parallelism_threads=lambda: _ctx.parallelism["inter_op"])
 
 # `tf.config.optimizer`: graph optimization passes switched by TensorFlow's option names
 # (API §6.5).

@@ -161,7 +161,7 @@ def test_a_region_numba_cannot_compile_runs_as_numpy_blocks(monkeypatch):
     def refuse(*args):
         raise RecursionError("maximum recursion depth exceeded")
     kernel._kernels = fuse.compile_source(kernel.source)
-    kernel._kernels = (refuse, kernel._kernels[1], refuse, kernel._kernels[3])
+    kernel._kernels = (refuse, kernel._kernels[1], refuse, *kernel._kernels[3:])
     got = f(x)
     assert kernel.compiled is False
     for a, b in zip(got, want):
@@ -272,3 +272,22 @@ def test_a_multi_pass_op_alone_runs_as_one_loop_on_large_arrays():
         ops = [m.attrs.get("members") for m in fused_nodes(g.get_concrete_function(dy, y))]
         assert ops == ([("ReluGrad",)] if fused else []), ops
         np.testing.assert_array_equal(g(dy, y).numpy(), dy.numpy() * (y.numpy() > 0))
+
+
+def test_intra_op_threads_bound_the_threads_of_one_fused_op():
+    from tapeflow._core.context import intra_op_threads
+    assert tf.config.threading.get_intra_op_parallelism_threads() == 0  # tapeflow chooses
+    assert intra_op_threads() == (os.cpu_count() or 1)
+    x = tf.constant(np.linspace(-3, 3, fuse.PARALLEL_FROM * 2))
+    f = tf.function(lambda x: tf.reduce_sum(x * x * 0.5 + x))
+    want = np.sum(x.numpy() * x.numpy() * 0.5 + x.numpy())
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        assert intra_op_threads() == 1
+        np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-12)
+        for bad in (-1, 1.5, True, "2"):
+            with pytest.raises(ValueError, match="intra_op"):
+                tf.config.threading.set_intra_op_parallelism_threads(bad)
+    finally:
+        tf.config.threading.set_intra_op_parallelism_threads(0)
+    np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-12)

@@ -6,6 +6,7 @@ the core has no import cycles.
 """
 from __future__ import annotations
 
+import os
 import threading
 from typing import Callable
 
@@ -61,6 +62,22 @@ def set_debug_everywhere(on: bool) -> None:
 
 
 debug_on = [False]  # config.set_debug: process-wide, read through a list for speed
+# tf.config.threading: threads one op may use (fused loops, NumPy blocks) and threads for
+# independent ops; 0 lets tapeflow choose (the machine's cores)
+parallelism = {"intra_op": 0, "inter_op": 0}
+
+
+def intra_op_threads() -> int:
+    """Threads one op may use: the configured number, else the machine's cores."""
+    return parallelism["intra_op"] or os.cpu_count() or 1
+
+
+def set_parallelism(kind: str, n: int) -> None:
+    """`tf.config.threading.set_{kind}_parallelism_threads(n)` (0: tapeflow chooses)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"set_{kind}_parallelism_threads: the number of threads must be "
+                         f"an int >= 0 (0: the system's choice), got {n!r}")
+    parallelism[kind] = n
 _states: dict = {}  # thread id -> that thread's context state (its attribute dict)
 _lock = threading.Lock()
 ctx = Context()

@@ -24,6 +24,7 @@ import traceback
 
 import numpy as np
 
+from .._core.context import parallelism
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError
 from .._core.memory import wrap_native
@@ -268,8 +269,19 @@ def world() -> Group:
             group = LocalGroup()
         if group.size > 1:
             install_abort_on_exception(group)
+            share_cores(group)
         _GROUPS["world"] = group
     return _GROUPS["world"]
+
+
+def share_cores(group: "MPIGroup") -> None:
+    """Give each of the processes on this host its share of the cores for one op's
+    threads (fused loops), unless `tf.config.threading` set a number: two processes each
+    starting a thread per core would oversubscribe the machine."""
+    if parallelism["intra_op"]:
+        return
+    local = group.comm.Split_type(group.MPI.COMM_TYPE_SHARED).Get_size()
+    parallelism["intra_op"] = max(1, (os.cpu_count() or 1) // local)
 
 
 def on_chief(fn, *args):
