@@ -28,7 +28,7 @@ def read(logdir) -> dict:
 
 
 def test_crc32c_and_record_framing():
-    assert event_file.crc32c(b"123456789") == 0xE3069283  # the standard check value
+    assert event_file.crc32c(b"123456789") == 0xE3069283  # the standard check value (_core/wire.py)
     assert event_file.crc32c(b"") == 0
     rec = event_file.record(b"abc")
     assert len(rec) == 8 + 4 + 3 + 4 and rec[12:15] == b"abc"

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
+from tapeflow._core import wire
 from tapeflow.train.checkpoint import object_graph, tensor_bundle
 
 from .fixtures.model_tree import model_classes
@@ -153,12 +154,12 @@ def test_every_dtype_round_trips(tmp_path):
 
 
 def test_crc32c_pure_python_matches_the_c_implementation():
-    assert tensor_bundle.crc32c_py(b"123456789") == 0xE3069283  # the standard check value
-    assert tensor_bundle.crc32c_py(b"") == 0
+    assert wire.crc32c_py(b"123456789") == 0xE3069283  # the standard check value
+    assert wire.crc32c_py(b"") == 0
     data = np.random.default_rng(0).integers(0, 256, 10_000, dtype=np.uint8).tobytes()
-    assert tensor_bundle.crc32c_py(data) == tensor_bundle.crc32c(data)
-    assert tensor_bundle.crc32c_py(data[5000:], tensor_bundle.crc32c_py(data[:5000])) == \
-        tensor_bundle.crc32c(data)
+    assert wire.crc32c_py(data) == wire.crc32c(data)
+    assert wire.crc32c_py(data[5000:], wire.crc32c_py(data[:5000])) == \
+        wire.crc32c(data)
 
 
 # ------------------------------------------------------------------ every damaged byte

@@ -23,40 +23,14 @@ import zlib
 
 import numpy as np
 
-# --------------------------------------------------------------------------- CRC-32C
+from .._core.wire import crc32c, field, mask
 
-
-def _crc_table() -> list:
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_TABLE = _crc_table()
-
-
-def crc32c(data: bytes) -> int:
-    """CRC-32C (Castagnoli), the checksum TFRecords use.
-
-    Example:
-        >>> hex(crc32c(b"123456789"))
-        '0xe3069283'
-    """
-    crc = 0xFFFFFFFF
-    table = _TABLE
-    for byte in data:
-        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
+# CRC-32C and the protocol-buffer wire format: _core/wire.py (shared with checkpoints)
 
 
 def masked_crc32c(data: bytes) -> int:
     """The CRC as TFRecord stores it (rotated and offset, so that CRCs of CRCs differ)."""
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+    return mask(crc32c(data))
 
 
 def record(payload: bytes) -> bytes:
@@ -64,39 +38,6 @@ def record(payload: bytes) -> bytes:
     header = struct.pack("<Q", len(payload))
     return (header + struct.pack("<I", masked_crc32c(header)) + payload
             + struct.pack("<I", masked_crc32c(payload)))
-
-
-# --------------------------------------------------------------------------- wire format
-
-
-_ONE_BYTE = [bytes((i,)) for i in range(128)]  # field keys and short lengths: most varints
-
-
-def _varint(n: int) -> bytes:
-    if 0 <= n < 128:
-        return _ONE_BYTE[n]
-    n &= (1 << 64) - 1  # negative int64s are ten-byte two's complement varints
-    out = bytearray()
-    while True:
-        low = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
-def _field_varint(field: int, value: int) -> bytes:
-    return _varint(field << 3) + _varint(value)
-
-
-def _field_bytes(field: int, value: bytes) -> bytes:
-    return _varint(field << 3 | 2) + _varint(len(value)) + value
-
-
-def _field_double(field: int, value: float) -> bytes:
-    return _varint(field << 3 | 1) + struct.pack("<d", value)
 
 
 # DataType enum values of TensorFlow's types.proto
@@ -109,40 +50,40 @@ def tensor_proto(value) -> bytes:
     """A TensorProto of a NumPy array (numbers as little-endian tensor_content) or of a
     list/array of strings (string_val)."""
     array = np.asarray(value)
-    shape = b"".join(_field_bytes(2, _field_varint(1, d)) for d in array.shape)
-    out = _field_bytes(2, shape) if array.shape else _field_bytes(2, b"")
+    shape = b"".join(field(2, field(1, d)) for d in array.shape)
+    out = field(2, shape) if array.shape else field(2, b"")
     if array.dtype.kind in "USO":
-        out = _field_varint(1, _DT_STRING) + out
+        out = field(1, _DT_STRING) + out
         for item in array.reshape(-1):
             data = item if isinstance(item, bytes) else str(item).encode("utf-8")
-            out += _field_bytes(8, data)
+            out += field(8, data)
         return out
     dtype = _DT.get(array.dtype)
     if dtype is None:
         raise TypeError(f"summary: cannot store dtype {array.dtype} in an event file")
     content = np.ascontiguousarray(array, array.dtype.newbyteorder("<")).tobytes()
-    return _field_varint(1, dtype) + out + _field_bytes(4, content)
+    return field(1, dtype) + out + field(4, content)
 
 
 def summary_metadata(plugin: str, description: str | None = None) -> bytes:
-    out = _field_bytes(1, _field_bytes(1, plugin.encode()) + _field_bytes(2, b""))
+    out = field(1, field(1, plugin.encode()) + field(2, b""))
     if description:
-        out += _field_bytes(3, description.encode("utf-8"))
+        out += field(3, description.encode("utf-8"))
     return out
 
 
 def summary_event(wall_time: float, step: int, tag: str, tensor: bytes,
                   metadata: bytes) -> bytes:
     """An Event holding one Summary.Value: `tag`, its tensor and its metadata."""
-    value = _field_bytes(1, tag.encode("utf-8")) + _field_bytes(8, tensor) + \
-        _field_bytes(9, metadata)
-    return (_field_double(1, wall_time) + _field_varint(2, step)
-            + _field_bytes(5, _field_bytes(1, value)))
+    value = field(1, tag.encode("utf-8")) + field(8, tensor) + \
+        field(9, metadata)
+    return (field(1, ("double", wall_time)) + field(2, step)
+            + field(5, field(1, value)))
 
 
 def file_version_event(wall_time: float) -> bytes:
     """The first event of every file: the format version TensorBoard checks."""
-    return _field_double(1, wall_time) + _field_bytes(3, b"brain.Event:2")
+    return field(1, ("double", wall_time)) + field(3, b"brain.Event:2")
 
 
 # --------------------------------------------------------------------------- payloads

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..._core import dtypes as _dt
 from ..._core.errors import DataLossError, NotFoundError
+from ..._core.wire import WireError
 from . import object_graph, tensor_bundle
 
 __all__ = ["latest_checkpoint", "list_variables", "load_variable", "load_checkpoint",
@@ -259,7 +260,7 @@ def read_checkpoint(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
         values = tensor_bundle.read_bundle(path)
         try:
             return object_graph.to_paths(values)
-        except (tensor_bundle.Corrupt, UnicodeDecodeError) as e:
+        except (WireError, UnicodeDecodeError) as e:  # (Corrupt is a WireError)
             raise DataLossError(None, None, f"Checkpoint: the object graph of {path!r} is "
                                 f"corrupt: {e}; no variable was changed") from None
     file = _npz_of(path)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensor_bundle import Corrupt, field, parse_message
+from ..._core.wire import field, parse_message
+from .tensor_bundle import Corrupt
 
 __all__ = ["GRAPH_KEY", "VALUE", "key_of", "to_paths", "to_keys"]
 

@@ -22,14 +22,11 @@ import numpy as np
 
 from ..._core import dtypes as _dt
 from ..._core.errors import DataLossError, NotFoundError, UnimplementedError
-
-try:  # optional (the `checkpoint` extra): C speed for checksums of large tensors
-    import google_crc32c as _fast_crc32c
-except ImportError:  # the pure-Python checksum below is exact, only slower
-    _fast_crc32c = None
+from ..._core.wire import (crc32c, field, mask, parse_message, read_varint as _read_varint,
+                           unmask, varint, WireError)
 
 __all__ = ["index_file", "data_file", "is_bundle", "read_bundle", "decode_bundle",
-           "write_bundle", "crc32c", "crc32c_py", "Corrupt"]
+           "write_bundle", "Corrupt"]
 
 _TABLE_MAGIC = 0xDB4775248B80FB57  # LevelDB's table magic number, TensorFlow's too
 _FOOTER_SIZE = 48
@@ -50,126 +47,12 @@ def is_bundle(prefix: str) -> bool:
     return os.path.isfile(index_file(prefix))
 
 
-class Corrupt(Exception):
+class Corrupt(WireError):
     """Internal: what is wrong with a file, turned into DataLossError naming the file."""
 
 
-# ---------------------------------------------------------------- CRC-32C (Castagnoli)
-
-
-def _crc_table() -> list[int]:
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc_table()
-
-
-def crc32c_py(data: bytes, crc: int = 0) -> int:
-    """CRC-32C of `data` (continuing `crc`), in pure Python.
-
-    Example:
-        >>> hex(crc32c_py(b"123456789"))
-        '0xe3069283'
-    """
-    table, c = _CRC_TABLE, crc ^ 0xFFFFFFFF
-    for byte in memoryview(data).cast("B"):
-        c = table[(c ^ byte) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def crc32c(data: bytes, crc: int = 0) -> int:
-    """CRC-32C of `data` (continuing `crc`), with google-crc32c when it is installed."""
-    if _fast_crc32c is not None:
-        return _fast_crc32c.extend(crc, bytes(data))
-    return crc32c_py(data, crc)
-
-
-def _mask(crc: int) -> int:
-    # LevelDB/TensorFlow store checksums "masked", so a CRC of data holding CRCs differs
-    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _unmask(masked: int) -> int:
-    rot = (masked - 0xA282EAD8) & 0xFFFFFFFF
-    return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
-
-
-# ---------------------------------------------------------------- protocol-buffer wire format
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    value &= (1 << 64) - 1  # negative int32/int64 fields are 10-byte two's complement
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _read_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= end:
-            raise Corrupt("a varint runs past the end of its record")
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-        if shift >= 70:
-            raise Corrupt("a varint is longer than 10 bytes")
-
-
-def parse_message(buf: bytes) -> dict[int, list]:
-    """A protocol-buffer message as {field number: [values]}: ints for varint and fixed
-    fields, bytes for length-delimited ones (nested messages, strings, packed arrays)."""
-    fields: dict[int, list] = {}
-    pos, end = 0, len(buf)
-    while pos < end:
-        key, pos = _read_varint(buf, pos, end)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _read_varint(buf, pos, end)
-        elif wire == 1:
-            if pos + 8 > end:
-                raise Corrupt("a fixed64 field runs past the end of its record")
-            value, pos = struct.unpack_from("<Q", buf, pos)[0], pos + 8
-        elif wire == 2:
-            length, pos = _read_varint(buf, pos, end)
-            if pos + length > end:
-                raise Corrupt("a length-delimited field runs past the end of its record")
-            value, pos = bytes(buf[pos:pos + length]), pos + length
-        elif wire == 5:
-            if pos + 4 > end:
-                raise Corrupt("a fixed32 field runs past the end of its record")
-            value, pos = struct.unpack_from("<I", buf, pos)[0], pos + 4
-        else:
-            raise Corrupt(f"unsupported protocol-buffer wire type {wire}")
-        if number == 0:
-            raise Corrupt("a protocol-buffer field has number 0")
-        fields.setdefault(number, []).append(value)
-    return fields
-
-
-def field(number: int, value) -> bytes:
-    """One encoded field: ints as varints, bytes/str as length-delimited, ('fixed32', v)."""
-    if isinstance(value, tuple):  # ("fixed32", int)
-        return _varint(number << 3 | 5) + struct.pack("<I", value[1])
-    if isinstance(value, (bytes, str)):
-        data = value.encode("utf-8") if isinstance(value, str) else value
-        return _varint(number << 3 | 2) + _varint(len(data)) + data
-    return _varint(number << 3) + _varint(int(value))
+# CRC-32C and the protocol-buffer wire format: _core/wire.py (shared with summary files)
+_mask, _unmask, _varint = mask, unmask, varint
 
 
 def _one(fields: dict, number: int, default=0):
