@@ -29,10 +29,9 @@ import numpy as np
 from .._core.context import ctx
 from .._core.dtypes import bool as _bool, int64
 from .._core.errors import InvalidArgumentError, OutOfRangeError
-from .._core.memory import wrap_native
 from .._core.dispatch import run_kernel
 from .._core.tensor import Tensor
-from ..ops._define import defop
+from ..ops._define import defop, eager_from_native
 from . import structure
 from .options import IterationContext
 
@@ -218,32 +217,21 @@ def _delete_iterator(inputs, attrs, backend):
 
 
 
-def _eager(native):
-    """An op's eager implementation from its kernel on NumPy arrays (the graph executor
-    calls the kernel directly)."""
-    def impl(inputs, attrs):
-        arrays = {k: [np.asarray(t) for t in v] if isinstance(v, (list, tuple))
-                  else np.asarray(v) for k, v in inputs.items()}
-        out = native(arrays, attrs, None)
-        if isinstance(out, list):
-            return [wrap_native(np.asarray(o)) for o in out]
-        return wrap_native(np.asarray(out))
-    return impl
 
 
 defop("AnonymousIterator", [], shape=lambda s, d, a: [((), int64)],
-      impl=_eager(_make_iterator), native=_make_iterator, differentiable=False,
+      impl=eager_from_native(_make_iterator), native=_make_iterator, differentiable=False,
       stateful=True)
 defop("IteratorGetNextAsOptional", ["handle"],
       num_outputs=lambda s, d, a: 1 + len(a["specs"]),
       shape=lambda s, d, a: [((), _bool)] + _spec_outputs(a["specs"]),
-      impl=_eager(_get_next_optional), native=_get_next_optional, differentiable=False,
+      impl=eager_from_native(_get_next_optional), native=_get_next_optional, differentiable=False,
       stateful=True)
 defop("IteratorGetNext", ["handle"], num_outputs=lambda s, d, a: len(a["specs"]),
-      shape=lambda s, d, a: _spec_outputs(a["specs"]), impl=_eager(_get_next),
+      shape=lambda s, d, a: _spec_outputs(a["specs"]), impl=eager_from_native(_get_next),
       native=_get_next, differentiable=False, stateful=True)
 defop("DeleteIterator", ["handle"], shape=lambda s, d, a: [((), _bool)],
-      impl=_eager(_delete_iterator), native=_delete_iterator, differentiable=False,
+      impl=eager_from_native(_delete_iterator), native=_delete_iterator, differentiable=False,
       stateful=True)
 
 

@@ -12,8 +12,11 @@ import functools
 import inspect
 from typing import Callable
 
+import numpy as np
+
 from .._core import prims
 from .._core.errors import InvalidArgumentError
+from .._core.memory import wrap_native
 from .._core.registry import define_op, passthrough  # noqa: F401  (re-exported for rules)
 from .._core.shape import has_dims
 from .._core.tensor import Tensor
@@ -127,3 +130,15 @@ def sum_to_shape(g: Tensor, shape) -> Tensor:
     return out
 
 
+def eager_from_native(native):
+    """An op's eager implementation (`impl`) from its kernel on NumPy arrays (`native`,
+    which the graph executor calls directly): for stateful ops defined beside the code
+    that owns their state (data/iterator.py, summary/writer.py)."""
+    def impl(inputs, attrs):
+        arrays = {k: [np.asarray(t) for t in v] if isinstance(v, (list, tuple))
+                  else np.asarray(v) for k, v in inputs.items()}
+        out = native(arrays, attrs, None)
+        if isinstance(out, list):
+            return [wrap_native(np.asarray(o)) for o in out]
+        return wrap_native(np.asarray(out))
+    return impl

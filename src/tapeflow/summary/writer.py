@@ -24,11 +24,10 @@ from .._core.convert import convert_to_tensor
 from .._core.dispatch import no_recording, run_kernel
 from .._core.dtypes import bool as _bool, int64
 from .._core.errors import InvalidArgumentError
-from .._core.memory import wrap_native
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ..ops import math as math_ops
-from ..ops._define import defop
+from ..ops._define import defop, eager_from_native
 from . import event_file
 
 _FILE_COUNTER = itertools.count()
@@ -256,21 +255,10 @@ def _payload(attrs, data: np.ndarray) -> bytes:
 
 
 
-def _eager(native):
-    """An op's eager implementation from its kernel on NumPy arrays (the graph executor
-    calls the kernel directly)."""
-    def impl(inputs, attrs):
-        arrays = {k: [np.asarray(t) for t in v] if isinstance(v, (list, tuple))
-                  else np.asarray(v) for k, v in inputs.items()}
-        out = native(arrays, attrs, None)
-        if isinstance(out, list):
-            return [wrap_native(np.asarray(o)) for o in out]
-        return wrap_native(np.asarray(out))
-    return impl
 
 
 defop("WriteSummary", ["data", "step"], list_inputs=("data",),
-      shape=lambda s, d, a: [((), _bool)], impl=_eager(_write_summary),
+      shape=lambda s, d, a: [((), _bool)], impl=eager_from_native(_write_summary),
       native=_write_summary, differentiable=False, stateful=True)
 
 
