@@ -6,13 +6,15 @@ Example:
     >>> model.compile(optimizer="adam", loss="mse")
 """
 from . import (activations, backend, callbacks, datasets, initializers, layers,  # noqa: F401
-               losses, metrics, models, optimizers, regularizers, utils)
+               losses, metrics, models, optimizers, regularizers, saving, utils)
 from .layer import Input, KerasTensor  # noqa: F401
-from .model import Model, Sequential, register_layer_classes
+from .model import Functional, Model, Sequential
 
-register_layer_classes({name: getattr(layers, name) for name in layers.__all__
-                        if isinstance(getattr(layers, name), type)})
+saving.register_classes({name: getattr(layers, name) for name in layers.__all__
+                         if isinstance(getattr(layers, name), type)})
+saving.register_classes({"Sequential": Sequential, "Functional": Functional,
+                         "Model": Functional, "InputLayer": layers.InputLayer})
 
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks",
            "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers",
-           "regularizers", "utils"]
+           "regularizers", "saving", "utils"]

@@ -28,7 +28,9 @@ from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic
-from .saving import load_weights_h5, save_weights_h5
+from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
+    input_layer_entry, load_weights_h5, rebuild_functional, save_model, save_weights_h5, \
+    serialize_layer
 
 __all__ = ["Model", "Sequential", "Functional"]
 
@@ -343,6 +345,9 @@ class Model(Layer):
         if steps_per_execution != 1:
             raise NotImplementedError("compile: steps_per_execution > 1 is not supported yet")
         self.optimizer = _optimizers.get(optimizer)
+        # what a .keras file records (names stay names, as Keras writes them)
+        self._compile_arguments = {"loss": loss, "loss_weights": loss_weights,
+                                   "metrics": metrics, "run_eagerly": run_eagerly}
         self.compiled_loss = _CompiledLoss(loss, loss_weights, self.output_names) \
             if loss is not None else None
         self.compiled_metrics = _CompiledMetrics(
@@ -608,6 +613,14 @@ class Model(Layer):
             lambda a: convert_to_tensor(_as_array(a)), x),)))
 
     # ----------------------------------------------------------------- weights on disk
+    def save(self, filepath: str, overwrite: bool = True, **kwargs) -> None:
+        """Write the whole model (architecture, weights, compile arguments) as a Keras 3
+        `.keras` file, which `keras.models.load_model` (tapeflow's or Keras's) reads;
+        Sequential and functional models."""
+        if kwargs:
+            raise TypeError(f"save: unrecognized keyword arguments {sorted(kwargs)}")
+        save_model(self, filepath, overwrite=overwrite)
+
     def save_weights(self, filepath: str, overwrite: bool = True) -> None:
         """Write the weights: Keras 3's format for `*.weights.h5` paths (Sequential and
         functional models; needs h5py), otherwise a TensorFlow checkpoint (the files of
@@ -838,9 +851,20 @@ class Functional(Model):
         return rows
 
     def get_config(self) -> dict:
+        """Keras's functional config: the layers, each with the calls (inbound nodes) that
+        draw the graph, and the input and output endpoints."""
         return {"name": self.name, "trainable": self.trainable,
-                "layers": [{"class_name": type(layer).__name__, "config": layer.get_config()}
-                           for layer in self.layers]}
+                "layers": functional_layer_entries(self),
+                "input_layers": endpoint_config(self._inputs, self._nodes),
+                "output_layers": endpoint_config(self._outputs, self._nodes)}
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None):
+        """Rebuild the graph of `get_config` (Keras's too): new layers called as the config's
+        inbound nodes say."""
+        inputs, outputs, _ = rebuild_functional(config, custom_objects)
+        return cls(inputs, outputs, name=config.get("name"),
+                   trainable=config.get("trainable", True))
 
 
 # --------------------------------------------------------------------------- Sequential
@@ -945,28 +969,21 @@ class Sequential(Model):
         return [self._stack[-1].name] if self._stack else [self.name]
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable,
-                "layers": [{"class_name": type(layer).__name__, "config": layer.get_config()}
-                           for layer in self._stack]}
+        """Keras's Sequential config: the layers (an Input first, as an InputLayer)."""
+        layers = [serialize_layer(layer) for layer in self._stack]
+        config = {"name": self.name, "trainable": self.trainable, "dtype": "float32"}
+        if self._input is not None:
+            layers.insert(0, input_layer_entry(self._input))
+            config["build_input_shape"] = list(self._input.shape)
+        return {**config, "layers": layers}
 
     @classmethod
     def from_config(cls, config: dict, custom_objects: dict | None = None):
-        from_names = dict(_LAYER_CLASSES)
-        from_names.update(custom_objects or {})
-        layers = []
-        for item in config["layers"]:
-            layer_cls = from_names.get(item["class_name"])
-            if layer_cls is None:
-                raise ValueError(f"Unknown layer class {item['class_name']!r}; pass it in "
-                                 "custom_objects")
-            layers.append(layer_cls.from_config(item["config"]))
-        return cls(layers, name=config.get("name"), trainable=config.get("trainable", True))
-
-
-_LAYER_CLASSES: dict = {}
-
-
-def register_layer_classes(classes: dict) -> None:
-    """The layer classes `from_config` knows by name (keras/__init__ registers the
-    built-in ones)."""
-    _LAYER_CLASSES.update(classes)
+        """Rebuild a Sequential from `get_config` (Keras's too); layer classes by name
+        from tapeflow's Keras layers and `custom_objects`."""
+        layers = [deserialize_layer(item, custom_objects) for item in config["layers"]]
+        model = cls(layers, name=config.get("name"), trainable=config.get("trainable", True))
+        shape = config.get("build_input_shape")
+        if not model.built and shape is not None:
+            model.build(tuple(shape))
+        return model

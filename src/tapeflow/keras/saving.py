@@ -1,18 +1,40 @@
-"""Keras 3's weights file (`*.weights.h5`, through the optional `h5py`): one HDF5 group per
+"""`tf.keras.saving`: Keras 3's files. A whole model is a `.keras` file (`save_model`,
+`load_model`): a zip of `metadata.json`, `config.json` (the model's class and its layers'
+configs; a functional model's graph as each layer's inbound nodes; the compile arguments)
+and `model.weights.h5`, the weights file below.
+
+The weights file (`*.weights.h5`, through the optional `h5py`): one HDF5 group per
 layer, `layers/<key>/vars/<i>` holding the layer's weights in creation order, where the key
 is the layer's class in snake_case counted per class in the model's layer order ("dense",
 "dense_1", "batch_normalization"; not the layer's own name); a nested model's layers sit
 under its own `layers/` group. The optimizer's group, when present, is not read.
 
-Files are only read as arrays: nothing in them is executed.
+Files are only read as JSON and arrays: nothing in them is executed; a class is found by
+name among tapeflow's Keras classes or the `custom_objects` given, never imported.
+
+Example:
+    >>> model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    >>> model.save("m.keras")
+    >>> tf.keras.models.load_model("m.keras").count_params()
+    8
 """
 from __future__ import annotations
 
+import datetime
+import inspect
+import io
+import json
+import zipfile
+
 import numpy as np
 
-from .layer import Layer, snake_case
+from . import losses as _losses, metrics as _metrics, optimizers as _optimizers
+from .layer import InputLayer, KerasTensor, Layer, snake_case
 
-__all__ = ["save_weights_h5", "load_weights_h5"]
+__all__ = ["save_model", "load_model", "save_weights_h5", "load_weights_h5",
+           "register_classes", "serialize_layer", "deserialize_layer"]
+
+KERAS_VERSION = "3.15.1"  # the Keras whose files these are (written in metadata.json)
 
 
 def _h5py():
@@ -63,8 +85,9 @@ def _write(group, model) -> None:
             values.create_dataset(str(i), data=v.numpy())
 
 
-def save_weights_h5(model, filepath: str) -> None:
-    """Write `model`'s weights as Keras 3 does (`model.save_weights("m.weights.h5")`)."""
+def save_weights_h5(model, filepath) -> None:
+    """Write `model`'s weights as Keras 3 does (`model.save_weights("m.weights.h5")`) to
+    a path or a binary file object."""
     h5py = _h5py()
     with h5py.File(filepath, "w") as f:
         _write(f, model)
@@ -99,7 +122,7 @@ def _collect(group, model, path: str, out: list) -> None:
             out.append((v, array))
 
 
-def load_weights_h5(model, filepath: str) -> None:
+def load_weights_h5(model, filepath) -> None:
     """Read a Keras 3 weights file into `model` (built, of the same architecture); every
     count and shape is checked before any weight changes."""
     h5py = _h5py()
@@ -108,3 +131,421 @@ def load_weights_h5(model, filepath: str) -> None:
         _collect(f, model, "", pairs)
     for v, array in pairs:
         v.assign(array.astype(v.dtype.as_numpy_dtype))
+
+
+# --------------------------------------------------------------------------- classes by name
+_CLASSES: dict = {}
+
+
+def register_classes(classes: dict) -> None:
+    """The classes a config may name (keras/__init__ registers the built-in layers and
+    models); anything else must come through `custom_objects`."""
+    _CLASSES.update(classes)
+
+
+def _class(name: str, custom_objects: dict | None) -> type:
+    cls = (custom_objects or {}).get(name) or _CLASSES.get(name)
+    if cls is None:
+        raise ValueError(f"Unknown layer class {name!r} in the model's config: pass it in "
+                         "custom_objects={" + repr(name) + ": TheClass}")
+    return cls
+
+
+# Keras options tapeflow's layers lack: dropped when they hold Keras's default (which is
+# what tapeflow does), refused otherwise.
+_KERAS_DEFAULTS = {
+    "sparse": False, "ragged": False, "optional": False, "quantization_config": None,
+    "kernel_constraint": None, "bias_constraint": None, "activity_regularizer": None,
+    "lora_rank": None, "lora_alpha": None, "data_format": "channels_last", "groups": 1,
+    "synchronized": False, "beta_initializer": {"class_name": "Zeros", "config": {}},
+    "gamma_initializer": {"class_name": "Ones", "config": {}},
+    "moving_mean_initializer": {"class_name": "Zeros", "config": {}},
+    "moving_variance_initializer": {"class_name": "Ones", "config": {}},
+    "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None,
+    "gamma_constraint": None, "embeddings_constraint": None, "rms_scaling": False,
+    "renorm": False, "renorm_momentum": 0.99, "weight_decay": None, "clipnorm": None, "global_clipnorm": None,
+    "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
+    "ema_overwrite_frequency": None, "loss_scale_factor": None,
+    "gradient_accumulation_steps": None,
+}
+
+
+def _plain(value):
+    """A config value without Keras's bookkeeping: serialized objects lose their module
+    and registration keys (and their None entries), dtype policies become dtype names."""
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if value.get("class_name") in ("DTypePolicy", "FloatDTypePolicy"):
+        return value.get("config", {}).get("name", "float32")
+    if "class_name" in value and "config" in value:
+        config = {k: _plain(v) for k, v in (value["config"] or {}).items() if v is not None}
+        return {"class_name": value["class_name"], "config": config}
+    return {k: _plain(v) for k, v in value.items()}
+
+
+def _parameters(cls: type) -> set:
+    """The keyword arguments `cls(...)` accepts, following `**kwargs` up the classes."""
+    names: set = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters.values()
+        names.update(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD,
+                                                          p.KEYWORD_ONLY))
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            return names - {"self"}
+    if issubclass(cls, Layer):  # Layer's **kwargs: what a first Sequential layer takes
+        names |= {"input_shape", "input_dim", "batch_size"}
+    return names - {"self"}
+
+
+def _arguments(cls: type, config: dict, what: str) -> dict:
+    """`config` (plain) as `cls`'s keyword arguments; Keras-only options must hold their
+    default."""
+    accepted = _parameters(cls)
+    out = {}
+    for key, value in config.items():
+        if key in accepted:
+            out[key] = value
+        elif key in _KERAS_DEFAULTS and value == _KERAS_DEFAULTS[key] or value is None:
+            continue
+        else:
+            raise ValueError(f"{what}: option {key}={value!r} is not supported by tapeflow's "
+                             f"{cls.__name__}")
+    return out
+
+
+def _keras_object(module: str, class_name: str, config: dict) -> dict:
+    return {"module": module, "class_name": class_name, "config": config,
+            "registered_name": None}
+
+
+_NESTED_MODULES = {"initializer": "keras.initializers", "regularizer": "keras.regularizers"}
+
+
+def _keras_config(config: dict) -> dict:
+    """A tapeflow layer config in Keras's spelling: nested objects with their modules."""
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, tuple):
+            value = list(value)
+        if isinstance(value, dict) and "class_name" in value:
+            module = next((m for suffix, m in _NESTED_MODULES.items()
+                           if key.endswith(suffix)), "keras")
+            value = _keras_object(module, value["class_name"], value.get("config", {}))
+        out[key] = value
+    return out
+
+
+# --------------------------------------------------------------------------- layers
+def _is_model(layer) -> bool:
+    return hasattr(layer, "_stack") or hasattr(layer, "_nodes")
+
+
+def serialize_layer(layer: Layer) -> dict:
+    """A layer (or a nested Sequential/functional model) as Keras writes it in config.json."""
+    if hasattr(layer, "_nodes"):  # Keras names its Functional class by its module path
+        return {**_keras_object("keras.src.models.functional", "Functional",
+                                layer.get_config()), "registered_name": "Functional"}
+    if _is_model(layer):
+        return _keras_object("keras", type(layer).__name__, layer.get_config())
+    return _keras_object("keras.layers", type(layer).__name__,
+                         _keras_config(layer.get_config()))
+
+
+def deserialize_layer(item: dict, custom_objects: dict | None = None) -> Layer:
+    """The layer a config.json entry describes, found by class name (never imported)."""
+    name = item.get("class_name")
+    cls = _class(name, custom_objects)
+    config = item.get("config", {})
+    if _is_model_class(cls):
+        return cls.from_config(config, custom_objects=custom_objects)
+    if not isinstance(cls, type) or not issubclass(cls, Layer):
+        raise ValueError(f"{name!r} in custom_objects is not a Layer class: {cls!r}")
+    if cls.from_config.__func__ is not Layer.from_config.__func__:
+        return cls.from_config(_plain(config))  # a custom layer rebuilds itself
+    arguments = _arguments(cls, _plain(config), f"layer {config.get('name', name)!r}")
+    if cls is InputLayer:
+        return cls(**arguments)
+    return cls.from_config(arguments)
+
+
+def _is_model_class(cls) -> bool:
+    return isinstance(cls, type) and issubclass(cls, Layer) and \
+        "custom_objects" in inspect.signature(cls.from_config).parameters
+
+
+def tensor_config(kt: KerasTensor, node_index: int) -> dict:
+    """A functional graph's edge as Keras writes it: the layer, node and output index."""
+    return {"class_name": "__keras_tensor__",
+            "config": {"shape": list(kt.shape), "dtype": kt.dtype.name,
+                       "keras_history": [kt.node.layer.name, node_index, kt.index]}}
+
+
+# --------------------------------------------------------------------------- compile
+def _compile_config(model) -> dict:
+    """What `compile` was given, as Keras writes it (names stay names)."""
+    given = getattr(model, "_compile_arguments", None)
+    if not given:
+        return {}
+    optimizer = model.optimizer
+    params = _parameters(type(optimizer)) - {"name"}
+    config = {"name": getattr(optimizer, "name", snake_case(type(optimizer).__name__))}
+    for key in sorted(params):
+        value = getattr(optimizer, key, None)
+        if hasattr(value, "numpy"):
+            value = value.numpy().item()
+        if isinstance(value, (bool, int, float, str)) or value is None:
+            config[key] = value
+    out = {"optimizer": _keras_object("keras.optimizers", type(optimizer).__name__, config)}
+    for key in ("loss", "metrics", "loss_weights"):
+        out[key] = _serializable(given.get(key), key)
+    out.update({"weighted_metrics": None, "run_eagerly": bool(given.get("run_eagerly")),
+                "steps_per_execution": 1, "jit_compile": False})
+    return out
+
+
+def _serializable(value, what: str):
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_serializable(v, what) for v in value]
+    if isinstance(value, dict):
+        return {k: _serializable(v, what) for k, v in value.items()}
+    cls = type(value)
+    get_config = getattr(value, "get_config", None)
+    if get_config is not None and isinstance(value, (_losses.Loss, _metrics.Metric)):
+        try:
+            config = get_config()
+        except NotImplementedError:
+            config = {}
+        module = "keras.losses" if isinstance(value, _losses.Loss) else "keras.metrics"
+        return _keras_object(module, cls.__name__, _keras_config(config))
+    raise ValueError(f"save: compile's {what} {value!r} cannot be written to a .keras file "
+                     "(use names such as 'mse' or Keras's loss and metric classes)")
+
+
+def _from_compile_config(value, module, custom_objects: dict | None, what: str):
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, list):
+        return [_from_compile_config(v, module, custom_objects, what) for v in value]
+    if isinstance(value, dict) and "class_name" in value:
+        name = value["class_name"]
+        cls = (custom_objects or {}).get(name) or getattr(module, name, None)
+        if not isinstance(cls, type):
+            raise ValueError(f"load_model: unknown {what} {name!r} in the compile config; "
+                             "pass it in custom_objects")
+        config = _plain(value).get("config", {})
+        return cls(**_arguments(cls, config, f"{what} {name!r}"))
+    if isinstance(value, dict):
+        return {k: _from_compile_config(v, module, custom_objects, what)
+                for k, v in value.items()}
+    raise ValueError(f"load_model: cannot read the {what} {value!r} of the compile config")
+
+
+def _compile(model, config: dict, custom_objects: dict | None) -> None:
+    optimizer = config.get("optimizer", "rmsprop")
+    if isinstance(optimizer, dict):
+        name = optimizer.get("class_name", "")
+        cls = (custom_objects or {}).get(name) or _optimizers._BY_NAME.get(name.lower())
+        if cls is None:
+            raise ValueError(f"load_model: unknown optimizer {name!r} in the compile config; "
+                             "pass it in custom_objects")
+        arguments = _arguments(cls, _plain(optimizer).get("config", {}),
+                               f"optimizer {name!r}")
+        optimizer = cls(**arguments)
+    model.compile(optimizer=optimizer,
+                  loss=_from_compile_config(config.get("loss"), _losses, custom_objects,
+                                            "loss"),
+                  loss_weights=config.get("loss_weights"),
+                  metrics=_from_compile_config(config.get("metrics"), _metrics,
+                                               custom_objects, "metric"),
+                  run_eagerly=bool(config.get("run_eagerly", False)))
+
+
+# --------------------------------------------------------------------------- .keras files
+def save_model(model, filepath: str, overwrite: bool = True) -> None:
+    """Write `model` (Sequential or functional) as a Keras 3 `.keras` file, which real
+    Keras's `load_model` reads."""
+    path = str(filepath)
+    if not path.endswith(".keras"):
+        raise ValueError(f"The filename must end in `.keras`. Received: filepath={path}")
+    if not _is_model(model):
+        raise NotImplementedError(
+            f"{type(model).__name__}: .keras files are supported for Sequential and "
+            "functional models; save a subclassed model's weights with save_weights")
+    if not model.built:
+        raise ValueError(f"save: model {model.name!r} is not built yet (give it an Input or "
+                         "call it on data first)")
+    if not overwrite and _exists(path):
+        raise FileExistsError(f"save: {path} exists and overwrite=False")
+    config = serialize_layer(model)
+    shape = model.inputs[0].shape if len(model.inputs) == 1 else None
+    config["build_config"] = {"input_shape": list(shape) if shape else None}
+    config["compile_config"] = _compile_config(model)
+    metadata = {"keras_version": KERAS_VERSION,
+                "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
+    weights = io.BytesIO()
+    save_weights_h5(model, weights)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("metadata.json", json.dumps(metadata))
+        zf.writestr("config.json", json.dumps(config))
+        zf.writestr("model.weights.h5", weights.getvalue())
+
+
+def _exists(path: str) -> bool:
+    try:
+        open(path, "rb").close()
+        return True
+    except OSError:
+        return False
+
+
+def load_model(filepath: str, custom_objects: dict | None = None, compile: bool = True,
+               safe_mode: bool = True):
+    """The model of a `.keras` file (Keras's or tapeflow's), with its weights and, when
+    `compile`, compiled as it was saved. Classes are found by name among tapeflow's Keras
+    classes and `custom_objects`; nothing in the file is executed (`safe_mode` is always
+    on: a config holding code, such as a Lambda layer, is refused).
+
+    Example:
+        >>> model = tf.keras.models.load_model("m.keras")
+    """
+    path = str(filepath)
+    if not path.endswith(".keras"):
+        raise ValueError(f"load_model: only Keras 3's .keras files are supported, got {path}"
+                         " (a .weights.h5 file goes to model.load_weights)")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"load_model: {path} is not a .keras file (a zip archive)")
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        for needed in ("config.json", "model.weights.h5"):
+            if needed not in names:
+                raise ValueError(f"load_model: {path} holds no {needed} (it has {names})")
+        config = json.loads(zf.read("config.json"))
+        weights = io.BytesIO(zf.read("model.weights.h5"))
+    model = deserialize_layer(config, custom_objects)
+    load_weights_h5(model, weights)
+    if compile and config.get("compile_config"):
+        _compile(model, config["compile_config"], custom_objects)
+    return model
+
+
+def rebuild_functional(config: dict, custom_objects: dict | None):
+    """(inputs, outputs, layers by name) of a functional model's config: each layer made
+    once, then called node by node as its inbound nodes say, once their inputs exist."""
+    layers, pending = {}, []
+    for item in config["layers"]:
+        layer = deserialize_layer(item, custom_objects)
+        name = item.get("name", layer.name)
+        layers[name] = layer
+        for node in item.get("inbound_nodes", []):
+            pending.append((name, node))
+    tensors: dict = {}
+    for name, layer in layers.items():
+        if isinstance(layer, InputLayer):
+            tensors[(name, 0, 0)] = layer.output
+    made: dict = {}
+
+    def resolve(value):
+        if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+            key = tuple(value["config"]["keras_history"])
+            if key not in tensors:
+                raise KeyError(key)
+            return tensors[key]
+        if isinstance(value, list):
+            return [resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: resolve(v) for k, v in value.items()}
+        return value
+    while pending:
+        waiting = []
+        for name, node in pending:
+            if any(n == name for n, _ in waiting):  # a layer's nodes keep their order
+                waiting.append((name, node))
+                continue
+            try:
+                args = resolve(node.get("args", []))
+                kwargs = resolve(node.get("kwargs", {}))
+            except KeyError:
+                waiting.append((name, node))
+                continue
+            outputs = layers[name](*args, **kwargs)
+            index = made.get(name, 0)
+            made[name] = index + 1
+            flat = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+            for i, kt in enumerate(flat):
+                tensors[(name, index, i)] = kt
+        if len(waiting) == len(pending):
+            raise ValueError(f"load_model: the graph of model {config.get('name')!r} cannot "
+                             f"be rebuilt: layers {[n for n, _ in waiting]} wait for inputs "
+                             "no layer makes")
+        pending = waiting
+
+    def endpoints(spec):
+        if isinstance(spec, dict):
+            return {k: endpoints(v) for k, v in spec.items()}
+        if spec and isinstance(spec[0], str):
+            return tensors[tuple(spec)]
+        return [endpoints(s) for s in spec]
+    return endpoints(config["input_layers"]), endpoints(config["output_layers"]), layers
+
+
+def model_tensor_config(kt: KerasTensor, nodes: list) -> dict:
+    """`tensor_config` with the node counted among the model's own calls of its layer."""
+    own = [n for n in kt.node.layer._inbound_nodes if any(n is m for m in nodes)]
+    index = next((i for i, n in enumerate(own) if n is kt.node), 0)
+    return tensor_config(kt, index)
+
+
+def functional_layer_entries(model) -> list:
+    """A functional model's `layers` list as Keras writes it: each layer's config with
+    its name and the inbound nodes (within this model) that call it."""
+    entries = []
+    for layer in model.layers:
+        entry = serialize_layer(layer)
+        entry["name"] = layer.name
+        nodes = []
+        for node in layer._inbound_nodes:
+            if not any(node is n for n in model._nodes) or isinstance(layer, InputLayer):
+                continue
+            args = [_map_tensors(node.inputs, model._nodes), *node.args]
+            kwargs = {k: _map_tensors(v, model._nodes) for k, v in node.kwargs.items()}
+            nodes.append({"args": args, "kwargs": kwargs})
+        entry["inbound_nodes"] = nodes
+        entries.append(entry)
+    return entries
+
+
+def _map_tensors(value, nodes: list):
+    if isinstance(value, KerasTensor):
+        return model_tensor_config(value, nodes)
+    if isinstance(value, (list, tuple)):
+        return [_map_tensors(v, nodes) for v in value]
+    if isinstance(value, dict):
+        return {k: _map_tensors(v, nodes) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise ValueError(f"save: a layer call's argument {value!r} cannot be written to a "
+                     ".keras file")
+
+
+def endpoint_config(kts, nodes: list):
+    """Keras's `input_layers`/`output_layers`: [name, node, index] per tensor, a single one
+    unwrapped."""
+    if isinstance(kts, KerasTensor):
+        return model_tensor_config(kts, nodes)["config"]["keras_history"]
+    if isinstance(kts, dict):
+        return {k: endpoint_config(v, nodes) for k, v in kts.items()}
+    return [endpoint_config(kt, nodes) for kt in kts]
+
+
+def input_layer_entry(kt: KerasTensor) -> dict:
+    """A Sequential's Input as the InputLayer entry Keras puts first in its layers."""
+    return _keras_object("keras.layers", "InputLayer", _keras_config(
+        kt.node.layer.get_config()))
+
