@@ -202,6 +202,12 @@ def test_bad_paths_and_models(tmp_path):
     sub(np.ones((1, 2), np.float32))
     with pytest.raises(NotImplementedError, match="subclassed"):
         sub.save(str(tmp_path / "sub.keras"))
+    with pytest.raises(ValueError, match="not built"):
+        keras.Sequential([keras.layers.Dense(1)]).save(str(tmp_path / "unbuilt.keras"))
+    late = keras.Sequential([keras.layers.Dense(2)])  # built by its first call
+    late(np.ones((1, 3), np.float32))
+    late.save(str(tmp_path / "late.keras"))
+    assert keras.models.load_model(str(tmp_path / "late.keras")).count_params() == 8
     path = str(tmp_path / "m.keras")
     mlp().save(path)
     with pytest.raises(FileExistsError):
