@@ -3,6 +3,7 @@ with the same weights (fixture from fixtures/make_keras_recurrent.py), Keras's w
 names, shapes and order, training inside fit, gradients, and errors."""
 import os
 
+import h5py
 import numpy as np
 import pytest
 
@@ -185,3 +186,33 @@ def test_attention_in_a_functional_model_trains():
     before = model.evaluate(x, y, verbose=0)
     model.fit(x, y, epochs=10, batch_size=16, verbose=0)
     assert model.evaluate(x, y, verbose=0) < 0.5 * before
+
+
+def sequence_model():
+    """The model of fixtures/keras_sequence.weights.h5, as make_keras_recurrent.py builds
+    it with Keras."""
+    inputs = tf.keras.Input((5, 3))
+    h = L.Bidirectional(L.LSTM(4, return_sequences=True))(inputs)
+    h = L.GRU(4, return_sequences=True)(h)
+    h = L.Add()([h, L.MultiHeadAttention(num_heads=2, key_dim=3)(h, h)])
+    h = L.SimpleRNN(3)(h)
+    return tf.keras.Model(inputs, L.Dense(2)(h))
+
+
+def test_keras_weights_file_of_a_sequence_model_loads(tmp_path):
+    stored = np.load(os.path.join(os.path.dirname(__file__), "fixtures",
+                                  "keras_sequence.npz"))
+    model = sequence_model()
+    model.load_weights(os.path.join(os.path.dirname(__file__), "fixtures",
+                                    "keras_sequence.weights.h5"))
+    np.testing.assert_allclose(model.predict(stored["x"], verbose=0), stored["prediction"],
+                               atol=1e-5)
+    # and back: tapeflow's file has the same groups, so a second model reads it
+    model.save_weights(str(tmp_path / "again.weights.h5"))
+    other = sequence_model()
+    other.load_weights(str(tmp_path / "again.weights.h5"))
+    np.testing.assert_allclose(other.predict(stored["x"], verbose=0), stored["prediction"],
+                               atol=1e-5)
+    with h5py.File(tmp_path / "again.weights.h5", "r") as f:
+        assert f["layers/bidirectional/backward_layer/cell/vars/0"].shape == (3, 16)
+        assert f["layers/multi_head_attention/output_dense/vars/0"].shape == (2, 3, 4)
