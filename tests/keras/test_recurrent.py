@@ -72,6 +72,11 @@ def test_weight_names_shapes_and_order_are_keras():
         ("lstm/lstm_cell/kernel:0", (3, 8)), ("lstm/lstm_cell/recurrent_kernel:0", (2, 8)),
         ("lstm/lstm_cell/bias:0", (8,))]
     assert [tuple(w.shape) for w in gru.weights] == [(3, 6), (2, 6), (2, 6)]
+    bi = L.Bidirectional(L.GRU(2, name="gru"), name="bidirectional")
+    bi(x)
+    assert [w.name for w in bi.weights][::3] == [
+        "bidirectional/forward_gru/gru_cell/kernel:0",
+        "bidirectional/backward_gru/gru_cell/kernel:0"]
     assert [tuple(w.shape) for w in rnn.weights] == [(3, 2), (2, 2), (2,)]
     # unit_forget_bias: the forget gate's bias starts at one
     np.testing.assert_array_equal(lstm.weights[2].numpy(), [0, 0, 1, 1, 0, 0, 0, 0])

@@ -141,8 +141,9 @@ class SimpleRNNCell(_Cell):
     bias)`.
 
     Example:
-        >>> cell = tf.keras.layers.SimpleRNNCell(3)
-        >>> tf.keras.layers.RNN  # doctest: +SKIP
+        >>> out, states = tf.keras.layers.SimpleRNNCell(3)(tf.ones([2, 4]))
+        >>> out.shape
+        TensorShape([2, 3])
     """
 
     def __init__(self, units: int, activation="tanh", use_bias: bool = True, **kwargs):
@@ -181,7 +182,9 @@ class LSTMCell(_Cell):
     """One step of `LSTM` (gates i, f, c, o in the kernel's columns); states [h, c].
 
     Example:
-        >>> out, (h, c) = tf.keras.layers.LSTMCell(2)(tf.ones([1, 3]))  # doctest: +SKIP
+        >>> out, (h, c) = tf.keras.layers.LSTMCell(2)(tf.ones([1, 3]))
+        >>> c.shape
+        TensorShape([1, 2])
     """
 
     _GATES = 4
@@ -223,7 +226,9 @@ class GRUCell(_Cell):
     computed and the bias has shape (2, 3*units): the input bias, then the recurrent one.
 
     Example:
-        >>> out, (h,) = tf.keras.layers.GRUCell(2)(tf.ones([1, 3]))  # doctest: +SKIP
+        >>> out, (h,) = tf.keras.layers.GRUCell(2)(tf.ones([1, 3]))
+        >>> h.shape
+        TensorShape([1, 2])
     """
 
     _GATES = 3
@@ -416,12 +421,14 @@ class Bidirectional(Layer):
         super().__init__(**kwargs)
         self.merge_mode = merge_mode
         config = layer.get_config()
-        self.forward_layer = type(layer).from_config(
-            {**config, "name": f"forward_{layer.name}"})
-        if backward_layer is None:
-            backward_layer = type(layer).from_config(
-                {**config, "name": f"backward_{layer.name}",
-                 "go_backwards": not layer.go_backwards})
+        # made in this layer's scope: "bidirectional/forward_lstm/lstm_cell/kernel", as Keras
+        with self.name_scope:
+            self.forward_layer = type(layer).from_config(
+                {**config, "name": f"forward_{layer.name}"})
+            if backward_layer is None:
+                backward_layer = type(layer).from_config(
+                    {**config, "name": f"backward_{layer.name}",
+                     "go_backwards": not layer.go_backwards})
         self.backward_layer = backward_layer
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
