@@ -18,6 +18,8 @@ CASES = {
     "lstm_backwards": lambda: L.LSTM(3, return_sequences=True, go_backwards=True),
     "gru": lambda: L.GRU(4, return_sequences=True, return_state=True),
     "gru_reset_before": lambda: L.GRU(3, reset_after=False, activation="relu"),
+    "gru_no_bias": lambda: L.GRU(3, use_bias=False, return_sequences=True),
+    "lstm_no_bias": lambda: L.LSTM(3, use_bias=False, activation="sigmoid"),
     "bidirectional_concat": lambda: L.Bidirectional(L.LSTM(3, return_sequences=True)),
     "bidirectional_sum": lambda: L.Bidirectional(L.GRU(3), merge_mode="sum"),
     "bidirectional_mul": lambda: L.Bidirectional(L.SimpleRNN(2), merge_mode="mul"),

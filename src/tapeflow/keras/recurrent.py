@@ -25,7 +25,7 @@ from .._core.convert import convert_to_tensor
 from ..ops import array as _array, linalg as _linalg, math as _math
 from ..train import initializers as _init, layers as _layers
 from ..train.module import name_scope
-from .layer import Layer, unique_name
+from .layer import Layer, snake_case
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU",
            "Bidirectional"]
@@ -301,7 +301,8 @@ class _RNN(Layer):
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)  # always unrolled here; kept for the config
-        self.cell = self._CELL(units, name=f"{snake(type(self))}_cell", dtype=self._dtype,
+        # Keras names the cell by its class ("lstm_cell"), without a counter
+        self.cell = self._CELL(units, name=snake_case(self._CELL.__name__), dtype=self._dtype,
                                **cell_kwargs)
 
     @property
@@ -352,11 +353,6 @@ class _RNN(Layer):
                       return_state=self.return_state, go_backwards=self.go_backwards,
                       stateful=False, unroll=self.unroll)
         return config
-
-
-def snake(cls: type) -> str:
-    """'LSTM' -> 'lstm', 'SimpleRNN' -> 'simple_rnn' (Keras's cell names add '_cell')."""
-    return {"SimpleRNN": "simple_rnn", "LSTM": "lstm", "GRU": "gru"}[cls.__name__]
 
 
 class SimpleRNN(_RNN):
