@@ -22,13 +22,18 @@ from ..ops import (array as _array, conv as _conv, math as _math, nn as _nn,
 from ..ops.indexing import where as _where
 from ..train import initializers as _init, layers as _layers
 from . import regularizers as _regularizers
+from .attention import MultiHeadAttention
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, unique_name
+from .recurrent import (GRU, LSTM, Bidirectional, GRUCell, LSTMCell, SimpleRNN,
+                        SimpleRNNCell)
 
 __all__ = ["Layer", "Input", "InputLayer", "KerasTensor", "Dense", "Conv2D", "Embedding",
            "BatchNormalization", "LayerNormalization", "Dropout", "Flatten", "Reshape",
            "Activation", "ReLU", "Softmax", "MaxPooling2D", "AveragePooling2D",
            "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Rescaling", "Add", "Multiply",
-           "Concatenate", "Normalization", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D"]
+           "Concatenate", "Normalization", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
+           "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell",
+           "Bidirectional", "MultiHeadAttention"]
 
 
 def _activation_name(identifier) -> str:

@@ -4,9 +4,11 @@ configs; a functional model's graph as each layer's inbound nodes; the compile a
 and `model.weights.h5`, the weights file below.
 
 The weights file (`*.weights.h5`, through the optional `h5py`): one HDF5 group per
-layer, `layers/<key>/vars/<i>` holding the layer's weights in creation order, where the key
-is the layer's class in snake_case counted per class in the model's layer order ("dense",
-"dense_1", "batch_normalization"; not the layer's own name); a nested model's layers sit
+layer, `layers/<key>/vars/<i>` holding the layer's weights in creation order (a layer made
+of layers, as LSTM or MultiHeadAttention, adds a group per sublayer named by its attribute:
+`layers/lstm/cell/vars/0`), where the key is the layer's class in snake_case counted per
+class in the model's layer order ("dense", "dense_1", "batch_normalization"; not the
+layer's own name); a nested model's layers sit
 under its own `layers/` group. The optimizer's group, when present, is not read.
 
 Files are only read as JSON and arrays: nothing in them is executed; a class is found by
@@ -63,12 +65,47 @@ def _children(model) -> list:
     return out
 
 
-def _own_weights(layer: Layer) -> list:
-    nested = [sub for sub in layer._sublayers() if sub.weights]
-    if nested and not hasattr(layer, "_stack") and not hasattr(layer, "_nodes"):
-        raise NotImplementedError(f"Layer {layer.name!r}: layers made of other layers are "
-                                  "not supported in .weights.h5 files yet")
-    return list(layer._weights)
+def _nested(layer: Layer) -> list:
+    """(attribute, sublayer) for a layer made of other layers (an LSTM's "cell", a
+    Bidirectional's "forward_layer", a MultiHeadAttention's "query_dense"): Keras files
+    hold each under a group named by the attribute, in assignment order."""
+    found = [(key, value) for key, value in vars(layer).items()
+             if isinstance(value, Layer) and value is not layer and not key.startswith("_")]
+    named = [sub for _, sub in found]
+    if any(sub.weights and not any(sub is n for n in named) for sub in layer._sublayers()):
+        raise NotImplementedError(f"Layer {layer.name!r}: sublayers held in lists or dicts "
+                                  "are not supported in .weights.h5 files yet")
+    return found
+
+
+def _write_layer(group, layer: Layer) -> None:
+    values = group.create_group("vars")
+    values.attrs["name"] = layer.name
+    for i, v in enumerate(layer._weights):
+        values.create_dataset(str(i), data=v.numpy())
+    for key, sub in _nested(layer):
+        _write_layer(group.create_group(key), sub)
+
+
+def _collect_layer(group, layer: Layer, where: str, out: list) -> None:
+    stored = group["vars"] if "vars" in group else {}
+    own = list(layer._weights)
+    if len(stored) != len(own):
+        raise ValueError(f"{where}: the file holds {len(stored)} weights, layer "
+                         f"{layer.name!r} has {len(own)}")
+    for i, v in enumerate(own):
+        array = np.asarray(stored[str(i)])
+        if array.shape != tuple(v.shape):
+            raise ValueError(f"{where}/vars/{i}: shape {array.shape} in the file, "
+                             f"{tuple(v.shape)} for {v.name}")
+        out.append((v, array))
+    for key, sub in _nested(layer):
+        if key not in group:
+            if sub.weights:
+                raise ValueError(f"{where}/{key}: missing from the file (layer "
+                                 f"{sub.name!r} has {len(sub.weights)} weights)")
+            continue
+        _collect_layer(group[key], sub, f"{where}/{key}", out)
 
 
 def _write(group, model) -> None:
@@ -79,10 +116,7 @@ def _write(group, model) -> None:
         if hasattr(layer, "_stack") or hasattr(layer, "_nodes"):
             _write(sub, layer)
             continue
-        values = sub.create_group("vars")
-        values.attrs["name"] = layer.name
-        for i, v in enumerate(_own_weights(layer)):
-            values.create_dataset(str(i), data=v.numpy())
+        _write_layer(sub, layer)
 
 
 def save_weights_h5(model, filepath) -> None:
@@ -109,17 +143,7 @@ def _collect(group, model, path: str, out: list) -> None:
         if hasattr(layer, "_stack") or hasattr(layer, "_nodes"):
             _collect(sub, layer, where + "/", out)
             continue
-        stored = sub["vars"] if "vars" in sub else {}
-        own = _own_weights(layer)
-        if len(stored) != len(own):
-            raise ValueError(f"{where}: the file holds {len(stored)} weights, layer "
-                             f"{layer.name!r} has {len(own)}")
-        for i, v in enumerate(own):
-            array = np.asarray(stored[str(i)])
-            if array.shape != tuple(v.shape):
-                raise ValueError(f"{where}/vars/{i}: shape {array.shape} in the file, "
-                                 f"{tuple(v.shape)} for {v.name}")
-            out.append((v, array))
+        _collect_layer(sub, layer, where, out)
 
 
 def load_weights_h5(model, filepath) -> None:

@@ -1,0 +1,182 @@
+"""Keras's `MultiHeadAttention` (attention over axis 1 of [batch, time, features] inputs).
+
+Its weights have Keras 3's names, shapes and order: four projections `query`, `key`,
+`value` (kernel [features, num_heads, key_dim or value_dim], bias [num_heads, dim]) and
+`attention_output` (kernel [num_heads, value_dim, output_dim], bias [output_dim]), which
+Keras files hold under "query_dense", "key_dense", "value_dense" and "output_dense".
+
+Example:
+    >>> mha = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)
+    >>> mha(tf.ones([1, 3, 8]), tf.ones([1, 5, 8])).shape
+    TensorShape([1, 3, 8])
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core.convert import convert_to_tensor
+from ..ops import array as _array, linalg as _linalg, math as _math, nn as _nn
+from ..ops import random as _random
+from ..ops.indexing import where as _where
+from ..train import initializers as _init
+from .layer import Layer, is_symbolic
+
+__all__ = ["MultiHeadAttention"]
+
+
+class _Projection(Layer):
+    """Keras's `EinsumDense` as MultiHeadAttention uses it: `einsum(equation, x, kernel)
+    + bias` with a kernel of `kernel_shape` (its last `bias_rank` axes carry a bias)."""
+
+    def __init__(self, equation: str, kernel_shape: tuple, bias_rank: int, use_bias: bool,
+                 kernel_initializer, bias_initializer, **kwargs):
+        super().__init__(**kwargs)
+        self.equation, self.kernel_shape = equation, tuple(kernel_shape)
+        self.bias_rank, self.use_bias = bias_rank, use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight(shape=self.kernel_shape, name="kernel",
+                                      initializer=self.kernel_initializer)
+        self.bias = self.add_weight(shape=self.kernel_shape[-self.bias_rank:], name="bias",
+                                    initializer=self.bias_initializer) \
+            if self.use_bias else None
+
+    def call(self, x):
+        y = _linalg.einsum(self.equation, x, self.kernel)
+        return y + self.bias if self.bias is not None else y
+
+
+class MultiHeadAttention(Layer):
+    """Multi-head scaled dot-product attention: `query` [B, T, dq] attends to `key`
+    [B, S, dk] (default: `value`) and mixes `value` [B, S, dv]; the result has shape
+    [B, T, output_shape or dq]. `attention_mask` [B, T, S] (True: may attend) and
+    `use_causal_mask` restrict what each query step sees; `return_attention_scores=True`
+    also returns the softmaxed scores [B, num_heads, T, S]. `dropout` applies to the
+    scores in training.
+
+    Example:
+        >>> mha = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)
+        >>> out, scores = mha(tf.ones([1, 3, 8]), tf.ones([1, 3, 8]),
+        ...                   return_attention_scores=True)
+        >>> scores.shape
+        TensorShape([1, 2, 3, 3])
+    """
+
+    def __init__(self, num_heads: int, key_dim: int, value_dim: int | None = None,
+                 dropout: float = 0.0, use_bias: bool = True, output_shape=None,
+                 attention_axes=None, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", seed=None, **kwargs):
+        super().__init__(**kwargs)
+        for arg, value in (("num_heads", num_heads), ("key_dim", key_dim),
+                           ("value_dim", key_dim if value_dim is None else value_dim)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+                    or value <= 0:
+                raise ValueError(f"MultiHeadAttention: {arg} must be a positive integer, "
+                                 f"got {value!r}")
+        if attention_axes not in (None, 1, (1,), [1]):
+            raise NotImplementedError("MultiHeadAttention: only attention over axis 1 "
+                                      f"is supported, got attention_axes={attention_axes!r}")
+        if not 0 <= dropout < 1:
+            raise ValueError(f"MultiHeadAttention: dropout must be in [0, 1), got {dropout}")
+        self.num_heads, self.key_dim = int(num_heads), int(key_dim)
+        self.value_dim = int(key_dim if value_dim is None else value_dim)
+        self.dropout, self.use_bias, self.seed = float(dropout), bool(use_bias), seed
+        self._output_shape = None if output_shape is None else (
+            (int(output_shape),) if np.isscalar(output_shape) else tuple(output_shape))
+        if self._output_shape is not None and len(self._output_shape) != 1:
+            raise NotImplementedError("MultiHeadAttention: output_shape must be one "
+                                      f"integer, got {output_shape!r}")
+        self.kernel_initializer = _init.get(kernel_initializer)
+        self.bias_initializer = _init.get(bias_initializer)
+
+    def __call__(self, query, value=None, key=None, attention_mask=None,
+                 return_attention_scores: bool = False, training=None,
+                 use_causal_mask: bool = False, **kwargs):
+        if value is None and isinstance(query, (list, tuple)) and len(query) == 3:
+            query, value, key = query  # a functional model replays the call as one list
+        if value is None:
+            raise ValueError("MultiHeadAttention: `value` is required: "
+                             "mha(query, value, key=None)")
+        inputs = [query, value, value if key is None else key]
+        if is_symbolic(inputs) and attention_mask is not None:
+            raise NotImplementedError("MultiHeadAttention: attention_mask in a functional "
+                                      "model is not supported yet; pass it eagerly")
+        return super().__call__(inputs, attention_mask=attention_mask,
+                                return_attention_scores=return_attention_scores,
+                                training=training, use_causal_mask=use_causal_mask,
+                                **kwargs)
+
+    def build(self, input_shape):
+        pass  # the projections are built on the first call, from the three inputs
+
+    def _build_projections(self, query, value, key) -> None:
+        for x, what in ((query, "query"), (value, "value"), (key, "key")):
+            if x.ndim != 3 or x.shape[-1] is None:
+                raise ValueError(f"MultiHeadAttention {self.name!r}: {what} must have shape "
+                                 f"[batch, time, features] with known features, got "
+                                 f"{list(x.shape)}")
+        heads, common = self.num_heads, dict(
+            use_bias=self.use_bias, kernel_initializer=self.kernel_initializer,
+            bias_initializer=self.bias_initializer, dtype=self._dtype)
+        out_dim = self._output_shape[0] if self._output_shape else query.shape[-1]
+        # assignment order is Keras's weight order: query, key, value, attention_output
+        self.query_dense = _Projection("abc,cde->abde", (query.shape[-1], heads,
+                                                         self.key_dim), 2, name="query",
+                                       **common)
+        self.key_dense = _Projection("abc,cde->abde", (key.shape[-1], heads, self.key_dim),
+                                     2, name="key", **common)
+        self.value_dense = _Projection("abc,cde->abde", (value.shape[-1], heads,
+                                                         self.value_dim), 2, name="value",
+                                       **common)
+        self.output_dense = _Projection("abcd,cde->abe", (heads, self.value_dim, out_dim),
+                                        1, name="attention_output", **common)
+
+    def call(self, inputs, attention_mask=None, return_attention_scores: bool = False,
+             training=None, use_causal_mask: bool = False):
+        query, value, key = inputs
+        if "query_dense" not in self.__dict__:
+            self._build_projections(query, value, key)
+        q = self.query_dense(query) * (1.0 / math.sqrt(self.key_dim))
+        k = self.key_dense(key)
+        v = self.value_dense(value)
+        scores = _linalg.einsum("aecd,abcd->acbe", k, q)  # [B, heads, T, S]
+        mask = self._mask(attention_mask, use_causal_mask, query, value)
+        if mask is not None:
+            # masked positions get a large negative logit, as Keras's softmax does
+            scores = _where(mask, scores, _math.cast(convert_to_tensor(-1e9),
+                                                     scores.dtype))
+        probs = _nn.softmax(scores, axis=-1)
+        if training and self.dropout > 0:
+            dropped = _random.dropout(probs, self.dropout, seed=self.seed)
+        else:
+            dropped = probs
+        context = _linalg.einsum("acbe,aecd->abcd", dropped, v)  # [B, T, heads, dv]
+        out = self.output_dense(context)
+        return [out, probs] if return_attention_scores else out
+
+    def _mask(self, attention_mask, use_causal_mask: bool, query, value):
+        mask = None
+        if attention_mask is not None:
+            mask = convert_to_tensor(attention_mask)
+            if mask.dtype.name != "bool":
+                mask = _math.not_equal(mask, 0)
+            if mask.ndim == 3:  # [B, T, S] -> broadcast over the heads
+                mask = _array.expand_dims(mask, 1)
+        if use_causal_mask:
+            t, s = query.shape[1], value.shape[1]
+            causal = convert_to_tensor(np.tril(np.ones((t, s), dtype=bool)))
+            mask = causal if mask is None else _math.logical_and(mask, causal)
+        return mask
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "num_heads": self.num_heads,
+                "key_dim": self.key_dim, "value_dim": self.value_dim,
+                "dropout": self.dropout, "use_bias": self.use_bias,
+                "output_shape": self._output_shape, "attention_axes": (1,),
+                "kernel_initializer": _init.serialize(self.kernel_initializer),
+                "bias_initializer": _init.serialize(self.bias_initializer),
+                "seed": self.seed}

@@ -1,0 +1,474 @@
+"""Keras's recurrent layers: `SimpleRNN`, `LSTM`, `GRU` (each a loop over a cell:
+`SimpleRNNCell`, `LSTMCell`, `GRUCell`) and the `Bidirectional` wrapper.
+
+Weights have Keras 3's names, shapes and order, so weight files move between Keras and
+tapeflow: the cell holds `kernel` (input, k*units), `recurrent_kernel` (units, k*units)
+and `bias`, with the gates in Keras's order (LSTM: i, f, c, o; GRU: z, r, h, and with
+`reset_after=True`, the default, a bias of shape (2, 3*units): input bias, then
+recurrent bias).
+
+The loop over time is a Python loop over the static time dimension: under a traced
+`function` (as in `fit`) it is unrolled, one cell step per time step. Masking
+(`Embedding(mask_zero=True)`) is not supported.
+
+Example:
+    >>> lstm = tf.keras.layers.LSTM(4, return_sequences=True)
+    >>> lstm(tf.ones([2, 5, 3])).shape
+    TensorShape([2, 5, 4])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import dtypes as _dt
+from .._core.convert import convert_to_tensor
+from ..ops import array as _array, linalg as _linalg, math as _math
+from ..train import initializers as _init, layers as _layers
+from ..train.module import name_scope
+from .layer import Layer, snake_case
+
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU",
+           "Bidirectional"]
+
+
+class Orthogonal(_init.Initializer):
+    """Keras's default `recurrent_initializer`: a random orthogonal matrix (the Q of a
+    normal matrix's QR decomposition, signs fixed by R's diagonal) times `gain`."""
+
+    def __init__(self, gain: float = 1.0, seed=None):
+        self.gain, self.seed = float(gain), seed
+
+    def __call__(self, shape, dtype=None):
+        shape = tuple(int(d) for d in shape)
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        normal = _init.RandomNormal(seed=self.seed)((max(rows, cols), min(rows, cols)),
+                                                    dtype=_dt.float64).numpy()
+        q, r = np.linalg.qr(normal)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        dtype = _dt.as_dtype(dtype or _dt.float32)
+        return convert_to_tensor((self.gain * q).reshape(shape).astype(
+            dtype.as_numpy_dtype))
+
+    def get_config(self) -> dict:
+        return {"gain": self.gain, "seed": self.seed}
+
+
+def _initializer(identifier):
+    if isinstance(identifier, str) and identifier.lower() == "orthogonal" or \
+            isinstance(identifier, dict) and identifier.get("class_name") == "Orthogonal":
+        return Orthogonal(**(identifier.get("config", {}) if isinstance(identifier, dict)
+                             else {}))
+    return _init.get(identifier)
+
+
+def _serialize(initializer) -> dict:
+    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+
+
+def _activation_id(identifier) -> str:
+    if identifier is None:
+        return "linear"
+    return identifier.lower() if isinstance(identifier, str) else identifier.__name__
+
+
+# --------------------------------------------------------------------------- cells
+
+
+class _Cell(Layer):
+    """What the three cells share: arguments, weights and config. `call(x, states)`
+    computes one time step and returns `(output, new_states)`; `states=None` is the zero
+    state (no recurrent product is computed, so no batch size needs to be known)."""
+
+    _GATES = 1
+
+    def __init__(self, units: int, activation="tanh", recurrent_activation="sigmoid",
+                 use_bias: bool = True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 dropout: float = 0.0, recurrent_dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(units, bool) or not isinstance(units, (int, np.integer)) or units <= 0:
+            raise ValueError(f"{type(self).__name__}: units must be a positive integer, "
+                             f"got {units!r}")
+        if dropout or recurrent_dropout:
+            raise NotImplementedError(f"{type(self).__name__}: dropout and "
+                                      "recurrent_dropout are not supported yet")
+        self.units = int(units)
+        self.activation = _layers.get_activation(activation)
+        self.recurrent_activation = _layers.get_activation(recurrent_activation)
+        self._activation_ids = (_activation_id(activation),
+                                _activation_id(recurrent_activation))
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _initializer(kernel_initializer)
+        self.recurrent_initializer = _initializer(recurrent_initializer)
+        self.bias_initializer = _initializer(bias_initializer)
+
+    @property
+    def state_size(self) -> int:
+        return self.units
+
+    def _bias_shape(self) -> tuple:
+        return (self._GATES * self.units,)
+
+    def _bias_init(self):
+        return self.bias_initializer
+
+    def build(self, input_shape):
+        if input_shape[-1] is None:
+            raise ValueError(f"{type(self).__name__}: the last input dimension must be "
+                             f"known, got shape {tuple(input_shape)}")
+        width = self._GATES * self.units
+        self.kernel = self.add_weight(shape=(int(input_shape[-1]), width), name="kernel",
+                                      initializer=self.kernel_initializer)
+        self.recurrent_kernel = self.add_weight(shape=(self.units, width),
+                                                name="recurrent_kernel",
+                                                initializer=self.recurrent_initializer)
+        self.bias = self.add_weight(shape=self._bias_shape(), name="bias",
+                                    initializer=self._bias_init()) if self.use_bias else None
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "units": self.units,
+                "activation": self._activation_ids[0],
+                "recurrent_activation": self._activation_ids[1], "use_bias": self.use_bias,
+                "kernel_initializer": _serialize(self.kernel_initializer),
+                "recurrent_initializer": _serialize(self.recurrent_initializer),
+                "bias_initializer": _serialize(self.bias_initializer)}
+
+
+class SimpleRNNCell(_Cell):
+    """One step of `SimpleRNN`: `h = activation(x @ kernel + h_prev @ recurrent_kernel +
+    bias)`.
+
+    Example:
+        >>> out, states = tf.keras.layers.SimpleRNNCell(3)(tf.ones([2, 4]))
+        >>> out.shape
+        TensorShape([2, 3])
+    """
+
+    def __init__(self, units: int, activation="tanh", use_bias: bool = True, **kwargs):
+        super().__init__(units, activation=activation, use_bias=use_bias, **kwargs)
+
+    def call(self, x, states=None):
+        z = _linalg.matmul(x, self.kernel)
+        if states is not None:
+            z = z + _linalg.matmul(states[0], self.recurrent_kernel)
+        if self.bias is not None:
+            z = z + self.bias
+        h = self.activation(z)
+        return h, [h]
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        del config["recurrent_activation"]
+        return config
+
+
+class _ForgetBiasOnes(_init.Initializer):
+    """LSTM's `unit_forget_bias`: the forget gate's bias starts at one, the rest from the
+    bias initializer."""
+
+    def __init__(self, units: int, rest):
+        self.units, self.rest = units, rest
+
+    def __call__(self, shape, dtype=None):
+        u = self.units
+        dtype = _dt.as_dtype(dtype or _dt.float32)
+        rest = self.rest((3 * u,), dtype=dtype)
+        return _array.concat([rest[:u], _array.ones([u], dtype), rest[u:]], 0)
+
+
+class LSTMCell(_Cell):
+    """One step of `LSTM` (gates i, f, c, o in the kernel's columns); states [h, c].
+
+    Example:
+        >>> out, (h, c) = tf.keras.layers.LSTMCell(2)(tf.ones([1, 3]))
+        >>> c.shape
+        TensorShape([1, 2])
+    """
+
+    _GATES = 4
+
+    def __init__(self, units: int, unit_forget_bias: bool = True, **kwargs):
+        super().__init__(units, **kwargs)
+        self.unit_forget_bias = bool(unit_forget_bias)
+
+    @property
+    def state_size(self) -> list:
+        return [self.units, self.units]
+
+    def _bias_init(self):
+        return _ForgetBiasOnes(self.units, self.bias_initializer) \
+            if self.unit_forget_bias else self.bias_initializer
+
+    def call(self, x, states=None):
+        z = _linalg.matmul(x, self.kernel)
+        if states is not None:
+            z = z + _linalg.matmul(states[0], self.recurrent_kernel)
+        if self.bias is not None:
+            z = z + self.bias
+        u = self.units
+        i = self.recurrent_activation(z[:, :u])
+        f = self.recurrent_activation(z[:, u:2 * u])
+        g = self.activation(z[:, 2 * u:3 * u])
+        o = self.recurrent_activation(z[:, 3 * u:])
+        c = i * g if states is None else f * states[1] + i * g
+        h = o * self.activation(c)
+        return h, [h, c]
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias}
+
+
+class GRUCell(_Cell):
+    """One step of `GRU` (gates z, r, h in the kernel's columns). With `reset_after=True`
+    (Keras 3's default) the reset gate multiplies the recurrent product after it is
+    computed and the bias has shape (2, 3*units): the input bias, then the recurrent one.
+
+    Example:
+        >>> out, (h,) = tf.keras.layers.GRUCell(2)(tf.ones([1, 3]))
+        >>> h.shape
+        TensorShape([1, 2])
+    """
+
+    _GATES = 3
+
+    def __init__(self, units: int, reset_after: bool = True, **kwargs):
+        super().__init__(units, **kwargs)
+        self.reset_after = bool(reset_after)
+
+    def _bias_shape(self) -> tuple:
+        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
+
+    def call(self, x, states=None):
+        u = self.units
+        xz = _linalg.matmul(x, self.kernel)
+        if self.bias is not None:
+            xz = xz + (self.bias[0] if self.reset_after else self.bias)
+        h_prev = None if states is None else states[0]
+        if self.reset_after:
+            # the recurrent product (with its bias) is split across the three gates
+            if h_prev is not None:
+                inner = _linalg.matmul(h_prev, self.recurrent_kernel)
+                inner = inner + self.bias[1] if self.bias is not None else inner
+            else:
+                inner = self.bias[1] if self.bias is not None else None
+            if inner is None:
+                z = self.recurrent_activation(xz[:, :u])
+                r_h = 0.0
+            else:
+                z = self.recurrent_activation(xz[:, :u] + inner[..., :u])
+                r = self.recurrent_activation(xz[:, u:2 * u] + inner[..., u:2 * u])
+                r_h = r * inner[..., 2 * u:]
+            hh = self.activation(xz[:, 2 * u:] + r_h)
+        else:
+            if h_prev is None:
+                z = self.recurrent_activation(xz[:, :u])
+                hh = self.activation(xz[:, 2 * u:])
+            else:
+                inner = _linalg.matmul(h_prev, self.recurrent_kernel[:, :2 * u])
+                z = self.recurrent_activation(xz[:, :u] + inner[:, :u])
+                r = self.recurrent_activation(xz[:, u:2 * u] + inner[:, u:])
+                hh = self.activation(xz[:, 2 * u:] + _linalg.matmul(
+                    r * h_prev, self.recurrent_kernel[:, 2 * u:]))
+        h = (1.0 - z) * hh if h_prev is None else z * h_prev + (1.0 - z) * hh
+        return h, [h]
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "reset_after": self.reset_after}
+
+
+# --------------------------------------------------------------------------- layers
+
+
+class _RNN(Layer):
+    """A recurrent layer: its cell (`self.cell`, whose weights Keras files hold under
+    "cell") run over the time axis (axis 1) of [batch, time, features] inputs."""
+
+    _CELL: type = _Cell
+
+    def __init__(self, units: int, return_sequences: bool = False,
+                 return_state: bool = False, go_backwards: bool = False,
+                 stateful: bool = False, unroll: bool = False, **kwargs):
+        cell_kwargs = {k: kwargs.pop(k) for k in list(kwargs)
+                       if k not in ("name", "dtype", "trainable", "input_shape",
+                                    "input_dim", "batch_size")}
+        super().__init__(**kwargs)
+        if stateful:
+            raise NotImplementedError(f"{type(self).__name__}: stateful=True is not "
+                                      "supported yet")
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        self.unroll = bool(unroll)  # always unrolled here; kept for the config
+        # Keras names the cell by its class ("lstm_cell"), without a counter
+        self.cell = self._CELL(units, name=snake_case(self._CELL.__name__), dtype=self._dtype,
+                               **cell_kwargs)
+
+    @property
+    def units(self) -> int:
+        return self.cell.units
+
+    def build(self, input_shape):
+        if len(input_shape) != 3:
+            raise ValueError(f"Input of layer {self.name!r} ({type(self).__name__}) must be "
+                             f"[batch, time, features], got shape {tuple(input_shape)}")
+        with name_scope(self.cell.name):  # relative: "lstm/lstm_cell/kernel", as Keras
+            self.cell.build(input_shape[:1] + input_shape[2:])
+        self.cell.built = True
+
+    def call(self, inputs, initial_state=None, training=None):
+        if inputs.ndim != 3:
+            raise self._input_error("rank 3 ([batch, time, features])", inputs)
+        steps = inputs.shape[1]
+        if steps is None:
+            raise ValueError(f"Layer {self.name!r}: the time dimension must be static "
+                             f"(the loop is unrolled), got shape {list(inputs.shape)}")
+        if steps == 0:
+            raise ValueError(f"Layer {self.name!r}: the input has no time steps "
+                             f"(shape {list(inputs.shape)})")
+        states = None
+        if initial_state is not None:
+            states = [_math.cast(convert_to_tensor(s), inputs.dtype) for s in
+                      (initial_state if isinstance(initial_state, (list, tuple))
+                       else [initial_state])]
+            expected = len(self.cell.state_size) if isinstance(self.cell.state_size, list) \
+                else 1
+            if len(states) != expected:
+                raise ValueError(f"Layer {self.name!r}: expected {expected} initial "
+                                 f"state tensors, got {len(states)}")
+        order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
+        outputs = []
+        for t in order:
+            out, states = self.cell.call(inputs[:, t], states)
+            outputs.append(out)
+        # with go_backwards the sequence comes out in the order it was read, as Keras's
+        result = _array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
+        return [result, *states] if self.return_state else result
+
+    def get_config(self) -> dict:
+        config = {**Layer.get_config(self), **self.cell.get_config()}
+        config.update(name=self.name, trainable=self.trainable,
+                      return_sequences=self.return_sequences,
+                      return_state=self.return_state, go_backwards=self.go_backwards,
+                      stateful=False, unroll=self.unroll)
+        return config
+
+
+class SimpleRNN(_RNN):
+    """A fully connected recurrent layer: `h_t = activation(x_t @ kernel +
+    h_{t-1} @ recurrent_kernel + bias)`.
+
+    Example:
+        >>> tf.keras.layers.SimpleRNN(4)(tf.ones([2, 5, 3])).shape
+        TensorShape([2, 4])
+    """
+
+    _CELL = SimpleRNNCell
+
+
+class LSTM(_RNN):
+    """Long short-term memory; with `return_state=True` returns `[output, h, c]`.
+
+    Example:
+        >>> out, h, c = tf.keras.layers.LSTM(4, return_state=True)(tf.ones([2, 5, 3]))
+        >>> out.shape, c.shape
+        (TensorShape([2, 4]), TensorShape([2, 4]))
+    """
+
+    _CELL = LSTMCell
+
+
+class GRU(_RNN):
+    """Gated recurrent unit (Keras 3's `reset_after=True` form by default); with
+    `return_state=True` returns `[output, h]`.
+
+    Example:
+        >>> tf.keras.layers.GRU(4, return_sequences=True)(tf.ones([2, 5, 3])).shape
+        TensorShape([2, 5, 4])
+    """
+
+    _CELL = GRUCell
+
+
+_MERGES = ("concat", "sum", "mul", "ave", None)
+
+
+class Bidirectional(Layer):
+    """Runs a recurrent layer forwards and a copy of it backwards over the sequence and
+    merges the two outputs (`merge_mode`: "concat", "sum", "mul", "ave" or None for the
+    list of both). The backward sequence is reversed back, so step t of both outputs
+    belongs to input step t.
+
+    Example:
+        >>> bi = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(4))
+        >>> bi(tf.ones([2, 5, 3])).shape
+        TensorShape([2, 8])
+    """
+
+    def __init__(self, layer: _RNN, merge_mode: str | None = "concat", weights=None,
+                 backward_layer: _RNN | None = None, **kwargs):
+        if not isinstance(layer, _RNN):
+            raise ValueError(f"Bidirectional: `layer` must be a SimpleRNN, LSTM or GRU "
+                             f"layer, got {layer!r}")
+        if merge_mode not in _MERGES:
+            raise ValueError(f"Invalid merge mode. Received: merge_mode={merge_mode!r}. "
+                             f"Merge mode should be one of {list(_MERGES)}")
+        super().__init__(**kwargs)
+        self.merge_mode = merge_mode
+        config = layer.get_config()
+        # made in this layer's scope: "bidirectional/forward_lstm/lstm_cell/kernel", as Keras
+        with self.name_scope:
+            self.forward_layer = type(layer).from_config(
+                {**config, "name": f"forward_{layer.name}"})
+            if backward_layer is None:
+                backward_layer = type(layer).from_config(
+                    {**config, "name": f"backward_{layer.name}",
+                     "go_backwards": not layer.go_backwards})
+        self.backward_layer = backward_layer
+        self.return_sequences = layer.return_sequences
+        self.return_state = layer.return_state
+        if weights is not None:
+            raise NotImplementedError("Bidirectional: the `weights` argument is not "
+                                      "supported; use set_weights after building")
+
+    def call(self, inputs, training=None):
+        fwd = self.forward_layer(inputs)
+        bwd = self.backward_layer(inputs)
+        if self.return_state:
+            fwd, fwd_states = fwd[0], fwd[1:]
+            bwd, bwd_states = bwd[0], bwd[1:]
+        if self.return_sequences:
+            bwd = _array.reverse(bwd, [1])
+        if self.merge_mode == "concat":
+            out = _array.concat([fwd, bwd], -1)
+        elif self.merge_mode == "sum":
+            out = fwd + bwd
+        elif self.merge_mode == "mul":
+            out = fwd * bwd
+        elif self.merge_mode == "ave":
+            out = (fwd + bwd) * 0.5
+        else:
+            out = [fwd, bwd]
+        if self.return_state:
+            out = out if isinstance(out, list) else [out]
+            return [*out, *fwd_states, *bwd_states]
+        return out
+
+    def get_config(self) -> dict:
+        layer_config = self.forward_layer.get_config()
+        return {**super().get_config(), "merge_mode": self.merge_mode,
+                "layer": {"class_name": type(self.forward_layer).__name__,
+                          "config": layer_config}}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        config = dict(config)
+        inner = config.pop("layer")
+        layer_cls = {"SimpleRNN": SimpleRNN, "LSTM": LSTM, "GRU": GRU}[inner["class_name"]]
+        layer_config = dict(inner["config"])
+        name = layer_config.get("name", "")
+        layer_config["name"] = name[len("forward_"):] if name.startswith("forward_") \
+            else name
+        config.pop("backward_layer", None)
+        return cls(layer_cls.from_config(layer_config), **config)
