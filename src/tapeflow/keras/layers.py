@@ -58,6 +58,8 @@ class Dense(Layer, _layers.Dense):
         >>> layer(tf.ones([2, 3])).shape
         TensorShape([2, 4])
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, units: int, activation=None, use_bias: bool = True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
@@ -217,20 +219,29 @@ class Embedding(Layer, _layers.Embedding):
     """
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer="uniform",
-                 embeddings_regularizer=None, trainable: bool = True, **kwargs):
+                 embeddings_regularizer=None, mask_zero: bool = False, trainable: bool = True,
+                 **kwargs):
         name, dtype, rest = _base_kwargs(kwargs)
         self._regularizer_for = {"embeddings": _regularizers.get(embeddings_regularizer)}
-        if rest.pop("mask_zero", False):
-            raise NotImplementedError("Embedding: mask_zero=True (masking) is not supported "
-                                      "yet")
+        self.mask_zero = bool(mask_zero)
         rest.pop("input_length", None)  # Keras 2's argument, ignored as Keras 3 does
         _layers.Embedding.__init__(self, input_dim, output_dim, embeddings_initializer,
                                    name=unique_name(name, type(self)), dtype=dtype)
         self._keras_init(trainable, rest)
 
+    @property
+    def supports_masking(self) -> bool:
+        return self.mask_zero
+
+    def compute_mask(self, inputs, mask=None):
+        """With `mask_zero=True`, True where the id is not 0 (the padding); else None."""
+        if not self.mask_zero:
+            return None
+        return _math.not_equal(convert_to_tensor(inputs), 0)
+
     def get_config(self) -> dict:
         return {**super().get_config(), "input_dim": self.input_dim,
-                "output_dim": self.output_dim,
+                "output_dim": self.output_dim, "mask_zero": self.mask_zero,
                 "embeddings_initializer": _init.serialize(self.embeddings_initializer)}
 
 
@@ -270,6 +281,8 @@ class LayerNormalization(Layer, _layers.LayerNorm):
         >>> tf.keras.layers.LayerNormalization()(tf.constant([[1.0, 3.0]])).numpy().round(2)
         array([[-1.,  1.]], dtype=float32)
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, axis=-1, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, beta_initializer="zeros", gamma_initializer="ones",
@@ -292,6 +305,8 @@ class Dropout(Layer, _layers.Dropout):
         >>> tf.keras.layers.Dropout(0.5)(tf.ones([4])).numpy()   # not training: unchanged
         array([1., 1., 1., 1.], dtype=float32)
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, rate: float, noise_shape=None, seed=None, trainable: bool = True,
                  **kwargs):
@@ -362,6 +377,8 @@ class Activation(_Stateless):
         >>> tf.keras.layers.Activation("relu")(tf.constant([-1.0, 2.0])).numpy()
         array([0., 2.], dtype=float32)
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
@@ -383,6 +400,8 @@ class ReLU(_Stateless):
         >>> tf.keras.layers.ReLU(max_value=1.0)(tf.constant([-1.0, 0.5, 2.0])).numpy()
         array([0. , 0.5, 1. ], dtype=float32)
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, max_value=None, negative_slope: float = 0.0, threshold: float = 0.0,
                  **kwargs):
@@ -414,6 +433,8 @@ class LeakyReLU(_Stateless):
         >>> tf.keras.layers.LeakyReLU(negative_slope=0.5)(tf.constant([-2.0, 3.0])).numpy()
         array([-1.,  3.], dtype=float32)
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, negative_slope: float = 0.3, **kwargs):
         if "alpha" in kwargs:  # Keras 2's name of the slope, still accepted by Keras 3
@@ -526,13 +547,27 @@ class _GlobalPooling1D(_Stateless):
 
 
 class GlobalAveragePooling1D(_GlobalPooling1D):
-    """The mean over steps: [N, steps, C] -> [N, C].
+    """The mean over steps: [N, steps, C] -> [N, C]; with a mask ([N, steps], e.g. from
+    `Embedding(mask_zero=True)`), the mean of the unmasked steps only.
 
     Example:
         >>> tf.keras.layers.GlobalAveragePooling1D()(tf.ones([2, 4, 5])).shape
         TensorShape([2, 5])
     """
     _reduce = staticmethod(_reduction.reduce_mean)
+    supports_masking = True
+
+    def call(self, x, mask=None):
+        if mask is None:
+            return super().call(x)
+        if x.ndim != 3:
+            raise self._input_error("a 3-D [batch, steps, channels] input", x)
+        weights = _array.expand_dims(_math.cast(mask, x.dtype), -1)
+        return (_reduction.reduce_sum(x * weights, axis=1, keepdims=self.keepdims)
+                / _reduction.reduce_sum(weights, axis=1, keepdims=self.keepdims))
+
+    def compute_mask(self, inputs, mask=None):
+        return None  # the steps are gone
 
 
 class GlobalMaxPooling1D(_GlobalPooling1D):

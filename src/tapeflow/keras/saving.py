@@ -210,8 +210,9 @@ def _plain(value):
 
 
 def _parameters(cls: type) -> set:
-    """The keyword arguments `cls(...)` accepts, following `**kwargs` up the classes."""
-    names: set = set()
+    """The keyword arguments `cls(...)` accepts, following `**kwargs` up the classes (and
+    for recurrent layers, which pass their `**kwargs` on to their cell, into the cell's)."""
+    names: set = set() if getattr(cls, "_CELL", None) is None else _parameters(cls._CELL)
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
         if init is None:
