@@ -257,7 +257,11 @@ def _keras_config(config: dict) -> dict:
     for key, value in config.items():
         if isinstance(value, tuple):
             value = list(value)
-        if isinstance(value, dict) and "class_name" in value:
+        if isinstance(value, dict) and "class_name" in value and key == "layer":
+            # a wrapped layer (Bidirectional's), spelled as a layer entry, so Keras loads it
+            value = _keras_object("keras.layers", value["class_name"],
+                                  _keras_config(value.get("config", {})))
+        elif isinstance(value, dict) and "class_name" in value:
             module = next((m for suffix, m in _NESTED_MODULES.items()
                            if key.endswith(suffix)), "keras")
             value = _keras_object(module, value["class_name"], value.get("config", {}))

@@ -529,7 +529,7 @@ class AdamW(Adam):
                          weight_decay=weight_decay, name=name)
 
 
-class Nadam(Adam):
+class Nadam(Optimizer):
     """Adam with Nesterov momentum (Keras 3's rule): with `u_t = beta_1 (1 - 0.5 *
     0.96^t)` and `U_t = u_1 ... u_t`, `m` and `v` move as Adam's and
     `var -= lr * m_hat / (sqrt(v / (1 - beta_2^t)) + epsilon)` where
@@ -545,8 +545,11 @@ class Nadam(Adam):
 
     def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
                  epsilon: float = 1e-7, weight_decay=None, name: str = "Nadam", **kwargs):
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay=weight_decay,
-                         name=name)
+        # not an Adam subclass: Keras's Nadam has no `amsgrad`, and configs list arguments
+        super().__init__(learning_rate, name, weight_decay)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
         self._u_product = None  # made by build, in the first variable's dtype as Keras's
 
     def build(self, var_list) -> None:
@@ -573,6 +576,9 @@ class Nadam(Adam):
     @staticmethod
     def _decay_term(step, dtype) -> Tensor:
         return 1.0 - 0.5 * pow(convert_to_tensor(0.96, dtype=dtype), step)
+
+    def _slot_names(self):
+        return ("m", "v")
 
     def _before_updates(self) -> None:
         dtype = self._u_product.dtype
