@@ -232,3 +232,106 @@ def test_normalization_adapts_to_arrays_and_datasets():
     np.testing.assert_allclose(back([[1.0]]).numpy(), [[4.0]])
     with pytest.raises(ValueError, match="both `mean` and `variance`"):
         layers.Normalization(mean=1.0)
+
+
+# Conv1D, 1-D pooling and LeakyReLU: expected values computed once with real Keras 3
+# (TensorFlow 2.21) on the same input and weights, rounded to 5 decimals
+_X1D = np.cos(np.arange(14)).reshape(1, 7, 2).astype(np.float32)
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    (dict(kernel_size=3, strides=2, padding="valid"),
+     [[0.38185, -0.08668], [-0.22766, -0.28426], [0.24649, -0.20317]]),
+    (dict(kernel_size=2, strides=2, padding="same"),
+     [[1.18286, 0.46636], [-0.57938, -1.13542], [-0.09471, 0.3565], [0.92514, 0.63814]]),
+    (dict(kernel_size=3, padding="causal", dilation_rate=2),
+     [[0.79542, -0.32818], [0.22686, 0.61848], [-1.60878, -1.35699], [1.23137, -0.80955],
+      [1.35844, 2.38203], [-2.57006, -1.46553], [1.06384, -1.72874]]),
+    (dict(kernel_size=2, padding="same", dilation_rate=2, activation="relu"),
+     [[0.69156, 0.0], [1.00671, 1.53088], [0.0, 0.0], [0.72263, 0.0], [1.4193, 1.52186],
+      [0.0, 0.0], [0.10402, 0.0]]),
+])
+def test_conv1d_matches_keras(kwargs, expected):
+    conv = layers.Conv1D(2, **kwargs)
+    conv(_X1D)  # builds: kernel [kernel_size, in_channels, filters] as Keras's
+    shape = (kwargs["kernel_size"], 2, 2)
+    assert [w.shape for w in conv.get_weights()] == [shape, (2,)]
+    conv.set_weights([np.sin(np.arange(np.prod(shape))).reshape(shape),
+                      np.array([0.1, -0.2])])
+    np.testing.assert_allclose(conv(_X1D).numpy(), [expected], atol=2e-5)
+    assert conv.name == "conv1d"
+
+
+def test_conv1d_gradient_causality_and_errors():
+    conv = layers.Conv1D(3, 2, padding="causal", use_bias=False)
+    x = tf.Variable(np.random.RandomState(1).randn(2, 5, 4).astype(np.float32))
+    with tf.GradientTape() as tape:
+        y = conv(x)[:, 2]  # output step 2 depends on input steps <= 2 only
+        total = tf.reduce_sum(y)
+    dx = tape.gradient(total, x).numpy()
+    assert y.shape == (2, 3) and len(conv.weights) == 1
+    assert np.abs(dx[:, :3]).sum() > 0 and np.all(dx[:, 3:] == 0)
+    with pytest.raises(ValueError, match="Conv1D.*padding"):
+        layers.Conv1D(2, 3, padding="full")
+    with pytest.raises(ValueError, match="dilation_rate"):
+        layers.Conv1D(2, 3, strides=2, dilation_rate=2)
+    with pytest.raises(ValueError, match="3-D"):
+        layers.Conv1D(2, 3)(np.ones([2, 5, 5, 1], np.float32))
+    with pytest.raises(ValueError, match="4 channels"):
+        conv(np.ones([2, 5, 3], np.float32))
+    assert conv(x).shape == (2, 5, 3)  # the failed call changed nothing
+
+
+def test_pooling1d_matches_keras():
+    np.testing.assert_allclose(layers.MaxPooling1D(3, strides=2, padding="same")(_X1D).numpy(),
+                               [[[1.0, 0.5403], [0.96017, 0.7539], [0.96017, 0.7539],
+                                 [0.84385, 0.90745]]], atol=2e-5)
+    np.testing.assert_allclose(
+        layers.AveragePooling1D(3, strides=2, padding="same")(_X1D).numpy(),
+        [[[0.29193, -0.22485], [-0.03654, 0.01586], [-0.00813, -0.05093],
+          [0.00239, 0.45594]]], atol=2e-5)  # "same": the mean of the steps inside only
+    np.testing.assert_allclose(layers.AveragePooling1D(2)(_X1D).numpy(),
+                               [[[0.29193, -0.22485], [0.15326, 0.51878],
+                                 [-0.49229, -0.45335]]], atol=2e-5)
+    np.testing.assert_allclose(layers.MaxPooling1D(2, strides=1)(_X1D).numpy(),
+                               np.maximum(_X1D[:, :-1], _X1D[:, 1:]))
+    assert layers.MaxPooling1D()(_X1D).shape == (1, 3, 2)  # pool_size 2 by default
+    np.testing.assert_allclose(layers.GlobalAveragePooling1D()(_X1D).numpy(),
+                               _X1D.mean(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(layers.GlobalMaxPooling1D(keepdims=True)(_X1D).numpy(),
+                               _X1D.max(axis=1, keepdims=True))
+    keras.backend.clear_session()
+    names = [layers.MaxPooling1D().name, layers.GlobalMaxPooling1D().name,
+             layers.GlobalAveragePooling1D().name, layers.LeakyReLU().name]
+    assert names == ["max_pooling1d", "global_max_pooling1d", "global_average_pooling1d",
+                     "leaky_re_lu"]
+    with pytest.raises(TypeError):
+        layers.AveragePooling1D()  # Keras 3 has no default pool_size here
+    with pytest.raises(ValueError, match="3-D"):
+        layers.GlobalAveragePooling1D()(np.ones([2, 3], np.float32))
+    with pytest.raises(ValueError, match="padding"):
+        layers.MaxPooling1D(padding="causal")
+
+
+def test_leaky_relu_layer():
+    v = np.array([-2.0, 0.0, 3.0], np.float32)
+    np.testing.assert_allclose(layers.LeakyReLU()(v).numpy(), [-0.6, 0.0, 3.0], rtol=1e-6)
+    np.testing.assert_allclose(layers.LeakyReLU(negative_slope=0.1)(v).numpy(),
+                               [-0.2, 0.0, 3.0], rtol=1e-6)
+    assert layers.LeakyReLU(alpha=0.5).negative_slope == 0.5  # Keras 2's name
+    assert layers.LeakyReLU(0.1).get_config()["negative_slope"] == 0.1
+    with pytest.raises(ValueError, match="negative_slope"):
+        layers.LeakyReLU(-1.0)
+
+
+def test_1d_layers_configs_round_trip():
+    for layer in (layers.Conv1D(3, 2, strides=2, padding="same", activation="relu"),
+                  layers.MaxPooling1D(3, 1, "same"), layers.AveragePooling1D(2),
+                  layers.GlobalAveragePooling1D(keepdims=True), layers.GlobalMaxPooling1D(),
+                  layers.LeakyReLU(0.2)):
+        config = layer.get_config()
+        again = type(layer).from_config(config)
+        assert again.get_config() == config
+    config = layers.Conv1D(3, 2).get_config()
+    assert (config["kernel_size"], config["strides"], config["dilation_rate"]) == \
+        ((2,), (1,), (1,))

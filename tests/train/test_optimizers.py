@@ -72,6 +72,22 @@ def adagrad_ref(lr, initial_accumulator_value=0.1, epsilon=1e-7, **_):
     return step
 
 
+def nadam_ref(lr, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **_):
+    def u(i):  # the momentum cache of step i
+        return beta_1 * (1 - 0.5 * 0.96 ** i)
+
+    def step(s, x, g, t):
+        u_product = np.prod([u(i) for i in range(1, t + 1)])
+        m = s.setdefault("m", np.zeros_like(x))
+        v = s.setdefault("v", np.zeros_like(x))
+        s["m"] = m + (g - m) * (1 - beta_1)
+        s["v"] = v + (g * g - v) * (1 - beta_2)
+        m_hat = (u(t + 1) * s["m"] / (1 - u_product * u(t + 1))
+                 + (1 - u(t)) * g / (1 - u_product))
+        return x - m_hat * lr / (np.sqrt(s["v"] / (1 - beta_2 ** t)) + epsilon)
+    return step
+
+
 CASES = [
     ("sgd", tf.optimizers.SGD, sgd_ref, dict(learning_rate=0.1)),
     ("sgd_momentum", tf.optimizers.SGD, sgd_ref, dict(learning_rate=0.1, momentum=0.9)),
@@ -81,6 +97,9 @@ CASES = [
     ("adam_amsgrad", tf.optimizers.Adam, adam_ref,
      dict(learning_rate=0.02, beta_1=0.8, beta_2=0.9, amsgrad=True)),
     ("adamw", tf.optimizers.AdamW, adam_ref, dict(learning_rate=0.01, weight_decay=0.1)),
+    ("nadam", tf.optimizers.Nadam, nadam_ref, dict(learning_rate=0.01)),
+    ("nadam_betas", tf.optimizers.Nadam, nadam_ref,
+     dict(learning_rate=0.05, beta_1=0.8, beta_2=0.99, epsilon=1e-3)),
     ("rmsprop", tf.optimizers.RMSprop, rmsprop_ref, dict(learning_rate=0.01)),
     ("rmsprop_momentum_centered", tf.optimizers.RMSprop, rmsprop_ref,
      dict(learning_rate=0.01, rho=0.8, momentum=0.5, centered=True)),
@@ -585,3 +604,29 @@ def test_other_schedules():
     for _ in range(7):
         step()
     np.testing.assert_allclose(v.numpy(), [-(3 * 1.0 + 3 * 0.5 + F32(0.1))], rtol=1e-7)
+
+
+def test_nadam_matches_keras_and_checkpoints_its_momentum_product(tmp_path):
+    """Four float32 steps against values real Keras 3's Nadam gave (TensorFlow 2.21, the
+    same gradients); the product of momentum caches is one optimizer-wide variable,
+    advanced once per step however many variables there are, and checkpointed."""
+    v, s = tf.Variable(np.array([1.0, -2.0, 0.5], np.float32)), tf.Variable(np.float32(1.0))
+    opt = tf.keras.optimizers.get("nadam")
+    assert isinstance(opt, tf.optimizers.Nadam) and opt.name == "nadam"
+    opt.learning_rate = 0.1
+    for i in range(4):
+        g = np.array([3.0, -1.0, 0.2], np.float32) * (i + 1) - v.numpy()
+        opt.apply_gradients([(tf.constant(g), v), (tf.constant(np.float32(3.0)), s)])
+    np.testing.assert_allclose(v.numpy(), [0.6061388, -1.9671502, 0.6850704], atol=1e-6)
+    np.testing.assert_allclose(s.numpy(), 0.675055742263794, atol=1e-6)
+    u = opt._trackable_children()["u_product"]
+    want = np.prod([0.9 * (1 - 0.5 * 0.96 ** i) for i in range(1, 5)])
+    assert u.dtype == tf.float32 and opt.variables[-1] is u and len(opt.variables) == 6
+    np.testing.assert_allclose(u.numpy(), want, rtol=1e-6)
+    path = tf.train.Checkpoint(opt=opt).save(str(tmp_path / "ckpt"))
+    fresh = tf.optimizers.Nadam(learning_rate=0.1)
+    tf.train.Checkpoint(opt=fresh).restore(path)
+    v2, s2 = tf.Variable(v.numpy()), tf.Variable(s.numpy())
+    fresh.build([v2, s2])
+    np.testing.assert_allclose(fresh._trackable_children()["u_product"].numpy(), u.numpy())
+    assert int(fresh.iterations) == 4

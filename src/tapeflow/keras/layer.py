@@ -132,6 +132,13 @@ class Layer(_layers.Layer):
     """
 
     _CHECKPOINT_LAST = frozenset({"_weights", "_tracked_layers", "_weight_regularizers"})
+    # whether a mask given with the input passes on to the next layer (Keras's attribute);
+    # only Sequential propagates masks here (keras/model.py)
+    supports_masking = False
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of this layer's output: the input's, for layers that support masking."""
+        return mask if self.supports_masking else None
 
     def __init__(self, trainable: bool = True, name: str | None = None, dtype=None,
                  **kwargs):

@@ -33,7 +33,9 @@ __all__ = ["Layer", "Input", "InputLayer", "KerasTensor", "Dense", "Conv2D", "Em
            "GlobalAveragePooling2D", "GlobalMaxPooling2D", "Rescaling", "Add", "Multiply",
            "Concatenate", "Normalization", "MaxPool2D", "AvgPool2D", "GlobalAvgPool2D",
            "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell",
-           "Bidirectional", "MultiHeadAttention"]
+           "Bidirectional", "MultiHeadAttention", "Conv1D", "MaxPooling1D", "AveragePooling1D",
+           "GlobalAveragePooling1D", "GlobalMaxPooling1D", "LeakyReLU", "MaxPool1D",
+           "AvgPool1D", "GlobalAvgPool1D", "GlobalMaxPool1D", "Convolution1D"]
 
 
 def _activation_name(identifier) -> str:
@@ -56,6 +58,8 @@ class Dense(Layer, _layers.Dense):
         >>> layer(tf.ones([2, 3])).shape
         TensorShape([2, 4])
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, units: int, activation=None, use_bias: bool = True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
@@ -119,6 +123,93 @@ class Conv2D(Layer, _layers.Conv2D):
                 "bias_regularizer": _regularizers.serialize(self._regularizer_for["bias"])}
 
 
+def _int_one(layer: str, arg: str, value) -> int:
+    """A positive int, or a 1-tuple of one (Keras writes `(3,)` in configs)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != 1:
+            raise ValueError(f"{layer}: {arg} must be an int or a tuple of 1 int, got "
+                             f"{value!r}")
+        value = value[0]
+    return _layers._positive_int(layer, arg, value)
+
+
+class Conv1D(Layer):
+    """1-D convolution over [batch, steps, channels] inputs, kernel of shape
+    [kernel_size, in_channels, filters] as Keras's; `padding="causal"` pads only the start,
+    so output step t sees inputs up to t.
+
+    Example:
+        >>> tf.keras.layers.Conv1D(4, 3, padding="causal")(tf.ones([2, 7, 3])).shape
+        TensorShape([2, 7, 4])
+    """
+
+    def __init__(self, filters: int, kernel_size, strides=1, padding: str = "valid",
+                 data_format=None, dilation_rate=1, activation=None, use_bias: bool = True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, trainable: bool = True,
+                 **kwargs):
+        name, dtype, rest = _base_kwargs(kwargs)
+        self._regularizer_for = {"kernel": _regularizers.get(kernel_regularizer),
+                                 "bias": _regularizers.get(bias_regularizer)}
+        super().__init__(trainable=trainable, name=name, dtype=dtype, **rest)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"Conv1D: only data_format='channels_last' is supported, got "
+                             f"{data_format!r}")
+        self.filters = _layers._positive_int("Conv1D", "filters", filters)
+        self.kernel_size = (_int_one("Conv1D", "kernel_size", kernel_size),)
+        self.strides = (_int_one("Conv1D", "strides", strides),)
+        self.dilation_rate = (_int_one("Conv1D", "dilation_rate", dilation_rate),)
+        if self.strides[0] > 1 and self.dilation_rate[0] > 1:
+            raise ValueError(f"Conv1D: strides > 1 and dilation_rate > 1 cannot be combined, "
+                             f"got strides={self.strides}, dilation_rate={self.dilation_rate}")
+        if not isinstance(padding, str) or padding.lower() not in ("valid", "same", "causal"):
+            raise ValueError(f"Conv1D: padding must be 'valid', 'same' or 'causal', got "
+                             f"{padding!r}")
+        self.padding = padding.lower()
+        self.activation = _layers.get_activation(activation)
+        self._activation_id = _activation_name(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _init.get(kernel_initializer)
+        self.bias_initializer = _init.get(bias_initializer)
+
+    def build(self, input_shape):
+        if len(input_shape) != 3 or input_shape[-1] is None:
+            raise ValueError(f"Conv1D {self.name!r}: inputs must be 3-D [batch, steps, "
+                             f"channels] with known channels, got shape "
+                             f"{input_shape.as_list()}")
+        self.kernel = self.add_weight("kernel", [self.kernel_size[0], input_shape[-1],
+                                                 self.filters], self.kernel_initializer)
+        self.bias = self.add_weight("bias", [self.filters], self.bias_initializer) \
+            if self.use_bias else None
+
+    def call(self, x):
+        if x.ndim != 3 or x._shape[-1] != self.kernel.shape[1]:
+            raise self._input_error(f"a 3-D [batch, steps, channels] input with "
+                                    f"{self.kernel.shape[1]} channels", x)
+        padding = self.padding.upper()
+        if padding == "CAUSAL":
+            # (kernel_size - 1) * dilation zeros before the first step, none after
+            x = _array.pad(x, [[0, 0], [(self.kernel_size[0] - 1) * self.dilation_rate[0], 0],
+                               [0, 0]])
+            padding = "VALID"
+        y = _conv.conv1d(x, self.kernel, self.strides[0], padding,
+                         dilations=self.dilation_rate[0])
+        if self.bias is not None:
+            y = _nn.bias_add(y, self.bias)
+        return self.activation(y)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "filters": self.filters,
+                "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "dilation_rate": self.dilation_rate,
+                "activation": self._activation_id, "use_bias": self.use_bias,
+                "kernel_initializer": _init.serialize(self.kernel_initializer),
+                "bias_initializer": _init.serialize(self.bias_initializer),
+                "kernel_regularizer": _regularizers.serialize(
+                    self._regularizer_for["kernel"]),
+                "bias_regularizer": _regularizers.serialize(self._regularizer_for["bias"])}
+
+
 class Embedding(Layer, _layers.Embedding):
     """Turns integer ids into dense vectors of size `output_dim`.
 
@@ -128,20 +219,29 @@ class Embedding(Layer, _layers.Embedding):
     """
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer="uniform",
-                 embeddings_regularizer=None, trainable: bool = True, **kwargs):
+                 embeddings_regularizer=None, mask_zero: bool = False, trainable: bool = True,
+                 **kwargs):
         name, dtype, rest = _base_kwargs(kwargs)
         self._regularizer_for = {"embeddings": _regularizers.get(embeddings_regularizer)}
-        if rest.pop("mask_zero", False):
-            raise NotImplementedError("Embedding: mask_zero=True (masking) is not supported "
-                                      "yet")
+        self.mask_zero = bool(mask_zero)
         rest.pop("input_length", None)  # Keras 2's argument, ignored as Keras 3 does
         _layers.Embedding.__init__(self, input_dim, output_dim, embeddings_initializer,
                                    name=unique_name(name, type(self)), dtype=dtype)
         self._keras_init(trainable, rest)
 
+    @property
+    def supports_masking(self) -> bool:
+        return self.mask_zero
+
+    def compute_mask(self, inputs, mask=None):
+        """With `mask_zero=True`, True where the id is not 0 (the padding); else None."""
+        if not self.mask_zero:
+            return None
+        return _math.not_equal(convert_to_tensor(inputs), 0)
+
     def get_config(self) -> dict:
         return {**super().get_config(), "input_dim": self.input_dim,
-                "output_dim": self.output_dim,
+                "output_dim": self.output_dim, "mask_zero": self.mask_zero,
                 "embeddings_initializer": _init.serialize(self.embeddings_initializer)}
 
 
@@ -181,6 +281,8 @@ class LayerNormalization(Layer, _layers.LayerNorm):
         >>> tf.keras.layers.LayerNormalization()(tf.constant([[1.0, 3.0]])).numpy().round(2)
         array([[-1.,  1.]], dtype=float32)
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, axis=-1, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, beta_initializer="zeros", gamma_initializer="ones",
@@ -203,6 +305,8 @@ class Dropout(Layer, _layers.Dropout):
         >>> tf.keras.layers.Dropout(0.5)(tf.ones([4])).numpy()   # not training: unchanged
         array([1., 1., 1., 1.], dtype=float32)
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, rate: float, noise_shape=None, seed=None, trainable: bool = True,
                  **kwargs):
@@ -273,6 +377,8 @@ class Activation(_Stateless):
         >>> tf.keras.layers.Activation("relu")(tf.constant([-1.0, 2.0])).numpy()
         array([0., 2.], dtype=float32)
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
@@ -294,6 +400,8 @@ class ReLU(_Stateless):
         >>> tf.keras.layers.ReLU(max_value=1.0)(tf.constant([-1.0, 0.5, 2.0])).numpy()
         array([0. , 0.5, 1. ], dtype=float32)
     """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
 
     def __init__(self, max_value=None, negative_slope: float = 0.0, threshold: float = 0.0,
                  **kwargs):
@@ -317,6 +425,33 @@ class ReLU(_Stateless):
                 "negative_slope": self.negative_slope, "threshold": self.threshold}
 
 
+class LeakyReLU(_Stateless):
+    """`x` where `x >= 0`, `negative_slope * x` elsewhere (Keras 3's LeakyReLU, default
+    slope 0.3).
+
+    Example:
+        >>> tf.keras.layers.LeakyReLU(negative_slope=0.5)(tf.constant([-2.0, 3.0])).numpy()
+        array([-1.,  3.], dtype=float32)
+    """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
+
+    def __init__(self, negative_slope: float = 0.3, **kwargs):
+        if "alpha" in kwargs:  # Keras 2's name of the slope, still accepted by Keras 3
+            negative_slope = kwargs.pop("alpha")
+        super().__init__(**kwargs)
+        if negative_slope is None or negative_slope < 0:
+            raise ValueError(f"LeakyReLU: negative_slope must be a float >= 0, got "
+                             f"{negative_slope!r}")
+        self.negative_slope = float(negative_slope)
+
+    def call(self, x):
+        return _nn.leaky_relu(x, alpha=self.negative_slope)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "negative_slope": self.negative_slope}
+
+
 class Softmax(_Stateless):
     """Softmax over `axis`.
 
@@ -334,6 +469,110 @@ class Softmax(_Stateless):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis}
+
+
+class _Pooling1D(_Stateless):
+    """1-D pooling over [batch, steps, channels], as a 2-D pool of height 1."""
+    _op = None
+
+    def __init__(self, pool_size=2, strides=None, padding: str = "valid",
+                 data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        kind = type(self).__name__
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"{kind}: only data_format='channels_last' is supported, got "
+                             f"{data_format!r}")
+        self.pool_size = (_int_one(kind, "pool_size", pool_size),)
+        self.strides = self.pool_size if strides is None else \
+            (_int_one(kind, "strides", strides),)
+        if not isinstance(padding, str) or padding.lower() not in ("valid", "same"):
+            raise ValueError(f"{kind}: padding must be 'valid' or 'same', got {padding!r}")
+        self.padding = padding.lower()
+
+    def call(self, x):
+        if x.ndim != 3:
+            raise self._input_error("a 3-D [batch, steps, channels] input", x)
+        y = type(self)._op(_array.expand_dims(x, 1), [1, self.pool_size[0]],
+                           [1, self.strides[0]], self.padding.upper())
+        return _array.squeeze(y, [1])
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
+                "padding": self.padding}
+
+
+class MaxPooling1D(_Pooling1D):
+    """The maximum over `pool_size` windows of steps.
+
+    Example:
+        >>> tf.keras.layers.MaxPooling1D()(tf.ones([1, 6, 3])).shape
+        TensorShape([1, 3, 3])
+    """
+    _op = staticmethod(_conv.max_pool2d)
+
+
+class AveragePooling1D(_Pooling1D):
+    """The mean over `pool_size` windows of steps (with "same" padding, of the steps
+    inside the input only, as Keras).
+
+    Example:
+        >>> tf.keras.layers.AveragePooling1D(2)(tf.ones([1, 6, 3])).shape
+        TensorShape([1, 3, 3])
+    """
+    _op = staticmethod(_conv.avg_pool2d)
+
+    def __init__(self, pool_size, strides=None, padding: str = "valid", data_format=None,
+                 **kwargs):
+        # Keras 3 has no default pool_size here, unlike MaxPooling1D's 2
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
+
+
+class _GlobalPooling1D(_Stateless):
+    _reduce = None
+
+    def __init__(self, data_format=None, keepdims: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"{type(self).__name__}: only data_format='channels_last' is "
+                             f"supported, got {data_format!r}")
+        self.keepdims = bool(keepdims)
+
+    def call(self, x):
+        if x.ndim != 3:
+            raise self._input_error("a 3-D [batch, steps, channels] input", x)
+        return type(self)._reduce(x, axis=1, keepdims=self.keepdims)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "keepdims": self.keepdims}
+
+
+class GlobalAveragePooling1D(_GlobalPooling1D):
+    """The mean over steps: [N, steps, C] -> [N, C]; with a mask ([N, steps], e.g. from
+    `Embedding(mask_zero=True)`), the mean of the unmasked steps only.
+
+    Example:
+        >>> tf.keras.layers.GlobalAveragePooling1D()(tf.ones([2, 4, 5])).shape
+        TensorShape([2, 5])
+    """
+    _reduce = staticmethod(_reduction.reduce_mean)
+    supports_masking = True
+
+    def call(self, x, mask=None):
+        if mask is None:
+            return super().call(x)
+        if x.ndim != 3:
+            raise self._input_error("a 3-D [batch, steps, channels] input", x)
+        weights = _array.expand_dims(_math.cast(mask, x.dtype), -1)
+        return (_reduction.reduce_sum(x * weights, axis=1, keepdims=self.keepdims)
+                / _reduction.reduce_sum(weights, axis=1, keepdims=self.keepdims))
+
+    def compute_mask(self, inputs, mask=None):
+        return None  # the steps are gone
+
+
+class GlobalMaxPooling1D(_GlobalPooling1D):
+    """The maximum over steps: [N, steps, C] -> [N, C]."""
+    _reduce = staticmethod(_reduction.reduce_max)
 
 
 class _Pooling2D(_Stateless):
@@ -586,3 +825,8 @@ class Normalization(Layer):
 MaxPool2D = MaxPooling2D
 AvgPool2D = AveragePooling2D
 GlobalAvgPool2D = GlobalAveragePooling2D
+MaxPool1D = MaxPooling1D
+AvgPool1D = AveragePooling1D
+GlobalAvgPool1D = GlobalAveragePooling1D
+GlobalMaxPool1D = GlobalMaxPooling1D
+Convolution1D = Conv1D

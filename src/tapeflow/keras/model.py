@@ -10,10 +10,12 @@ see.
 """
 from __future__ import annotations
 
+import inspect
 import math
 import shutil
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 
@@ -61,6 +63,11 @@ def _leaves(structure) -> list:
     if isinstance(structure, dict):
         return [leaf for k in sorted(structure) for leaf in _leaves(structure[k])]
     return [] if structure is None else [structure]
+
+
+def _takes_mask(layer) -> bool:
+    """Whether a layer's `call` has a `mask` argument (Keras's rule for passing one)."""
+    return "mask" in inspect.signature(layer.call).parameters
 
 
 def _num_samples(x) -> int:
@@ -826,6 +833,10 @@ class Functional(Model):
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
                 continue
+            if getattr(node.layer, "mask_zero", False):  # rather than ignore the mask
+                raise NotImplementedError(
+                    f"Model {self.name!r}: masks (layer {node.layer.name!r} with "
+                    "mask_zero=True) are supported in Sequential models only so far")
             args = _map(lambda kt: values[id(kt)], node.inputs)
             kwargs = dict(node.kwargs)
             if training is not None:  # a training= given when the graph was drawn wins
@@ -951,9 +962,20 @@ class Sequential(Model):
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs, training=None):
-        x = inputs
+        # masks (Embedding(mask_zero=True)) go from layer to layer as in Keras: to the
+        # `mask` argument of a layer's call, and on through layers that support masking
+        x, mask = inputs, None
         for layer in self._stack:
-            x = layer(x, training=training) if training is not None else layer(x)
+            kwargs = {} if training is None else {"training": training}
+            if mask is not None and _takes_mask(layer):
+                kwargs["mask"] = mask
+            y = layer(x, **kwargs)
+            if mask is not None and not layer.supports_masking:
+                warnings.warn(f"Layer {layer.name!r} ({type(layer).__name__}) does not "
+                              "support masking: the mask of its input stops here",
+                              UserWarning, stacklevel=2)
+            mask = layer.compute_mask(x, mask) if layer.supports_masking else None
+            x = y
         return x
 
     @property

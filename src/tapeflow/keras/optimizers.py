@@ -1,5 +1,5 @@
 """`tf.keras.optimizers`: tapeflow's optimizers (train/optimizers.py) and `get` for the
-names `compile` takes ("adam", "sgd", "rmsprop", "adagrad", "adamw").
+names `compile` takes ("adam", "sgd", "rmsprop", "adagrad", "adamw", "nadam").
 
 Example:
     >>> tf.keras.optimizers.get("adam").name
@@ -14,7 +14,8 @@ from ..train.optimizers import Optimizer
 __all__ = list(_optimizers.__all__) + ["get"]
 
 _BY_NAME = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam, "adamw": _optimizers.AdamW,
-            "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad}
+            "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad,
+            "nadam": _optimizers.Nadam}
 
 
 def get(identifier) -> Optimizer:

@@ -8,8 +8,10 @@ and `bias`, with the gates in Keras's order (LSTM: i, f, c, o; GRU: z, r, h, and
 recurrent bias).
 
 The loop over time is a Python loop over the static time dimension: under a traced
-`function` (as in `fit`) it is unrolled, one cell step per time step. Masking
-(`Embedding(mask_zero=True)`) is not supported.
+`function` (as in `fit`) it is unrolled, one cell step per time step. A mask ([batch,
+time] booleans: `mask=` of the call, or in a Sequential the mask of
+`Embedding(mask_zero=True)`) makes a masked step keep the previous state and output, as
+Keras's.
 
 Example:
     >>> lstm = tf.keras.layers.LSTM(4, return_sequences=True)
@@ -23,6 +25,8 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
 from ..ops import array as _array, linalg as _linalg, math as _math
+from ..ops.creation import zeros_like as _zeros_like
+from ..ops.indexing import where as _where
 from ..train import initializers as _init, layers as _layers
 from ..train.module import name_scope
 from .layer import Layer, snake_case
@@ -317,7 +321,19 @@ class _RNN(Layer):
             self.cell.build(input_shape[:1] + input_shape[2:])
         self.cell.built = True
 
-    def call(self, inputs, initial_state=None, training=None):
+    supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        """The input's mask for the sequence output (None when only the last step is
+        returned); no masks for the states."""
+        out = mask if self.return_sequences else None
+        return [out] + [None] * len(self._state_list()) if self.return_state else out
+
+    def _state_list(self) -> list:
+        size = self.cell.state_size
+        return size if isinstance(size, list) else [size]
+
+    def call(self, inputs, initial_state=None, mask=None, training=None):
         if inputs.ndim != 3:
             raise self._input_error("rank 3 ([batch, time, features])", inputs)
         steps = inputs.shape[1]
@@ -337,10 +353,25 @@ class _RNN(Layer):
             if len(states) != expected:
                 raise ValueError(f"Layer {self.name!r}: expected {expected} initial "
                                  f"state tensors, got {len(states)}")
+        if mask is not None:
+            mask = convert_to_tensor(mask)
+            if tuple(mask.shape) != tuple(inputs.shape[:2]):
+                raise ValueError(f"Layer {self.name!r}: the mask must be [batch, time] = "
+                                 f"{list(inputs.shape[:2])}, got shape {list(mask.shape)}")
+            mask = _array.expand_dims(_math.cast(mask, _dt.bool), -1)
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         outputs = []
         for t in order:
-            out, states = self.cell.call(inputs[:, t], states)
+            out, new_states = self.cell.call(inputs[:, t], states)
+            if mask is not None:
+                # a masked step keeps the previous state and output (zeros before any)
+                keep = mask[:, t]
+                before = outputs[-1] if outputs else _zeros_like(out)
+                old = states if states is not None else \
+                    [_zeros_like(s) for s in new_states]
+                out = _where(keep, out, before)
+                new_states = [_where(keep, n, o) for n, o in zip(new_states, old)]
+            states = new_states
             outputs.append(out)
         # with go_backwards the sequence comes out in the order it was read, as Keras's
         result = _array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
@@ -432,9 +463,19 @@ class Bidirectional(Layer):
             raise NotImplementedError("Bidirectional: the `weights` argument is not "
                                       "supported; use set_weights after building")
 
-    def call(self, inputs, training=None):
-        fwd = self.forward_layer(inputs)
-        bwd = self.backward_layer(inputs)
+    supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        out = mask if self.return_sequences else None
+        if not self.return_state:
+            return out
+        states = 2 * len(self.forward_layer._state_list())
+        return [out] * (1 if self.merge_mode else 2) + [None] * states
+
+    def call(self, inputs, mask=None, training=None):
+        extra = {} if mask is None else {"mask": mask}
+        fwd = self.forward_layer(inputs, **extra)
+        bwd = self.backward_layer(inputs, **extra)
         if self.return_state:
             fwd, fwd_states = fwd[0], fwd[1:]
             bwd, bwd_states = bwd[0], bwd[1:]

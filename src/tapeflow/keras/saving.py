@@ -210,8 +210,9 @@ def _plain(value):
 
 
 def _parameters(cls: type) -> set:
-    """The keyword arguments `cls(...)` accepts, following `**kwargs` up the classes."""
-    names: set = set()
+    """The keyword arguments `cls(...)` accepts, following `**kwargs` up the classes (and
+    for recurrent layers, which pass their `**kwargs` on to their cell, into the cell's)."""
+    names: set = set() if getattr(cls, "_CELL", None) is None else _parameters(cls._CELL)
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
         if init is None:
@@ -256,7 +257,11 @@ def _keras_config(config: dict) -> dict:
     for key, value in config.items():
         if isinstance(value, tuple):
             value = list(value)
-        if isinstance(value, dict) and "class_name" in value:
+        if isinstance(value, dict) and "class_name" in value and key == "layer":
+            # a wrapped layer (Bidirectional's), spelled as a layer entry, so Keras loads it
+            value = _keras_object("keras.layers", value["class_name"],
+                                  _keras_config(value.get("config", {})))
+        elif isinstance(value, dict) and "class_name" in value:
             module = next((m for suffix, m in _NESTED_MODULES.items()
                            if key.endswith(suffix)), "keras")
             value = _keras_object(module, value["class_name"], value.get("config", {}))

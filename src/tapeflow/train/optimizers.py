@@ -1,5 +1,5 @@
 """Optimizers (`tapeflow.optimizers`) with Keras's (TF 2.11+) update rules: SGD, Adam,
-AdamW, RMSprop, Adagrad, and learning-rate schedules.
+AdamW, Nadam, RMSprop, Adagrad, and learning-rate schedules.
 
 An optimizer keeps `iterations` (an int64 Variable) and per-variable slot variables
 ("m", "v", ...), made on the first `apply_gradients` (or `build`): inside a
@@ -35,7 +35,7 @@ from ..ops.indexing import gather, where
 from ..ops.math import cast, cos, floor, maximum, minimum, pow, rsqrt, sqrt, square
 from ..ops.state import deduplicate_slices
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "Adagrad", "schedules"]
 
 
 # --------------------------------------------------------------------------- schedules
@@ -325,10 +325,14 @@ class Optimizer:
             return self._iterations
         lr = self._learning_rate
         lr = lr.read_value() if isinstance(lr, Variable) else self._schedule_value(lr)
+        self._before_updates()
         for grad, var in pairs:
             self._update_step(grad, var, cast(lr, var.dtype))
         self._iterations.assign_add(1)
         return self._iterations
+
+    def _before_updates(self) -> None:
+        """Optimizer-wide state a step changes once, before the variables' updates."""
 
     def _prepare(self, grad, var: Variable):
         """The gradient as a Tensor of the variable's shape and dtype, or deduplicated
@@ -523,6 +527,80 @@ class AdamW(Adam):
             raise ValueError("AdamW: `weight_decay` is required and must be a float")
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad,
                          weight_decay=weight_decay, name=name)
+
+
+class Nadam(Optimizer):
+    """Adam with Nesterov momentum (Keras 3's rule): with `u_t = beta_1 (1 - 0.5 *
+    0.96^t)` and `U_t = u_1 ... u_t`, `m` and `v` move as Adam's and
+    `var -= lr * m_hat / (sqrt(v / (1 - beta_2^t)) + epsilon)` where
+    `m_hat = u_{t+1} m / (1 - U_{t+1}) + (1 - u_t) g / (1 - U_t)`. `U_t` is one
+    optimizer-wide variable (`u_product`), advanced once per step. An IndexedSlices
+    gradient updates only the rows it names (lazily, as Adam).
+
+    Example:
+        >>> v = tf.Variable(1.0); opt = tf.optimizers.Nadam(learning_rate=0.1)
+        >>> _ = opt.apply_gradients([(tf.constant(3.0), v)]); round(float(v), 4)
+        0.8937
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, weight_decay=None, name: str = "Nadam", **kwargs):
+        # not an Adam subclass: Keras's Nadam has no `amsgrad`, and configs list arguments
+        super().__init__(learning_rate, name, weight_decay)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self._u_product = None  # made by build, in the first variable's dtype as Keras's
+
+    def build(self, var_list) -> None:
+        var_list = list(var_list)
+        super().build(var_list)
+        if self._u_product is None and var_list:
+            dtype = var_list[0].dtype
+            self._u_product = Variable(lambda: convert_to_tensor(1.0, dtype=dtype),
+                                       trainable=False, name="u_product")
+
+    @property
+    def variables(self) -> list:
+        """The state: `iterations`, the slots, then `u_product` once built (Keras's own
+        list leaves it out; here `variables` is the whole state)."""
+        extra = [] if self._u_product is None else [self._u_product]
+        return _CallableList(list(super().variables) + extra)
+
+    def _trackable_children(self) -> dict:
+        children = super()._trackable_children()
+        if self._u_product is not None:
+            children["u_product"] = self._u_product
+        return children
+
+    @staticmethod
+    def _decay_term(step, dtype) -> Tensor:
+        return 1.0 - 0.5 * pow(convert_to_tensor(0.96, dtype=dtype), step)
+
+    def _slot_names(self):
+        return ("m", "v")
+
+    def _before_updates(self) -> None:
+        dtype = self._u_product.dtype
+        step = cast(self._iterations + 1, dtype)
+        self._u_product.assign(self._u_product * convert_to_tensor(self.beta_1, dtype=dtype)
+                               * self._decay_term(step, dtype))
+
+    def _rule(self, g, x, slots, lr):
+        dtype = x.dtype
+        # the betas in the variable's dtype first, so float32 rounds as Keras's does
+        beta_1 = convert_to_tensor(self.beta_1, dtype=dtype)
+        beta_2 = convert_to_tensor(self.beta_2, dtype=dtype)
+        step = cast(self._iterations + 1, dtype)
+        u_t = beta_1 * self._decay_term(step, dtype)
+        u_next = beta_1 * self._decay_term(step + 1, dtype)
+        u_product = cast(self._u_product.read_value(), dtype)
+        u_product_next = u_product * u_next
+        b2_power = pow(beta_2, step)
+        m = slots["m"] = slots["m"] + (g - slots["m"]) * (1 - beta_1)
+        v = slots["v"] = slots["v"] + (square(g) - slots["v"]) * (1 - beta_2)
+        m_hat = u_next * m / (1 - u_product_next) + (1 - u_t) * g / (1 - u_product)
+        return x - m_hat * lr / (sqrt(v / (1 - b2_power)) + self.epsilon)
 
 
 class RMSprop(Optimizer):
