@@ -527,8 +527,10 @@ class AveragePooling1D(_Pooling1D):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class _GlobalPooling1D(_Stateless):
+class _GlobalPooling(_Stateless):
+    """A reduction over the spatial axes (`_axes`) of a channels-last input of `_rank`."""
     _reduce = None
+    _rank, _axes, _what = 3, [1], "a 3-D [batch, steps, channels] input"
 
     def __init__(self, data_format=None, keepdims: bool = False, **kwargs):
         super().__init__(**kwargs)
@@ -538,12 +540,16 @@ class _GlobalPooling1D(_Stateless):
         self.keepdims = bool(keepdims)
 
     def call(self, x):
-        if x.ndim != 3:
-            raise self._input_error("a 3-D [batch, steps, channels] input", x)
-        return type(self)._reduce(x, axis=1, keepdims=self.keepdims)
+        if x.ndim != self._rank:
+            raise self._input_error(self._what, x)
+        return type(self)._reduce(x, axis=self._axes, keepdims=self.keepdims)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "keepdims": self.keepdims}
+
+
+class _GlobalPooling1D(_GlobalPooling):
+    pass
 
 
 class GlobalAveragePooling1D(_GlobalPooling1D):
@@ -623,23 +629,8 @@ class AveragePooling2D(_Pooling2D):
     _op = staticmethod(_conv.avg_pool2d)
 
 
-class _GlobalPooling2D(_Stateless):
-    _reduce = None
-
-    def __init__(self, data_format=None, keepdims: bool = False, **kwargs):
-        super().__init__(**kwargs)
-        if data_format not in (None, "channels_last"):
-            raise ValueError(f"{type(self).__name__}: only data_format='channels_last' is "
-                             f"supported, got {data_format!r}")
-        self.keepdims = bool(keepdims)
-
-    def call(self, x):
-        if x.ndim != 4:
-            raise self._input_error("a 4-D NHWC input", x)
-        return type(self)._reduce(x, axis=[1, 2], keepdims=self.keepdims)
-
-    def get_config(self) -> dict:
-        return {**super().get_config(), "keepdims": self.keepdims}
+class _GlobalPooling2D(_GlobalPooling):
+    _rank, _axes, _what = 4, [1, 2], "a 4-D NHWC input"
 
 
 class GlobalAveragePooling2D(_GlobalPooling2D):
