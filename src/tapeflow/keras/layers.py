@@ -50,6 +50,16 @@ def _base_kwargs(kwargs: dict) -> tuple:
     return kwargs.pop("name", None), kwargs.pop("dtype", None) or _dt.float32, kwargs
 
 
+def _kernel_config(layer) -> dict:
+    """The config entries every layer with a kernel and a bias shares (Dense, Conv1D,
+    Conv2D): activation, use_bias, initializers, regularizers."""
+    return {"activation": layer._activation_id, "use_bias": layer.use_bias,
+            "kernel_initializer": _init.serialize(layer.kernel_initializer),
+            "bias_initializer": _init.serialize(layer.bias_initializer),
+            "kernel_regularizer": _regularizers.serialize(layer._regularizer_for["kernel"]),
+            "bias_regularizer": _regularizers.serialize(layer._regularizer_for["bias"])}
+
+
 class Dense(Layer, _layers.Dense):
     """A densely connected layer: `activation(inputs @ kernel + bias)`.
 
@@ -76,12 +86,7 @@ class Dense(Layer, _layers.Dense):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "units": self.units,
-                "activation": self._activation_id, "use_bias": self.use_bias,
-                "kernel_initializer": _init.serialize(self.kernel_initializer),
-                "bias_initializer": _init.serialize(self.bias_initializer),
-                "kernel_regularizer": _regularizers.serialize(
-                    self._regularizer_for["kernel"]),
-                "bias_regularizer": _regularizers.serialize(self._regularizer_for["bias"])}
+                **_kernel_config(self)}
 
 
 class Conv2D(Layer, _layers.Conv2D):
@@ -115,12 +120,7 @@ class Conv2D(Layer, _layers.Conv2D):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "dilation_rate": self.dilation_rate,
-                "activation": self._activation_id, "use_bias": self.use_bias,
-                "kernel_initializer": _init.serialize(self.kernel_initializer),
-                "bias_initializer": _init.serialize(self.bias_initializer),
-                "kernel_regularizer": _regularizers.serialize(
-                    self._regularizer_for["kernel"]),
-                "bias_regularizer": _regularizers.serialize(self._regularizer_for["bias"])}
+                **_kernel_config(self)}
 
 
 def _int_one(layer: str, arg: str, value) -> int:
@@ -202,12 +202,7 @@ class Conv1D(Layer):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "dilation_rate": self.dilation_rate,
-                "activation": self._activation_id, "use_bias": self.use_bias,
-                "kernel_initializer": _init.serialize(self.kernel_initializer),
-                "bias_initializer": _init.serialize(self.bias_initializer),
-                "kernel_regularizer": _regularizers.serialize(
-                    self._regularizer_for["kernel"]),
-                "bias_regularizer": _regularizers.serialize(self._regularizer_for["bias"])}
+                **_kernel_config(self)}
 
 
 class Embedding(Layer, _layers.Embedding):
