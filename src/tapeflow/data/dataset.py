@@ -825,6 +825,10 @@ class _BatchDataset(_UnaryDataset):
                 if not len(chunk) or (self._drop and len(chunk) < self._size):
                     return
                 yield [a[chunk] for a in arrays]
+        yield from self._grouped(ctx)
+
+    def _grouped(self, ctx):
+        """Elements gathered `_size` at a time and stacked (`_stack`)."""
         rows: list = []
         for flat in self._input._elements(ctx):
             rows.append(flat)
@@ -877,14 +881,7 @@ class _PaddedBatchDataset(_BatchDataset):
                                            for dims, s in zip(self._shapes, specs)])
 
     def _elements(self, ctx):
-        rows: list = []
-        for flat in self._input._elements(ctx):
-            rows.append(flat)
-            if len(rows) == self._size:
-                yield self._stack(rows)
-                rows = []
-        if rows and not self._drop:
-            yield self._stack(rows)
+        return self._grouped(ctx)  # (no slicing fast path: rows are padded)
 
     def _stack(self, rows: list) -> list:
         out = []
