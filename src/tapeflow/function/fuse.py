@@ -23,12 +23,13 @@ import heapq
 import importlib.util
 import os
 import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._core import jit
 from .._core.context import intra_op_threads
+from .._core.jit import available, set_background, wait_compiled  # noqa: F401 (API)
 from .._core.registry import define_op
 from .._core.tensor import Tensor
 from .graph import FuncGraph
@@ -74,11 +75,6 @@ ALONE_FROM = 1 << 14     # elements
 # faster for the parallel loop (its parfor analysis) that large arrays use.
 MAX_MEMBERS = 1536
 MAX_PARALLEL_MEMBERS = 256
-
-
-def available() -> bool:
-    """Whether numba can be imported (the `jit` extra)."""
-    return importlib.util.find_spec("numba") is not None
 
 
 def _full_reduction(node) -> bool:
@@ -550,36 +546,6 @@ def compile_source(source: str):
 # Tiered compilation: a kernel not yet in the disk cache is compiled by one background
 # thread while its region runs as NumPy blocks; the compiled loop takes over from the
 # first call after it is ready. A first call then costs tracing and optimizing only.
-# TAPEFLOW_JIT_BACKGROUND=0 (or `set_background(False)`) compiles on the first call.
-_background = [os.environ.get("TAPEFLOW_JIT_BACKGROUND", "1") != "0"]
-_compiler: list = []   # the one compile thread (made on first use)
-_pending: list = []    # futures of background compiles not yet waited for
-
-
-def set_background(on: bool) -> None:
-    """Compile fused kernels in the background (the default) or on their first call."""
-    _background[0] = bool(on)
-
-
-def wait_compiled(timeout: float | None = None) -> None:
-    """Block until every background compile started so far has finished (benchmarks
-    call it to time the steady state; programs never need to)."""
-    while _pending:
-        _pending.pop(0).result(timeout)
-
-
-def _compile_thread() -> ThreadPoolExecutor:
-    if not _compiler:
-        # numba's analyses recurse along a kernel's statements: a deep C stack
-        old = threading.stack_size(256 << 20)
-        try:
-            _compiler.append(ThreadPoolExecutor(1, thread_name_prefix="tapeflow-jit"))
-            _compiler[0].submit(lambda: None).result()  # the thread exists from now
-        finally:
-            threading.stack_size(old)
-    return _compiler[0]
-
-
 def _deep_recursion(members: int) -> int:
     """The recursion limit numba needs for a kernel of `members` ops."""
     return max(sys.getrecursionlimit(), 10 * members + 1000)
@@ -646,7 +612,7 @@ class FusedKernel:
         if state is True or state == "now":
             return True
         if state is None:
-            if not _background[0] or os.path.exists(self._marker(variant)):
+            if not jit.background() or os.path.exists(self._marker(variant)):
                 self._ready[variant] = "now"  # compiled (or loaded) by this call
                 return True
             # a zero-length call with arrays of the same types compiles the loop
@@ -654,9 +620,7 @@ class FusedKernel:
                      for a in args + outs]
             if variant == 2:
                 dummy += [np.empty(1, self.dtype) for _ in range(self.reductions)]
-            state = self._ready[variant] = _compile_thread().submit(
-                self._compile_now, variant, dummy)
-            _pending.append(state)
+            state = self._ready[variant] = jit.submit(self._compile_now, variant, dummy)
             return False
         if not state.done():
             return False

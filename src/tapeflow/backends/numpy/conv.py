@@ -10,6 +10,7 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..._core.jit import Loop
 from ._kernel import broadcast_shapes, kernel
 
 
@@ -392,12 +393,140 @@ def _maskable(g) -> bool:
     return kind in "iu" or (kind == "f" and bool(np.isfinite(g).all()))
 
 
+def _max_pool_2x2(xp, dy, out, sh, sw, grad, zero):  # pragma: no cover (numba runs it)
+    """The loop behind `_MAX_POOL_2X2`, the common window: each window's first maximum
+    (the first NaN when it holds one, as np.argmax picks) from flags that vectorize across
+    channels (written one statement each: numba's tuple assignments vectorize worse).
+    grad=False: `out` [N, OH, OW, C] gets the maxima; grad=True (disjoint windows): `out`
+    [like xp] gets `dy` at them and `zero` (out's type: no widening) elsewhere."""
+    n_, oh_, ow_, c_ = dy.shape
+    for n in range(n_):
+        for i in range(oh_):
+            i0 = i * sh
+            for j in range(ow_):
+                j0 = j * sw
+                r0 = xp[n, i0, j0]
+                r1 = xp[n, i0, j0 + 1]
+                r2 = xp[n, i0 + 1, j0]
+                r3 = xp[n, i0 + 1, j0 + 1]
+                if grad:
+                    g = dy[n, i, j]
+                    d0 = out[n, i0, j0]
+                    d1 = out[n, i0, j0 + 1]
+                    d2 = out[n, i0 + 1, j0]
+                    d3 = out[n, i0 + 1, j0 + 1]
+                    for c in range(c_):
+                        a = r0[c]
+                        b = r1[c]
+                        e = r2[c]
+                        f = r3[c]
+                        m = max(max(a, b), max(e, f))
+                        na = a != a
+                        nb = b != b
+                        ne = e != e
+                        num = ~(na | nb | ne | (f != f))  # no NaN: the first maximum
+                        t0 = na | (num & (a == m))
+                        t1 = ~t0 & (nb | (num & (b == m)))
+                        t2 = ~(t0 | t1) & (ne | (num & (e == m)))
+                        t3 = ~(t0 | t1 | t2)
+                        gc = g[c]
+                        d0[c] = gc if t0 else zero
+                        d1[c] = gc if t1 else zero
+                        d2[c] = gc if t2 else zero
+                        d3[c] = gc if t3 else zero
+                else:
+                    o = out[n, i, j]
+                    for c in range(c_):
+                        a = r0[c]
+                        b = r1[c]
+                        e = r2[c]
+                        f = r3[c]
+                        m = max(max(a, b), max(e, f))
+                        nan = (a != a) | (b != b) | (e != e) | (f != f)
+                        o[c] = a + b + e + f if nan else m
+
+
+def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode):  # pragma: no cover (numba runs it)
+    """The loop behind `_MAX_POOL_SCAN`, any window: each window's first maximum over the
+    padded [N, H, W, C] `xp` (the first NaN when it holds one), in one pass where the
+    NumPy kernels make several per tap. `out` [N, OH, OW, C] gets the maxima (mode 0) or
+    `g` [like xp] read at them (mode 2, MaxPoolGradGrad); mode 1 (MaxPoolGrad) adds `g`
+    [N, OH, OW, C] into `out` (zeros like xp) at them."""
+    n_, oh_, ow_, c_ = g.shape if mode == 1 else out.shape
+    # Any window: the running maximum and its tap per channel. MaxPoolGrad keeps every
+    # window's tap, then adds tap by tap as the NumPy kernel does (overlapping windows
+    # add several values into one element: the same order gives the same rounding).
+    best = np.empty(c_, xp.dtype)
+    arg = np.empty((n_, oh_, ow_, c_), np.int32)
+    for n in range(n_):
+        for i in range(oh_):
+            i0 = i * sh
+            for j in range(ow_):
+                j0 = j * sw
+                here = arg[n, i, j]
+                for c in range(c_):
+                    best[c] = xp[n, i0, j0, c]
+                    here[c] = 0
+                for t in range(1, kh * kw):
+                    a, b = i0 + t // kw, j0 + t % kw
+                    for c in range(c_):
+                        v, m = xp[n, a, b, c], best[c]
+                        take = (v > m) | ((v != v) & (m == m))
+                        best[c] = v if take else m
+                        here[c] = t if take else here[c]
+                for c in range(c_):
+                    if mode == 0:
+                        out[n, i, j, c] = best[c]
+                    elif mode == 2:
+                        out[n, i, j, c] = g[n, i0 + here[c] // kw, j0 + here[c] % kw, c]
+    if mode == 1:
+        for t in range(kh * kw):
+            for n in range(n_):
+                for i in range(oh_):
+                    a = i * sh + t // kw
+                    for j in range(ow_):
+                        b = j * sw + t % kw
+                        for c in range(c_):
+                            out[n, a, b, c] += g[n, i, j, c] if arg[n, i, j, c] == t else 0
+
+
+# The scan compiled by numba (the `jit` extra) when installed; its results equal the NumPy
+# formulations below exactly (it only compares and selects), which run until it is ready.
+_MAX_POOL_SCAN, _MAX_POOL_2X2 = Loop(_max_pool_scan), Loop(_max_pool_2x2)
+_SCANNED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (numba has no halves)
+
+
+def _scan(xp, g, out, attrs, mode) -> bool:
+    """Run a compiled scan on 4-D operands; False when it cannot (not compiled yet,
+    numba missing, broadcast batch dimensions): the caller's NumPy code runs instead."""
+    if not (xp.ndim == g.ndim == out.ndim == 4) or not all(
+            a.dtype.kind in "iu" or a.dtype in _SCANNED_FLOATS for a in (xp, g, out)):
+        return False
+    # contiguous operands: a loop typed for them vectorizes, and one compile per dtype
+    xp, g = np.ascontiguousarray(xp), np.ascontiguousarray(g)
+    (kh, kw), (sh, sw) = attrs["ksize"], attrs["strides"]
+    if (kh, kw) == (2, 2) and mode != 2 and (mode == 0 or (sh > 1 and sw > 1)):
+        loop, args = _MAX_POOL_2X2, (xp, g, out, sh, sw, mode == 1, out.dtype.type(0))
+    elif mode == 0:
+        return False  # the NumPy maxima of any other window are as fast
+    else:
+        loop, args = _MAX_POOL_SCAN, (xp, g, out, kh, kw, sh, sw, mode)
+    run = loop.ready(*args)
+    if run is None:
+        return False
+    run(*args)
+    return True
+
+
 @kernel("MaxPool")
 def max_pool(inputs, attrs, backend):
     fmt = attrs["data_format"]
     x = _nhwc(inputs["x"], fmt)
-    _, _, _, taps = _pool_taps(x, attrs, _lowest(x.dtype))
-    return _from_nhwc(_window_max(taps), fmt, x.dtype)
+    out, _, xp, taps = _pool_taps(x, attrs, _lowest(x.dtype))
+    y = np.empty(x.shape[:-3] + out + x.shape[-1:], x.dtype)
+    if not _scan(xp, y, y, attrs, 0):
+        y = _window_max(taps)
+    return _from_nhwc(y, fmt, x.dtype)
 
 
 @kernel("MaxPoolGrad")
@@ -407,11 +536,18 @@ def max_pool_grad(inputs, attrs, backend):
     x, dy = _nhwc(inputs["x"], fmt), _nhwc(inputs["dy"], fmt)
     out, pads, xp, taps = _pool_taps(x, attrs, _lowest(x.dtype))
     lead = broadcast_shapes(x.shape[:-3], dy.shape[:-3])  # includes N
-    overlap, product = _overlapping(attrs), _maskable(dy)
+    h, w = x.shape[-3:-1]
+    (pt, _), (pl, _) = pads
     # Windows that tile the padded input write each element once: no zeroing needed.
-    tiled = product and all(k == s and n * k == p for k, s, n, p in zip(
+    tiled = all(k == s and n * k == p for k, s, n, p in zip(
         attrs["ksize"], attrs["strides"], out, xp.shape[-3:-1]))
-    dx = (np.empty if tiled else np.zeros)(lead + xp.shape[-3:], dy.dtype)
+    if x.shape[:-3] == lead == dy.shape[:-3] and xp.dtype == dy.dtype:
+        dx = (np.empty if tiled and tuple(attrs["ksize"]) == (2, 2) else np.zeros)(
+            lead + xp.shape[-3:], dy.dtype)  # (the 2x2 loop writes every element)
+        if _scan(xp, dy, dx, attrs, 1):
+            return _from_nhwc(dx[..., pt:pt + h, pl:pl + w, :], fmt, dy.dtype)
+    overlap, product = _overlapping(attrs), _maskable(dy)
+    dx = (np.empty if tiled and product else np.zeros)(lead + xp.shape[-3:], dy.dtype)
     for m, d in zip(_first_max(taps, _window_max(taps)),
                     _taps(dx, out, attrs["ksize"], attrs["strides"])):
         if overlap:  # windows share elements: their gradients add up
@@ -423,8 +559,6 @@ def max_pool_grad(inputs, attrs, backend):
             np.multiply(dy, m, out=d)
         else:
             np.copyto(d, dy, where=m)
-    h, w = x.shape[-3:-1]
-    (pt, _), (pl, _) = pads
     return _from_nhwc(dx[..., pt:pt + h, pl:pl + w, :], fmt, dy.dtype)
 
 
@@ -433,13 +567,15 @@ def max_pool_grad_grad(inputs, attrs, backend):
     """dx gathered at the argmax of each window of x: the JVP of MaxPool."""
     fmt = attrs["data_format"]
     x, dx = _nhwc(inputs["x"], fmt), _nhwc(inputs["dx"], fmt)
-    out, pads, _, taps = _pool_taps(x, attrs, _lowest(x.dtype))
-    y = _window_max(taps)
+    out, pads, xp, taps = _pool_taps(x, attrs, _lowest(x.dtype))
     lead = broadcast_shapes(x.shape[:-3], dx.shape[:-3])
-    res = np.zeros(lead + y.shape[-3:], dx.dtype)
+    dxp = _pad(dx, pads, scratch="pad_dx")
+    res = np.zeros(lead + out + x.shape[-1:], dx.dtype)
+    if x.shape[:-3] == lead == dx.shape[:-3] and _scan(xp, dxp, res, attrs, 2):
+        return _from_nhwc(res, fmt, dx.dtype)
+    y = _window_max(taps)
     product = _maskable(dx)
-    for m, g in zip(_first_max(taps, y), _taps(_pad(dx, pads, scratch="pad_dx"), out,
-                                                attrs["ksize"], attrs["strides"])):
+    for m, g in zip(_first_max(taps, y), _taps(dxp, out, attrs["ksize"], attrs["strides"])):
         if product:  # one mask holds each window: the sum of products picks its tap
             res += g * m
         else:
