@@ -291,3 +291,34 @@ def test_intra_op_threads_bound_the_threads_of_one_fused_op():
     finally:
         tf.config.threading.set_intra_op_parallelism_threads(0)
     np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-12)
+
+
+def test_thread_choice_tries_both_then_keeps_the_faster_and_explores_now_and_then():
+    choice = fuse._ThreadChoice()
+    assert choice.several() is True  # several threads first ...
+    choice.record(True, 5e-3)        # ... slow: the cores are busy
+    assert choice.several() is False
+    choice.record(False, 1e-3)
+    picks = []
+    for _ in range(2 * fuse._ThreadChoice.EXPLORE):
+        picks.append(choice.several())
+        choice.record(picks[-1], 5e-3 if picks[-1] else 1e-3)
+    assert picks.count(True) == 2  # one thread, except one call in EXPLORE
+    for _ in range(3):  # the cores are free again: several threads get faster ...
+        choice.record(True, 1e-4)
+    assert choice.several() is True  # ... and win
+
+
+def test_a_large_static_kernel_runs_its_serial_loop_when_that_is_faster():
+    x = tf.constant(np.linspace(-3, 3, fuse.PARALLEL_FROM * 2))
+    f = tf.function(lambda x: tf.nn.relu(x * 2.0 + 1.0) * x)
+    want = np.maximum(x.numpy() * 2 + 1, 0) * x.numpy()
+    np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-15)
+    (node,) = fused_nodes(f.get_concrete_function(x))
+    kernel = node.attrs["kernel"]
+    np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-15)  # the steady state
+    assert kernel._parallel and kernel._threads.runs == [0, 1]
+    kernel._threads.seconds = [1e-9, 1.0]  # as if the parallel loop had stalled
+    kernel._threads.runs = [1, 1]
+    np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-15)
+    assert kernel._threads.runs == [2, 1]  # the serial loop ran (and was timed)

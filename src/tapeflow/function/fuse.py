@@ -23,6 +23,7 @@ import heapq
 import importlib.util
 import os
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -551,6 +552,32 @@ def _deep_recursion(members: int) -> int:
     return max(sys.getrecursionlimit(), 10 * members + 1000)
 
 
+class _ThreadChoice:
+    """Whether a kernel's next call runs on one thread or on several, by their measured
+    times. Several threads win on idle cores and lose badly on busy ones (each waits for
+    its turn at a core, and the call for the last of them: several times slower than one
+    thread when other processes fill the machine), so every call is timed and the slower
+    choice is tried again every `EXPLORE` calls, in case the machine has changed."""
+    EXPLORE = 32
+
+    def __init__(self):
+        self.seconds = [0.0, 0.0]  # a running average per choice: [one, several]
+        self.runs = [0, 0]
+        self.calls = 0
+
+    def several(self) -> bool:
+        self.calls += 1
+        if not self.runs[1] or not self.runs[0]:
+            return not self.runs[1]  # each choice once, several threads first
+        faster = self.seconds[1] < self.seconds[0]
+        return faster if self.calls % self.EXPLORE else not faster
+
+    def record(self, several: bool, seconds: float) -> None:
+        k = int(several)
+        self.seconds[k] = seconds if not self.runs[k] else (self.seconds[k] + seconds) / 2
+        self.runs[k] += 1
+
+
 class FusedKernel:
     """The callable a FusedElementwise node runs: flattens its inputs, allocates its
     outputs, calls the compiled loop and shapes the results."""
@@ -568,6 +595,7 @@ class FusedKernel:
         self._ready: dict = {}
         self._loop = None  # the compiled loop once it ran (a static shape: one variant)
         self._size, self._stored, self._parallel = 0, False, False
+        self._threads = _ThreadChoice()
 
     def __call__(self, arrays: list) -> list:
         loop = self._loop
@@ -575,14 +603,22 @@ class FusedKernel:
             n, dtype = self._size, self.dtype
             outs = [np.empty(n, dtype) for _ in range(self.n_outputs)]
             args = [a.ravel() if a.ndim else a[()] for a in arrays]
-            if self._parallel:  # the threads tf.config.threading allows one op
-                self._kernels[4](intra_op_threads())
-            if self._stored:  # (the parallel loop: the values to sum come back stored)
-                stored = [np.empty(n, dtype) for _ in range(self.reductions)]
-                loop(0, n, *args, *outs, *stored)
-                sums = [np.sum(v, dtype=np.float64) for v in stored]
-            else:
+            if not self._parallel:
                 sums = loop(0, n, *args, *outs)
+            elif self._loop_ready(0, args, outs) and not self._threads.several():
+                start = time.perf_counter()  # one thread: the serial loop
+                sums = self._run_loop(0, n, args, outs)
+                self._threads.record(False, time.perf_counter() - start)
+            else:
+                start = time.perf_counter()
+                self._kernels[4](intra_op_threads())  # the threads an op may use
+                if self._stored:  # (the parallel loop: the values to sum come back stored)
+                    stored = [np.empty(n, dtype) for _ in range(self.reductions)]
+                    loop(0, n, *args, *outs, *stored)
+                    sums = [np.sum(v, dtype=np.float64) for v in stored]
+                else:
+                    sums = loop(0, n, *args, *outs)
+                self._threads.record(True, time.perf_counter() - start)
             shape = self.shape
             return [o.reshape(shape) for o in outs] + [np.asarray(v, dtype) for v in sums]
         if self._kernels is None:
@@ -659,7 +695,8 @@ class FusedKernel:
         if self._ready[variant] is not True:
             _touch(self._marker(variant))
             self._ready[variant] = True
-            if self.shape is not None:  # compiled for good: later calls go straight to it
+            if self.shape is not None and (variant == 2) == (n >= PARALLEL_FROM):
+                # compiled for good: later calls go straight to it
                 self._size, self._stored = n, variant == 2 and self.reductions > 0
                 self._parallel = variant == 2
                 self._loop = self._kernels[variant]
@@ -672,6 +709,9 @@ class FusedKernel:
         row = self._kernels[3]
         block = max(row, block // row * row)
         workers = min(intra_op_threads(), -(-n // PARALLEL_FROM))
+        several = workers > 1 and self._threads.several()
+        start = time.perf_counter()
+        workers = workers if several else 1
         step = -(-(-(-n // workers)) // row) * row
 
         def run(lo, hi):
@@ -682,10 +722,13 @@ class FusedKernel:
             return total
 
         if workers == 1:
-            return tuple(run(0, n))
-
-        futures = [_threads().submit(run, lo, min(lo + step, n)) for lo in range(0, n, step)]
-        totals = [f.result() for f in futures]
+            totals = [run(0, n)]
+        else:
+            futures = [_threads().submit(run, lo, min(lo + step, n))
+                       for lo in range(0, n, step)]
+            totals = [f.result() for f in futures]
+        if -(-n // PARALLEL_FROM) > 1 and intra_op_threads() > 1:
+            self._threads.record(several, time.perf_counter() - start)
         return tuple(sum(t[k] for t in totals) for k in range(self.reductions))
 
     def __repr__(self) -> str:
