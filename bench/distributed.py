@@ -6,7 +6,7 @@ demo CNN      examples/demo.py's CNN (conv 3x3x16 same + ReLU, 2x2 max pool, den
               dense 10) on 8x8 images, 64 samples per replica, Adam
 
 Weak scaling: the batch per replica is fixed, so 2 processes do twice the work of 1 in a
-step. Each model runs traced (`tf.function`: the step's all-reduce is a graph node) and
+step, each replica on one core (one BLAS thread, one intra-op thread). Each model runs traced (`tf.function`: the step's all-reduce is a graph node) and
 eagerly, the eager step with its gradients summed bucket by bucket during the backward
 pass (overlap, 256 KiB buckets) or all at apply_gradients (blocking). Reported per
 configuration: samples per second over all replicas (the fastest of 5 blocks of --steps
@@ -66,6 +66,10 @@ def _models(tf):
 
 def worker(steps: int, out: str) -> None:
     import tapeflow as tf
+    # One core per replica in every configuration, as one BLAS thread: with 1 process the
+    # intra-op threads would otherwise take the second core (split matmuls, parallel fused
+    # loops) and the 1-process baseline would measure two cores.
+    tf.config.threading.set_intra_op_parallelism_threads(1)
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     rank, n = strategy.cluster_resolver.task_id, strategy.num_replicas_in_sync
     group = strategy._group

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tapeflow as tf
+from tapeflow._core.threads import ThreadChoice
 from tapeflow.function import fuse, passes
 
 pytestmark = pytest.mark.skipif(not fuse.available(), reason="the jit extra (numba)")
@@ -294,13 +295,13 @@ def test_intra_op_threads_bound_the_threads_of_one_fused_op():
 
 
 def test_thread_choice_tries_both_then_keeps_the_faster_and_explores_now_and_then():
-    choice = fuse._ThreadChoice()
+    choice = ThreadChoice()
     assert choice.several() is True  # several threads first ...
     choice.record(True, 5e-3)        # ... slow: the cores are busy
     assert choice.several() is False
     choice.record(False, 1e-3)
     picks = []
-    for _ in range(2 * fuse._ThreadChoice.EXPLORE):
+    for _ in range(2 * ThreadChoice.EXPLORE):
         picks.append(choice.several())
         choice.record(picks[-1], 5e-3 if picks[-1] else 1e-3)
     assert picks.count(True) == 2  # one thread, except one call in EXPLORE

@@ -24,7 +24,6 @@ import importlib.util
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -32,6 +31,7 @@ from .._core import jit
 from .._core.context import intra_op_threads
 from .._core.jit import available, set_background, wait_compiled  # noqa: F401 (API)
 from .._core.registry import define_op
+from .._core.threads import ThreadChoice, pool
 from .._core.tensor import Tensor
 from .graph import FuncGraph
 from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
@@ -441,15 +441,6 @@ def generate(region: Region, exported: set) -> tuple:
 # a large region holding one runs as NumPy blocks from threads instead of one numba loop.
 TRANSCENDENTAL = {"Exp", "Expm1", "Log", "Log1p", "Sin", "Cos", "Tanh", "Sigmoid"}
 BLOCK = 1 << 17  # elements per NumPy block: temporaries stay in cache, calls stay few
-_pool: list = []
-
-
-def _threads() -> ThreadPoolExecutor:
-    if not _pool:
-        _pool.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
-                                        thread_name_prefix="tapeflow-fused"))
-    return _pool[0]
-
 
 _compiled: dict = {}  # source -> (numba loop, NumPy block function, parallel numba loop)
 
@@ -552,32 +543,6 @@ def _deep_recursion(members: int) -> int:
     return max(sys.getrecursionlimit(), 10 * members + 1000)
 
 
-class _ThreadChoice:
-    """Whether a kernel's next call runs on one thread or on several, by their measured
-    times. Several threads win on idle cores and lose badly on busy ones (each waits for
-    its turn at a core, and the call for the last of them: several times slower than one
-    thread when other processes fill the machine), so every call is timed and the slower
-    choice is tried again every `EXPLORE` calls, in case the machine has changed."""
-    EXPLORE = 32
-
-    def __init__(self):
-        self.seconds = [0.0, 0.0]  # a running average per choice: [one, several]
-        self.runs = [0, 0]
-        self.calls = 0
-
-    def several(self) -> bool:
-        self.calls += 1
-        if not self.runs[1] or not self.runs[0]:
-            return not self.runs[1]  # each choice once, several threads first
-        faster = self.seconds[1] < self.seconds[0]
-        return faster if self.calls % self.EXPLORE else not faster
-
-    def record(self, several: bool, seconds: float) -> None:
-        k = int(several)
-        self.seconds[k] = seconds if not self.runs[k] else (self.seconds[k] + seconds) / 2
-        self.runs[k] += 1
-
-
 class FusedKernel:
     """The callable a FusedElementwise node runs: flattens its inputs, allocates its
     outputs, calls the compiled loop and shapes the results."""
@@ -595,7 +560,7 @@ class FusedKernel:
         self._ready: dict = {}
         self._loop = None  # the compiled loop once it ran (a static shape: one variant)
         self._size, self._stored, self._parallel = 0, False, False
-        self._threads = _ThreadChoice()
+        self._threads = ThreadChoice()
 
     def __call__(self, arrays: list) -> list:
         loop = self._loop
@@ -724,7 +689,7 @@ class FusedKernel:
         if workers == 1:
             totals = [run(0, n)]
         else:
-            futures = [_threads().submit(run, lo, min(lo + step, n))
+            futures = [pool().submit(run, lo, min(lo + step, n))
                        for lo in range(0, n, step)]
             totals = [f.result() for f in futures]
         if -(-n // PARALLEL_FROM) > 1 and intra_op_threads() > 1:

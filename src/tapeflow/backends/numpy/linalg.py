@@ -1,10 +1,13 @@
 """NumPy kernels of linear algebra: BLAS through np.matmul/np.einsum, LAPACK through
 numpy.linalg (batched over leading axes) and scipy.linalg (unbatched triangular solves)."""
 import math
+import time
 
 import numpy as np
 import scipy.linalg as sla
 
+from ..._core.context import intra_op_threads
+from ..._core.threads import ThreadChoice, pool
 from ._kernel import MAX_RANK, broadcast_shapes, check_rank, kernel
 
 # NumPy's linalg gufuncs need the loop dims and every operand's core dims to fit in its
@@ -49,6 +52,13 @@ def _adjoint(x):
     return x.conj() if x.dtype.kind == "c" else x
 
 
+# A product of at least this many multiply-adds is split by rows over the intra-op
+# threads (each part one single-threaded BLAS call, run while the GIL is released), as
+# TensorFlow's CPU matmul uses its intra-op pool; smaller ones cost more to hand out.
+SPLIT_FROM = 1 << 21
+_choices: dict = {}  # (shapes, dtype) -> ThreadChoice: whether splitting pays here
+
+
 @kernel("MatMul")
 def matmul(inputs, attrs, backend):
     x, y = inputs["a"], inputs["b"]
@@ -56,7 +66,39 @@ def matmul(inputs, attrs, backend):
         x = _adjoint(x)
     if attrs["adjoint_b"]:
         y = _adjoint(y)
+    if x.ndim == y.ndim == 2 and x.dtype == y.dtype and x.dtype.kind in "fc":
+        m, n = x.shape
+        if m * n * y.shape[1] >= SPLIT_FROM and intra_op_threads() > 1 and m >= 16:
+            return _split_matmul(x, y)
     return np.matmul(x, y)
+
+
+def _split_matmul(x, y):
+    """x @ y with its rows in one part per intra-op thread, when measured faster than one
+    call (ThreadChoice: not when other processes keep the cores busy). Every row is the
+    same BLAS computation either way: the results are identical."""
+    key = (x.shape, y.shape, x.dtype)
+    choice = _choices.get(key)
+    if choice is None:
+        if len(_choices) > 4096:  # (shapes that keep changing: start over)
+            _choices.clear()
+        choice = _choices[key] = ThreadChoice()
+    several = choice.several()
+    start = time.perf_counter()
+    if several:
+        m = x.shape[0]
+        parts = min(intra_op_threads(), m // 8)
+        bounds = [m * k // parts for k in range(parts + 1)]
+        out = np.empty((m, y.shape[1]), x.dtype)
+        futures = [pool().submit(np.matmul, x[lo:hi], y, out=out[lo:hi])
+                   for lo, hi in zip(bounds[1:-1], bounds[2:])]
+        np.matmul(x[:bounds[1]], y, out=out[:bounds[1]])  # the first part on this thread
+        for f in futures:
+            f.result()
+    else:
+        out = np.matmul(x, y)
+    choice.record(several, time.perf_counter() - start)
+    return out
 
 
 @kernel("Einsum")

@@ -1,0 +1,48 @@
+"""The threads one op may use (`tf.config.threading`'s intra-op threads): one shared pool,
+and `ThreadChoice`, which decides by measured times whether a kernel's next call splits
+its work over them or runs on the calling thread.
+
+    >>> choice = ThreadChoice()
+    >>> several = choice.several()          # split this call?
+    >>> choice.record(several, seconds)     # how long it took
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+_pool: list = []
+
+
+def pool() -> ThreadPoolExecutor:
+    """The pool whose threads run parts of one op (NumPy and BLAS release the GIL)."""
+    if not _pool:
+        _pool.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
+                                        thread_name_prefix="tapeflow-intra-op"))
+    return _pool[0]
+
+
+class ThreadChoice:
+    """Whether a kernel's next call runs on one thread or on several, by their measured
+    times. Several threads win on idle cores and lose badly on busy ones (each waits for
+    its turn at a core, and the call for the last of them: several times slower than one
+    thread when other processes fill the machine), so every call is timed and the slower
+    choice is tried again every `EXPLORE` calls, in case the machine has changed."""
+    EXPLORE = 32
+
+    def __init__(self):
+        self.seconds = [0.0, 0.0]  # a running average per choice: [one, several]
+        self.runs = [0, 0]
+        self.calls = 0
+
+    def several(self) -> bool:
+        self.calls += 1
+        if not self.runs[1] or not self.runs[0]:
+            return not self.runs[1]  # each choice once, several threads first
+        faster = self.seconds[1] < self.seconds[0]
+        return faster if self.calls % self.EXPLORE else not faster
+
+    def record(self, several: bool, seconds: float) -> None:
+        k = int(several)
+        self.seconds[k] = seconds if not self.runs[k] else (self.seconds[k] + seconds) / 2
+        self.runs[k] += 1
