@@ -37,12 +37,13 @@ class ThreadChoice:
 
     def several(self) -> bool:
         self.calls += 1
-        if not self.runs[1] or not self.runs[0]:
-            return not self.runs[1]  # each choice once, several threads first
+        if min(self.runs) < 2:  # each choice twice, alternating, several threads first
+            return self.runs[1] <= self.runs[0]
         faster = self.seconds[1] < self.seconds[0]
         return faster if self.calls % self.EXPLORE else not faster
 
     def record(self, several: bool, seconds: float) -> None:
         k = int(several)
-        self.seconds[k] = seconds if not self.runs[k] else (self.seconds[k] + seconds) / 2
+        # (a choice's first run may include loading or compiling: its second replaces it)
+        self.seconds[k] = seconds if self.runs[k] < 2 else (self.seconds[k] + seconds) / 2
         self.runs[k] += 1

@@ -22,6 +22,7 @@ import hashlib
 import heapq
 import importlib.util
 import os
+import re
 import sys
 import time
 
@@ -347,6 +348,117 @@ def _literal(value, dtype) -> str | None:
     return f"T({float(value.reshape(()))!r})"
 
 
+# Elements a kernel carries through a stage of its region's ops at once (rounded to whole
+# rows of broadcast operands), their values in L1 between stages: one loop carrying each
+# element through a long chain of ops is latency-bound (the core overlaps few elements'
+# chains), short loops are not, and each loop costs numba compile time.
+BLOCK_ELEMENTS = 256
+STAGE_OPS = 32  # ops per loop: a short body lets the core overlap many elements' chains
+MAX_BLOCK_ROW = 2048  # broadcast rows longer than this: one loop over the elements
+
+
+def _element_loop(parallel, lines, names, outputs, sums, arrays, sizes, row) -> list:
+    """Loop body source: every element through the whole region, one at a time."""
+    loop = "prange" if parallel else "range"
+    source = [] if parallel else [f"    acc{k} = 0.0" for k in range(len(sums))]
+    if sizes:  # rows of the widest suffix: its operands are read at the column
+        source += [f"    for r in {loop}(lo // {row}, hi // {row}):",
+                   f"        for c in range({row}):",
+                   f"            j = r * {row} + c"]
+        pad = "            "
+        reads = [f"x{k} = a{k}[c]" if sizes.get(k) == row else
+                 f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else f"x{k} = a{k}[j]"
+                 for k in arrays]
+    else:
+        source += [f"    for j in {loop}(lo, hi):"]
+        pad = "        "
+        reads = [f"x{k} = a{k}[j]" for k in arrays]
+    source += [pad + line for line in reads + [f"{v} = {e}" for v, e in lines]]
+    source += [f"{pad}o{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
+    if parallel:
+        source += [f"{pad}r{k}[j] = {v}" for k, v in enumerate(sums)]
+        return source + ["    return ()"]
+    source += [f"{pad}acc{k} += {v}" for k, v in enumerate(sums)]
+    return source + [f"    return ({''.join(f'acc{k}, ' for k in range(len(sums)))})"]
+
+
+def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> list:
+    """Loop body source: blocks of `block` elements; the region's ops in stages of
+    STAGE_OPS, each stage one loop over the block carrying every element through its ops
+    (values that later stages read wait in the rows of a scratch array, reused once their
+    last reader has run). Every element goes through the same operations as in
+    `_element_loop`: the same results; the serial sums add in the same order."""
+    stages = [list(range(k, min(k + STAGE_OPS, len(lines))))
+              for k in range(0, len(lines), STAGE_OPS)]
+    stage_of = {lines[k][0]: n for n, stage in enumerate(stages) for k in stage}
+    last = {}  # temp -> the last stage reading it (len(stages): the sums)
+    for n, stage in enumerate(stages):
+        for k in stage:
+            for m in re.findall(r"\bt\d+\b", lines[k][1]):
+                last[m] = n
+    for v in sums:
+        if v in stage_of:
+            last[v] = len(stages)
+    exported = {names[t.id]: k for k, t in enumerate(outputs)}
+    slot, free, slots = {}, [], 0
+    body = []
+    for n, stage in enumerate(stages):
+        code = []
+        for k in stage:
+            var, expression = lines[k]
+            expression = re.sub(r"\bt\d+\b", lambda m: (
+                m.group(0) if stage_of[m.group(0)] == n else f"buf[{slot[m.group(0)]}, i]"),
+                expression)
+            expression = re.sub(r"\bx(\d+)\b", lambda m: (
+                f"b{m.group(1)}[i]" if int(m.group(1)) in sizes else f"a{m.group(1)}[s + i]"),
+                expression)
+            code.append(f"{var} = {expression}")
+            if var in exported:
+                code.append(f"o{exported[var]}[s + i] = {var}")
+        # rows whose last reader is this stage are free for its own values (each
+        # element's row is read before this iteration's stores, at its end)
+        free += [slot.pop(t) for t in [t for t in slot if last[t] <= n]]
+        for k in stage:
+            var = lines[k][0]
+            if last.get(var, n) > n:  # read by a later stage or summed
+                if free:
+                    slot[var] = free.pop()
+                else:
+                    slot[var], slots = slots, slots + 1
+                code.append(f"buf[{slot[var]}, i] = {var}")
+        body += ["        for i in range(n):"] + [f"            {line}" for line in code]
+
+    def ref(v):  # a summed value: a temp's slot, or an input read directly
+        return (f"buf[{slot[v]}, i]" if v in slot else
+                re.sub(r"\bx(\d+)\b", lambda m: f"a{m.group(1)}[s + i]", v))
+
+    for k, v in enumerate(sums):
+        body.append("        for i in range(n):")
+        body.append(f"            r{k}[s + i] = {ref(v)}" if parallel else
+                    f"            acc{k} += {ref(v)}")
+    source = [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand, tiled\n"
+              f"    for i in range({block}):\n"
+              f"        b{k}[i] = a{k}[i % {sizes[k]}]" for k in sorted(sizes)]
+    nslots = max(slots, 1)
+    if parallel:  # one run of blocks and one scratch array per thread
+        source += [f"    blocks = (hi - lo + {block - 1}) // {block}",
+                   f"    scratch = np.empty((parts, {nslots}, {block}), T)",
+                   "    for p in prange(parts):",
+                   "        buf = scratch[p]",
+                   "        for blk in range(blocks * p // parts, blocks * (p + 1) // parts):"]
+    else:
+        source += [f"    acc{k} = 0.0" for k in range(len(sums))]
+        source += [f"    buf = np.empty(({nslots}, {block}), T)",
+                   f"    for blk in range((hi - lo + {block - 1}) // {block}):"]
+    indent = "    " if parallel else ""
+    source += [f"{indent}        s = lo + blk * {block}", f"{indent}        n = min({block}, hi - s)"]
+    body = [indent + line for line in body]
+    source += body
+    if parallel:
+        return source + ["    return ()"]
+    return source + [f"    return ({''.join(f'acc{k}, ' for k in range(len(sums)))})"]
+
+
 def generate(region: Region, exported: set) -> tuple:
     """(source of the kernel module, external input tensors, output tensors, reductions).
 
@@ -374,7 +486,7 @@ def generate(region: Region, exported: set) -> tuple:
             args.append(names[t.id])
         out = node.outputs[0]
         var = f"t{len(lines)}"
-        lines.append(f"{var} = {_expression(node, args)}")
+        lines.append((var, _expression(node, args)))
         names[out.id] = var
     outputs = [n.outputs[0] for n in region.members if n.outputs[0].id in exported]
     arrays = [k for k, t in enumerate(inputs) if t._shape != ()]
@@ -389,40 +501,25 @@ def generate(region: Region, exported: set) -> tuple:
     sums = [names[node.inputs["x"].id] for node in region.reductions]
     size = f"a{arrays[0]}.size" if arrays else "o0.size"
     source = [f"# generated by tapeflow: {', '.join(n.op for n in region.members)}",
-              "import numpy as np", "from numba import config, njit, prange, set_num_threads",
+              "import numpy as np",
+              "from numba import config, njit, prange, set_num_threads",
               "", "def threads(n):  # (numba's setting is per calling thread)",
               "    set_num_threads(max(1, min(n, config.NUMBA_NUM_THREADS)))", "",
               f"T = np.{region.dtype.name}", ""]
+    block = row * max(1, BLOCK_ELEMENTS // row)
     # numba compiles a variant on its first call: small arrays use the serial one only
-    for variant, loop, parallel in (("kernel", "range", False),
-                                    ("kernel_parallel", "prange", True)):
+    for variant, parallel in (("kernel", False), ("kernel_parallel", True)):
         # the parallel loop stores the values it sums (a float64 accumulator carried
         # through the loop keeps LLVM from vectorizing it); the caller sums them
         stored = [f"r{k}" for k in range(len(sums))] if parallel else []
         source += [f"@njit(parallel={parallel}, cache=True, nogil=True, error_model='numpy')",
-                   f"def {variant}(lo, hi, {', '.join(params + stored)}):"]
-        if not parallel:
-            source += [f"    acc{k} = 0.0" for k in range(len(sums))]  # float64 sums
-        if sizes:  # rows of the widest suffix: its operands are read at the column
-            source += [f"    for r in {loop}(lo // {row}, hi // {row}):",
-                       f"        for c in range({row}):",
-                       f"            j = r * {row} + c"]
-            pad = "            "
-            reads = [f"x{k} = a{k}[c]" if sizes.get(k) == row else
-                     f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else f"x{k} = a{k}[j]"
-                     for k in arrays]
+                   f"def {variant}(lo, hi, {'parts, ' if parallel else ''}"
+                   f"{', '.join(params + stored)}):"]
+        if row > MAX_BLOCK_ROW:
+            source += _element_loop(parallel, lines, names, outputs, sums, arrays, sizes, row)
         else:
-            source += [f"    for j in {loop}(lo, hi):"]
-            pad = "        "
-            reads = [f"x{k} = a{k}[j]" for k in arrays]
-        source += [pad + line for line in reads + lines]
-        source += [f"{pad}o{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
-        if parallel:
-            source += [f"{pad}r{k}[j] = {v}" for k, v in enumerate(sums)]
-            source.append("    return ()")
-        else:
-            source += [f"{pad}acc{k} += {v}" for k, v in enumerate(sums)]
-            source.append(f"    return ({''.join(f'acc{k}, ' for k in range(len(sums)))})")
+            source += _block_loop(parallel, lines, names, outputs, sums, arrays, sizes,
+                                  block)
         source.append("")
     # NumPy blocks start and end on rows of the widest suffix: full operands are viewed
     # as rows of it, and the broadcast ones broadcast against them
@@ -430,7 +527,7 @@ def generate(region: Region, exported: set) -> tuple:
     source += [f"    x{k} = a{k}.reshape({suffixes[k]!r})" if k in sizes else
                (f"    x{k} = a{k}[lo:hi].reshape((-1,) + {widest!r})" if widest else
                 f"    x{k} = a{k}[lo:hi]") for k in arrays]
-    source += ["    " + line for line in lines]
+    source += [f"    {var} = {expression}" for var, expression in lines]
     source += [f"    o{k}[lo:hi] = {names[t.id]}.reshape(-1)" for k, t in enumerate(outputs)]
     source.append(f"    return ({''.join(f'np.sum({v}, dtype=np.float64), ' for v in sums)})")
     source.append(f"ROW = {row}  # (block boundaries)")
@@ -559,7 +656,7 @@ class FusedKernel:
         # of its background compile, or None before its first call
         self._ready: dict = {}
         self._loop = None  # the compiled loop once it ran (a static shape: one variant)
-        self._size, self._stored, self._parallel = 0, False, False
+        self._size, self._parallel = 0, False
         self._threads = ThreadChoice()
 
     def __call__(self, arrays: list) -> list:
@@ -576,13 +673,11 @@ class FusedKernel:
                 self._threads.record(False, time.perf_counter() - start)
             else:
                 start = time.perf_counter()
-                self._kernels[4](intra_op_threads())  # the threads an op may use
-                if self._stored:  # (the parallel loop: the values to sum come back stored)
-                    stored = [np.empty(n, dtype) for _ in range(self.reductions)]
-                    loop(0, n, *args, *outs, *stored)
-                    sums = [np.sum(v, dtype=np.float64) for v in stored]
-                else:
-                    sums = loop(0, n, *args, *outs)
+                parts = intra_op_threads()
+                self._kernels[4](parts)  # the threads an op may use
+                stored = [np.empty(n, dtype) for _ in range(self.reductions)]
+                loop(0, n, parts, *args, *outs, *stored)  # (the values to sum come back stored)
+                sums = [np.sum(v, dtype=np.float64) for v in stored]
                 self._threads.record(True, time.perf_counter() - start)
             shape = self.shape
             return [o.reshape(shape) for o in outs] + [np.asarray(v, dtype) for v in sums]
@@ -625,13 +720,13 @@ class FusedKernel:
             return False
         if not state.done():
             return False
-        self._ready[variant] = True
+        self._ready[variant] = "now"  # compiled: its first run makes it the steady loop
         return self.compiled
 
     def _compile_now(self, variant: int, dummy: list) -> None:
         sys.setrecursionlimit(_deep_recursion(len(self.members)))  # (kept: other threads)
         try:
-            self._kernels[variant](0, 0, *dummy)
+            self._kernels[variant](0, 0, *([1] if variant == 2 else []), *dummy)
         except Exception as e:  # noqa: BLE001 - numba could not compile this region
             if "numba" not in type(e).__module__ and not isinstance(e, RecursionError):
                 raise
@@ -644,9 +739,10 @@ class FusedKernel:
         sys.setrecursionlimit(_deep_recursion(len(self.members)))
         try:
             if variant == 2:  # the parallel loop stores the values to sum
-                self._kernels[4](intra_op_threads())
+                parts = intra_op_threads()
+                self._kernels[4](parts)
                 stored = [np.empty(n, self.dtype) for _ in range(self.reductions)]
-                self._kernels[2](0, n, *args, *outs, *stored)
+                self._kernels[2](0, n, parts, *args, *outs, *stored)
                 sums = [np.sum(v, dtype=np.float64) for v in stored]
             else:
                 sums = self._kernels[0](0, n, *args, *outs)
@@ -662,7 +758,7 @@ class FusedKernel:
             self._ready[variant] = True
             if self.shape is not None and (variant == 2) == (n >= PARALLEL_FROM):
                 # compiled for good: later calls go straight to it
-                self._size, self._stored = n, variant == 2 and self.reductions > 0
+                self._size = n
                 self._parallel = variant == 2
                 self._loop = self._kernels[variant]
         return sums
