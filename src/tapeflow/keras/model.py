@@ -24,11 +24,15 @@ from .._core.convert import convert_to_tensor
 from .._core.tensor import Tensor
 from ..autodiff.gradient_tape import GradientTape
 from ..data.dataset import Dataset
+from ..distribute.collective import on_chief
+from ..distribute.strategy import get_strategy
 from ..function import function
 from ..ops.reduction import add_n
 from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
+from ._distributed import agreed_seed, distribute_batch, distribute_dataset, first_replica, \
+    in_batch_order, in_strategy_scope, is_chief, replicated_step, scale_loss, unscale_loss
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
     input_layer_entry, load_weights_h5, rebuild_functional, save_model, save_weights_h5, \
@@ -99,13 +103,17 @@ class _Batches:
     """The batches of one `fit`/`evaluate`/`predict` call: arrays cut here, or a dataset."""
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps=None,
-                 shuffle=False, class_weight=None, seed=None):
+                 shuffle=False, class_weight=None, seed=None, strategy=None):
         self.steps_per_epoch = steps
+        # with several replicas, each batch is shared out among them (_distributed.py)
+        self._strategy = strategy if strategy is not None and \
+            strategy.num_replicas_in_sync > 1 else None
         if isinstance(x, Dataset):
             if y is not None or sample_weight is not None:
                 raise ValueError("`y` and `sample_weight` must not be given when `x` is a "
                                  "dataset (it yields them)")
-            self.dataset = x
+            self.dataset = x if self._strategy is None else \
+                distribute_dataset(self._strategy, x)
             size = int(x.cardinality())
             self.steps = steps if steps is not None else (size if size >= 0 else None)
             self._iterator = None
@@ -127,7 +135,7 @@ class _Batches:
         self.steps = steps if steps is not None else max(math.ceil(self.size /
                                                                    self.batch_size), 1)
         # drawn from NumPy's global generator, so utils.set_random_seed fixes the order
-        self._rng = np.random.default_rng(np.random.randint(2 ** 31) if seed is None
+        self._rng = np.random.default_rng(agreed_seed(self._strategy) if seed is None
                                           else seed)
 
     def epoch(self):
@@ -144,7 +152,8 @@ class _Batches:
                      if part is not None else None for part in self.arrays]
             while len(batch) > 1 and batch[-1] is None:  # (x, y) as Keras gives it
                 batch.pop()
-            yield tuple(batch)
+            yield tuple(batch) if self._strategy is None else \
+                distribute_batch(self._strategy, tuple(batch))
 
     def _dataset_epoch(self):
         # with steps_per_epoch, an epoch continues where the last one stopped (as Keras)
@@ -191,8 +200,10 @@ class _CompiledLoss:
             value = loss(y, p, sample_weight)
             if self.trackers:
                 self.trackers[i].update_state(value, _batch_size(p))
+            if getattr(loss, "reduction", None) not in ("sum", "none"):
+                value = scale_loss(value)  # a mean: each replica gives 1/N of it
             terms.append(value * self.weights[i] if self.weights[i] != 1.0 else value)
-        terms += list(regularization_losses or [])
+        terms += [scale_loss(r) for r in regularization_losses or []]
         return add_n(terms) if len(terms) > 1 else terms[0]
 
 
@@ -303,6 +314,8 @@ class Model(Layer):
         self._run_eagerly = False
         self._steps: dict = {}
         self._has_run = False
+        # fit, evaluate and predict run through the strategy the model is created under
+        self._distribute_strategy = get_strategy()
 
     def _convert_input(self, inputs):
         # the layers inside convert (and cast) their own inputs
@@ -336,6 +349,13 @@ class Model(Layer):
     @property
     def output_names(self) -> list:
         return [self.name]
+
+    @property
+    def distribute_strategy(self):
+        """The `tf.distribute` strategy whose scope the model was created in (else the
+        default strategy of one replica): `fit`, `evaluate` and `predict` run each step
+        on its replicas, data-parallel (see _distributed.py)."""
+        return getattr(self, "_distribute_strategy", None) or get_strategy()
 
     # ----------------------------------------------------------------- compile
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
@@ -428,7 +448,7 @@ class Model(Layer):
         variables = self.trainable_weights
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        self._loss_tracker.update_state(loss, _batch_size(x))
+        self._loss_tracker.update_state(unscale_loss(loss), _batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data) -> dict:
@@ -437,7 +457,7 @@ class Model(Layer):
         y_pred = self(x, training=False)
         if self.compiled_loss is not None:
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
-            self._loss_tracker.update_state(loss, _batch_size(x))
+            self._loss_tracker.update_state(unscale_loss(loss), _batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def predict_step(self, data):
@@ -450,6 +470,8 @@ class Model(Layer):
         model's first forward pass runs eagerly before any trace, so its layers (and a
         Sequential's shapes) are built outside the graph."""
         method = getattr(self, f"{kind}_step")
+        if self.distribute_strategy.num_replicas_in_sync > 1:
+            method = replicated_step(self, method, kind)
         if self._run_eagerly:
             return method
         if kind not in self._steps:
@@ -459,7 +481,7 @@ class Model(Layer):
 
         def run(data):
             if not self._has_run:
-                self(_unpack(data)[0], training=False)
+                self(first_replica(_unpack(data)[0]), training=False)
                 self._has_run = True
             return traced(data)
         return run
@@ -470,6 +492,7 @@ class Model(Layer):
                 for k, v in sorted(values.items())}
 
     # ----------------------------------------------------------------- fit
+    @in_strategy_scope
     def fit(self, x=None, y=None, batch_size=None, epochs: int = 1, verbose="auto",
             callbacks=None, validation_split: float = 0.0, validation_data=None,
             shuffle: bool = True, class_weight=None, sample_weight=None,
@@ -482,6 +505,7 @@ class Model(Layer):
         """
         self._assert_compiled("fit")
         verbose = 1 if verbose == "auto" else int(verbose)
+        verbose = verbose if is_chief(self.distribute_strategy) else 0  # one bar per job
         if validation_split and validation_data is None:
             if isinstance(x, Dataset):
                 raise ValueError("validation_split is only supported for arrays, not "
@@ -496,7 +520,7 @@ class Model(Layer):
             tail = [_map(lambda a: a[split:], p) if p is not None else None for p in arrays]
             (x, y, sample_weight), validation_data = head, tuple(tail)
         batches = _Batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle,
-                           class_weight)
+                           class_weight, strategy=self.distribute_strategy)
         history = _callbacks.History()
         extra = [_callbacks.ProgbarLogger()] if verbose else []
         params = {"verbose": verbose, "epochs": epochs, "steps": batches.steps}
@@ -540,13 +564,16 @@ class Model(Layer):
                                  sample_weight=sample_weight, return_dict=True)
         return self.evaluate(val, steps=steps, verbose=0, return_dict=True)
 
+    @in_strategy_scope
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict: bool = False):
         """The loss and metrics over the data: a float (loss only), a list `[loss,
         *metrics]`, or with `return_dict` a dict."""
         self._assert_compiled("evaluate")
         verbose = 1 if verbose == "auto" else int(verbose)
-        batches = _Batches(x, y, sample_weight, batch_size, steps)
+        verbose = verbose if is_chief(self.distribute_strategy) else 0
+        batches = _Batches(x, y, sample_weight, batch_size, steps,
+                           strategy=self.distribute_strategy)
         callback_list = _callbacks.CallbackList(list(callbacks or []), self,
                                                 {"verbose": verbose, "steps": batches.steps})
         bar = _callbacks.Progbar(batches.steps, verbose=verbose) if verbose else None
@@ -573,16 +600,19 @@ class Model(Layer):
         values = [logs[k] for k in order]
         return values[0] if len(values) == 1 else values
 
+    @in_strategy_scope
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs for `x` (arrays or a dataset), batch by batch, as NumPy."""
         verbose = 1 if verbose == "auto" else int(verbose)
-        batches = _Batches(x, None, None, batch_size, steps)
+        verbose = verbose if is_chief(self.distribute_strategy) else 0
+        batches = _Batches(x, None, None, batch_size, steps, strategy=self.distribute_strategy)
         bar = _callbacks.Progbar(batches.steps, verbose=verbose) if verbose else None
         step_fn = self._step("predict")
         outputs = []
         for step, data in enumerate(batches.epoch()):
             out = step_fn(data)
-            outputs.append(_map(lambda t: t.numpy(), out))
+            outputs.append(_map(lambda t: in_batch_order(self.distribute_strategy, t.numpy()),
+                                out))
             if bar is not None:
                 bar.update(step + 1, finalize=False)
         if bar is not None:
@@ -595,29 +625,37 @@ class Model(Layer):
         return joined[0] if not isinstance(first, (list, tuple, dict)) else \
             nest.pack_sequence_as(first, joined)
 
+    @in_strategy_scope
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        return_dict: bool = False):
         """One training step on one batch; the metrics are reset first."""
         self._assert_compiled("train_on_batch")
         self.reset_metrics()
         data = next(_Batches(x, y, sample_weight, batch_size=_num_samples(
-            _map(_as_array, x)), class_weight=class_weight).epoch())
+            _map(_as_array, x)), class_weight=class_weight,
+            strategy=self.distribute_strategy).epoch())
         logs = self._logs(self._step("train")(data))
         return logs if return_dict else self._as_list(logs)
 
+    @in_strategy_scope
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict: bool = False):
         """The loss and metrics of one batch (metrics reset first)."""
         self._assert_compiled("test_on_batch")
         self.reset_metrics()
         data = next(_Batches(x, y, sample_weight, batch_size=_num_samples(
-            _map(_as_array, x))).epoch())
+            _map(_as_array, x)), strategy=self.distribute_strategy).epoch())
         logs = self._logs(self._step("test")(data))
         return logs if return_dict else self._as_list(logs)
 
+    @in_strategy_scope
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as NumPy."""
-        return _map(lambda t: t.numpy(), self._step("predict")((_map(
-            lambda a: convert_to_tensor(_as_array(a)), x),)))
+        data = (_map(lambda a: convert_to_tensor(_as_array(a)), x),)
+        strategy = self.distribute_strategy
+        if strategy.num_replicas_in_sync > 1:
+            data = distribute_batch(strategy, data)
+        return _map(lambda t: in_batch_order(strategy, t.numpy()),
+                    self._step("predict")(data))
 
     # ----------------------------------------------------------------- weights on disk
     def save(self, filepath: str, overwrite: bool = True, **kwargs) -> None:
@@ -626,7 +664,8 @@ class Model(Layer):
         Sequential and functional models."""
         if kwargs:
             raise TypeError(f"save: unrecognized keyword arguments {sorted(kwargs)}")
-        save_model(self, filepath, overwrite=overwrite)
+        # under a multi-process strategy every worker holds the same model: one writes
+        on_chief(lambda: save_model(self, filepath, overwrite=overwrite))
 
     def save_weights(self, filepath: str, overwrite: bool = True) -> None:
         """Write the weights: Keras 3's format for `*.weights.h5` paths (Sequential and
@@ -637,7 +676,7 @@ class Model(Layer):
             if not path.endswith(".weights.h5"):
                 raise ValueError(f"The filename must end in `.weights.h5`. Received: "
                                  f"filepath={path}")
-            save_weights_h5(self, path)
+            on_chief(save_weights_h5, self, path)  # the chief alone writes (as checkpoints)
             return
         Checkpoint(model=_Weights(self)).write(path)
 
