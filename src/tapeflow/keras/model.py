@@ -25,14 +25,14 @@ from .._core.tensor import Tensor
 from ..autodiff.gradient_tape import GradientTape
 from ..data.dataset import Dataset
 from ..distribute.collective import on_chief
-from ..distribute.strategy import get_strategy
+from ..distribute.strategy import get_strategy, has_strategy
 from ..function import function
 from ..ops.reduction import add_n
 from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
-from ._distributed import agreed_seed, distribute_batch, distribute_dataset, first_replica, \
-    in_batch_order, in_strategy_scope, is_chief, replicated_step, scale_loss, unscale_loss
+from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
+    in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
     input_layer_entry, load_weights_h5, rebuild_functional, save_model, save_weights_h5, \
@@ -103,17 +103,13 @@ class _Batches:
     """The batches of one `fit`/`evaluate`/`predict` call: arrays cut here, or a dataset."""
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps=None,
-                 shuffle=False, class_weight=None, seed=None, strategy=None):
+                 shuffle=False, class_weight=None, seed=None):
         self.steps_per_epoch = steps
-        # with several replicas, each batch is shared out among them (_distributed.py)
-        self._strategy = strategy if strategy is not None and \
-            strategy.num_replicas_in_sync > 1 else None
         if isinstance(x, Dataset):
             if y is not None or sample_weight is not None:
                 raise ValueError("`y` and `sample_weight` must not be given when `x` is a "
                                  "dataset (it yields them)")
-            self.dataset = x if self._strategy is None else \
-                distribute_dataset(self._strategy, x)
+            self.dataset = x
             size = int(x.cardinality())
             self.steps = steps if steps is not None else (size if size >= 0 else None)
             self._iterator = None
@@ -135,7 +131,7 @@ class _Batches:
         self.steps = steps if steps is not None else max(math.ceil(self.size /
                                                                    self.batch_size), 1)
         # drawn from NumPy's global generator, so utils.set_random_seed fixes the order
-        self._rng = np.random.default_rng(agreed_seed(self._strategy) if seed is None
+        self._rng = np.random.default_rng(np.random.randint(2 ** 31) if seed is None
                                           else seed)
 
     def epoch(self):
@@ -152,8 +148,7 @@ class _Batches:
                      if part is not None else None for part in self.arrays]
             while len(batch) > 1 and batch[-1] is None:  # (x, y) as Keras gives it
                 batch.pop()
-            yield tuple(batch) if self._strategy is None else \
-                distribute_batch(self._strategy, tuple(batch))
+            yield tuple(batch)
 
     def _dataset_epoch(self):
         # with steps_per_epoch, an epoch continues where the last one stopped (as Keras)
@@ -201,7 +196,7 @@ class _CompiledLoss:
             if self.trackers:
                 self.trackers[i].update_state(value, _batch_size(p))
             if getattr(loss, "reduction", None) not in ("sum", "none"):
-                value = scale_loss(value)  # a mean: each replica gives 1/N of it
+                value = scale_loss(value)  # a mean: a replica gives its share of it
             terms.append(value * self.weights[i] if self.weights[i] != 1.0 else value)
         terms += [scale_loss(r) for r in regularization_losses or []]
         return add_n(terms) if len(terms) > 1 else terms[0]
@@ -315,7 +310,7 @@ class Model(Layer):
         self._steps: dict = {}
         self._has_run = False
         # fit, evaluate and predict run through the strategy the model is created under
-        self._distribute_strategy = get_strategy()
+        self._distribute_strategy = get_strategy() if has_strategy() else None
 
     def _convert_input(self, inputs):
         # the layers inside convert (and cast) their own inputs
@@ -353,8 +348,8 @@ class Model(Layer):
     @property
     def distribute_strategy(self):
         """The `tf.distribute` strategy whose scope the model was created in (else the
-        default strategy of one replica): `fit`, `evaluate` and `predict` run each step
-        on its replicas, data-parallel (see _distributed.py)."""
+        current one, by default the strategy of one replica): `fit`, `evaluate` and
+        `predict` share each batch out among its replicas (keras/_distributed.py)."""
         return getattr(self, "_distribute_strategy", None) or get_strategy()
 
     # ----------------------------------------------------------------- compile
@@ -470,20 +465,26 @@ class Model(Layer):
         model's first forward pass runs eagerly before any trace, so its layers (and a
         Sequential's shapes) are built outside the graph."""
         method = getattr(self, f"{kind}_step")
-        if self.distribute_strategy.num_replicas_in_sync > 1:
+        strategy = self.distribute_strategy
+        replicated = strategy.num_replicas_in_sync > 1
+        if replicated:  # the batch shared out among the replicas (_distributed.py)
             method = replicated_step(self, method, kind)
-        if self._run_eagerly:
+        if self._run_eagerly and not replicated:
             return method
-        if kind not in self._steps:
-            self._steps[kind] = function(method, jit_compile=True if getattr(
+        key = (kind, strategy)  # a model made outside any scope follows the current one
+        if not self._run_eagerly and key not in self._steps:
+            self._steps[key] = function(method, jit_compile=True if getattr(
                 self, "_jit_compile", False) else None)
-        traced = self._steps[kind]
+        step = method if self._run_eagerly else self._steps[key]
 
         def run(data):
-            if not self._has_run:
-                self(first_replica(_unpack(data)[0]), training=False)
+            args = split_batch(strategy, data) if replicated else (data,)
+            if not self._has_run and not self._run_eagerly:
+                self(first_replica(_unpack(args[0])[0]), training=False)
                 self._has_run = True
-            return traced(data)
+            out = step(*args)
+            return gathered_in_batch_order(strategy, out) if replicated and \
+                kind == "predict" else out
         return run
 
     @staticmethod
@@ -520,7 +521,7 @@ class Model(Layer):
             tail = [_map(lambda a: a[split:], p) if p is not None else None for p in arrays]
             (x, y, sample_weight), validation_data = head, tuple(tail)
         batches = _Batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle,
-                           class_weight, strategy=self.distribute_strategy)
+                           class_weight, seed=agreed_seed(self.distribute_strategy))
         history = _callbacks.History()
         extra = [_callbacks.ProgbarLogger()] if verbose else []
         params = {"verbose": verbose, "epochs": epochs, "steps": batches.steps}
@@ -572,8 +573,7 @@ class Model(Layer):
         self._assert_compiled("evaluate")
         verbose = 1 if verbose == "auto" else int(verbose)
         verbose = verbose if is_chief(self.distribute_strategy) else 0
-        batches = _Batches(x, y, sample_weight, batch_size, steps,
-                           strategy=self.distribute_strategy)
+        batches = _Batches(x, y, sample_weight, batch_size, steps)
         callback_list = _callbacks.CallbackList(list(callbacks or []), self,
                                                 {"verbose": verbose, "steps": batches.steps})
         bar = _callbacks.Progbar(batches.steps, verbose=verbose) if verbose else None
@@ -605,14 +605,13 @@ class Model(Layer):
         """The model's outputs for `x` (arrays or a dataset), batch by batch, as NumPy."""
         verbose = 1 if verbose == "auto" else int(verbose)
         verbose = verbose if is_chief(self.distribute_strategy) else 0
-        batches = _Batches(x, None, None, batch_size, steps, strategy=self.distribute_strategy)
+        batches = _Batches(x, None, None, batch_size, steps)
         bar = _callbacks.Progbar(batches.steps, verbose=verbose) if verbose else None
         step_fn = self._step("predict")
         outputs = []
         for step, data in enumerate(batches.epoch()):
             out = step_fn(data)
-            outputs.append(_map(lambda t: in_batch_order(self.distribute_strategy, t.numpy()),
-                                out))
+            outputs.append(_map(lambda t: t.numpy(), out))
             if bar is not None:
                 bar.update(step + 1, finalize=False)
         if bar is not None:
@@ -632,8 +631,7 @@ class Model(Layer):
         self._assert_compiled("train_on_batch")
         self.reset_metrics()
         data = next(_Batches(x, y, sample_weight, batch_size=_num_samples(
-            _map(_as_array, x)), class_weight=class_weight,
-            strategy=self.distribute_strategy).epoch())
+            _map(_as_array, x)), class_weight=class_weight).epoch())
         logs = self._logs(self._step("train")(data))
         return logs if return_dict else self._as_list(logs)
 
@@ -643,19 +641,15 @@ class Model(Layer):
         self._assert_compiled("test_on_batch")
         self.reset_metrics()
         data = next(_Batches(x, y, sample_weight, batch_size=_num_samples(
-            _map(_as_array, x)), strategy=self.distribute_strategy).epoch())
+            _map(_as_array, x))).epoch())
         logs = self._logs(self._step("test")(data))
         return logs if return_dict else self._as_list(logs)
 
     @in_strategy_scope
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as NumPy."""
-        data = (_map(lambda a: convert_to_tensor(_as_array(a)), x),)
-        strategy = self.distribute_strategy
-        if strategy.num_replicas_in_sync > 1:
-            data = distribute_batch(strategy, data)
-        return _map(lambda t: in_batch_order(strategy, t.numpy()),
-                    self._step("predict")(data))
+        return _map(lambda t: t.numpy(), self._step("predict")((_map(
+            lambda a: convert_to_tensor(_as_array(a)), x),)))
 
     # ----------------------------------------------------------------- weights on disk
     def save(self, filepath: str, overwrite: bool = True, **kwargs) -> None:
