@@ -3,6 +3,8 @@
 logical CPUs train exactly as one replica does on the same global batches."""
 import csv
 import json
+import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -90,3 +92,63 @@ def two_cpus():
 def test_mirrored_on_two_logical_cpus_trains_as_one_replica(two_cpus, single, tmp_path):
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     _assert_same_training(keras_job.train(strategy, str(tmp_path), verbose=0), single)
+
+
+def test_the_keras_example_trains_on_two_processes(tmp_path):
+    example = pathlib.Path(keras_job.__file__).parents[2] / "examples" / \
+        "keras_distributed.py"
+    done = _launch("--epochs", "2", "--synthetic", "--out", str(tmp_path), script=example,
+                   timeout=60)
+    assert done.returncode == 0, done.stderr[-4000:]
+    reports = dict(re.findall(r"rank (\d) of 2: (.*)\n", done.stdout))
+    assert sorted(reports) == ["0", "1"], done.stdout
+    assert reports["0"] == reports["1"]  # the same metrics and parameters on both
+    assert done.stdout.count("Epoch 1/2") == 1  # the chief's progress only
+    losses = [float(v) for v in re.findall(r" - loss: (\d+\.\d+)", done.stdout)]
+    assert len(losses) == 2 and losses[1] < losses[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.weights.h5"]
+
+
+def _small_model():
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse")
+    return model
+
+
+def test_a_model_remembers_the_strategy_it_was_made_under(two_cpus):
+    mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with mirrored.scope():
+        inside = _small_model()
+    outside = _small_model()
+    assert inside.distribute_strategy is mirrored
+    assert outside.distribute_strategy is tf.distribute.get_strategy()  # the default
+    assert outside.distribute_strategy.num_replicas_in_sync == 1
+    other = tf.distribute.MultiWorkerMirroredStrategy()
+    with other.scope():  # made outside any scope: it follows the current one (as Keras)
+        assert outside.distribute_strategy is other
+        assert inside.distribute_strategy is mirrored
+    x, y = np.ones((5, 3), np.float32), np.zeros((5, 2), np.float32)
+    # the replicas' scaled losses add up to the global batch's mean loss
+    y_pred = inside.predict(x, verbose=0)
+    per_replica = mirrored.run(lambda: inside.compute_loss(y=y, y_pred=y_pred))
+    assert [float(v) for v in per_replica.values] == pytest.approx(
+        [0.5 * float(np.mean(y_pred ** 2))] * 2)
+    assert inside.evaluate(x, y, verbose=0) == pytest.approx(float(np.mean(y_pred ** 2)))
+    with pytest.raises(ValueError, match="not a distributed dataset"):
+        inside.fit(mirrored.experimental_distribute_dataset(
+            tf.data.Dataset.from_tensor_slices((x, y)).batch(2)), verbose=0)
+
+
+def test_values_from_function_give_each_replica_its_value(two_cpus):
+    def value_fn(context):
+        return tf.constant([context.replica_id_in_sync_group,
+                            context.num_replicas_in_sync])
+    mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    values = mirrored.experimental_distribute_values_from_function(value_fn)
+    assert isinstance(values, tf.distribute.PerReplica)
+    assert [v.numpy().tolist() for v in values.values] == [[0, 2], [1, 2]]
+    single = tf.distribute.MultiWorkerMirroredStrategy()
+    assert single.experimental_distribute_values_from_function(value_fn).numpy().tolist() \
+        == [0, 1]
+    assert repr(tf.distribute.experimental.ValueContext(1, 2)) == \
+        "ValueContext(replica_id_in_sync_group=1, num_replicas_in_sync=2)"

@@ -25,7 +25,7 @@ from .._core.tensor import Tensor
 from ..autodiff.gradient_tape import GradientTape
 from ..data.dataset import Dataset
 from ..distribute.collective import on_chief
-from ..distribute.strategy import get_strategy, has_strategy
+from ..distribute.strategy import DistributedDataset, get_strategy, has_strategy
 from ..function import function
 from ..ops.reduction import add_n
 from ..train.checkpoint import Checkpoint
@@ -105,6 +105,10 @@ class _Batches:
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps=None,
                  shuffle=False, class_weight=None, seed=None):
         self.steps_per_epoch = steps
+        if isinstance(x, DistributedDataset):
+            raise ValueError("Pass the tf.data.Dataset itself, not a distributed dataset: "
+                             "under a strategy the model shares each global batch out "
+                             "among the replicas")
         if isinstance(x, Dataset):
             if y is not None or sample_weight is not None:
                 raise ValueError("`y` and `sample_weight` must not be given when `x` is a "
