@@ -28,9 +28,11 @@ def data():
 
 def train(strategy, out_dir: str, verbose: int = 1) -> dict:
     """Arrays through a traced step (shuffled, validation, checkpoint and early stopping),
-    then a dataset through eager steps, then evaluate and predict."""
+    then a dataset through eager steps, then evaluate and predict; with `strategy` None,
+    a model of no strategy (Keras's plain path)."""
     x, y, xv, yv = data()
-    with strategy.scope():
+    scope = strategy.scope if strategy is not None else contextlib.nullcontext
+    with scope():
         tf.keras.utils.set_random_seed(SEED)
         model = tf.keras.Sequential([
             tf.keras.Input((6,)),
@@ -53,7 +55,7 @@ def train(strategy, out_dir: str, verbose: int = 1) -> dict:
                             tf.keras.callbacks.TensorBoard(os.path.join(out_dir, "tb"))])
     out = {"history": history.history, "epochs": history.epoch,
            "traced_weights": [w.tolist() for w in model.get_weights()]}
-    with strategy.scope():
+    with scope():
         model.compile(optimizer=tf.keras.optimizers.SGD(0.1, momentum=0.5),
                       loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                       metrics=["accuracy"], run_eagerly=True)

@@ -1,6 +1,7 @@
 """Keras `fit`, `evaluate` and `predict` under tf.distribute: two MPI processes
 (tests/distribute/keras_job.py, one `mpiexec -n 2` launch) and MirroredStrategy on two
 logical CPUs train exactly as one replica does on the same global batches."""
+import contextlib
 import csv
 import json
 import pathlib
@@ -30,9 +31,8 @@ def _assert_same_training(got: dict, want: dict, rtol: float = 1e-5) -> None:
 
 @pytest.fixture(scope="module")
 def single(tmp_path_factory):
-    """The job's training with one replica, in this process."""
-    out = keras_job.train(tf.distribute.MultiWorkerMirroredStrategy(),
-                          str(tmp_path_factory.mktemp("single")), verbose=0)
+    """The job's training in this process, with no strategy."""
+    out = keras_job.train(None, str(tmp_path_factory.mktemp("single")), verbose=0)
     # the check can fail: training moved the loss, and early stopping ended it early
     assert out["history"]["loss"][-1] < 0.8 * out["history"]["loss"][0]
     assert 1 < len(out["epochs"]) < 8
@@ -152,3 +152,49 @@ def test_values_from_function_give_each_replica_its_value(two_cpus):
         == [0, 1]
     assert repr(tf.distribute.experimental.ValueContext(1, 2)) == \
         "ValueContext(replica_id_in_sync_group=1, num_replicas_in_sync=2)"
+
+
+class _CustomStep(tf.keras.Model):
+    """fit customized as TensorFlow's guides do it under a strategy: the per-example loss
+    averaged with compute_average_loss in the replica context, a Mean tracker."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(2)
+        self.tracker = tf.keras.metrics.Mean(name="loss")
+
+    def call(self, x, training=None):
+        return self.dense(x)
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            per_example = tf.reduce_mean(tf.square(self(x, training=True) - y), axis=1)
+            loss = tf.nn.compute_average_loss(per_example)
+        grads = tape.gradient(loss, self.trainable_weights)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+        self.tracker.update_state(per_example)
+        return {"loss": self.tracker.result()}
+
+
+def _fit_custom(strategy):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((24, 3)).astype(np.float32)
+    y = rng.standard_normal((24, 2)).astype(np.float32)
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+        tf.keras.utils.set_random_seed(2)
+        model = _CustomStep()
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1))
+    history = model.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0)
+    return history.history["loss"], model.get_weights()
+
+
+def test_a_customized_train_step_runs_in_the_replica_context(two_cpus):
+    plain_losses, plain = _fit_custom(None)  # no strategy: the default replica context
+    assert plain_losses[-1] < plain_losses[0]
+    for strategy in (tf.distribute.MultiWorkerMirroredStrategy(),  # one replica here
+                     tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])):
+        losses, weights = _fit_custom(strategy)
+        np.testing.assert_allclose(losses, plain_losses, rtol=1e-5)
+        for a, b in zip(weights, plain):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

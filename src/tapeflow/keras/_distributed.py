@@ -29,7 +29,7 @@ from .._core.dtypes import float32, float64
 from .._core.tensor import Tensor
 from ..distribute.collective import on_chief
 from ..distribute.strategy import MultiWorkerMirroredStrategy, PerReplica, ReduceOp, \
-    Strategy, get_strategy
+    Strategy, get_strategy, has_strategy
 from ..ops.array import concat, reshape
 from ..ops.creation import constant
 from ..ops.math import cast, divide_no_nan, multiply
@@ -43,12 +43,21 @@ def is_chief(strategy: Strategy) -> bool:
     return resolver is None or resolver.task_id == 0
 
 
+def uses_strategy(model) -> bool:
+    """Whether the model's steps run through a strategy: one it was made under, or the
+    one whose scope is active (not the default strategy of one replica)."""
+    return getattr(model, "_distribute_strategy", None) is not None or has_strategy()
+
+
 def in_strategy_scope(method):
     """A Model method run inside its strategy's scope (as Keras runs fit, evaluate and
     predict), so variables made lazily (a first build, optimizer slots) are mirrored."""
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        with self.distribute_strategy.scope():
+        strategy = self.distribute_strategy
+        if strategy is get_strategy():  # its scope is active already (or it is the default)
+            return method(self, *args, **kwargs)
+        with strategy.scope():
             return method(self, *args, **kwargs)
     return wrapper
 
@@ -196,5 +205,7 @@ def metric_results(metrics: list, strategy: Strategy) -> dict:
 def gathered_in_batch_order(strategy: Strategy, outputs):
     """Predictions gathered from the replicas, as NumPy in the global batch's order."""
     n = strategy.num_replicas_in_sync
+    if n == 1:
+        return outputs
     return _map(lambda t: convert_to_tensor(in_batch_order(
         t.numpy() if isinstance(t, Tensor) else np.asarray(t), n)), outputs)

@@ -32,7 +32,8 @@ from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
 from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
-    in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss
+    in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss, \
+    uses_strategy
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
     input_layer_entry, load_weights_h5, rebuild_functional, save_model, save_weights_h5, \
@@ -467,11 +468,12 @@ class Model(Layer):
     def _step(self, kind: str):
         """The (traced, unless run eagerly) step function of `kind`, made once; the
         model's first forward pass runs eagerly before any trace, so its layers (and a
-        Sequential's shapes) are built outside the graph."""
+        Sequential's shapes) are built outside the graph. Under a strategy the step runs
+        on its replicas, each batch shared out among them (_distributed.py)."""
         method = getattr(self, f"{kind}_step")
         strategy = self.distribute_strategy
-        replicated = strategy.num_replicas_in_sync > 1
-        if replicated:  # the batch shared out among the replicas (_distributed.py)
+        replicated = uses_strategy(self)
+        if replicated:
             method = replicated_step(self, method, kind)
         if self._run_eagerly and not replicated:
             return method
