@@ -68,6 +68,27 @@ def train(strategy, out_dir: str, verbose: int = 1) -> dict:
     return out
 
 
+def batch_norm(strategy) -> dict:
+    """BatchNormalization's moving statistics after training: each replica normalizes with
+    its own rows' statistics (as TensorFlow's BatchNormalization does), and the replicas'
+    updates of the moving statistics are combined. The first layer's moving mean (of the
+    data, weighted by the replicas' rows) is the one replica's."""
+    x, y, _, _ = data()
+    x, y = x[:65], y[:65]  # the last batch has one row: the second replica gets none
+    scope = strategy.scope if strategy is not None else contextlib.nullcontext
+    with scope():
+        tf.keras.utils.set_random_seed(SEED)
+        model = tf.keras.Sequential([
+            tf.keras.Input((6,)), tf.keras.layers.BatchNormalization(momentum=0.5),
+            tf.keras.layers.Dense(4, activation="relu"),
+            tf.keras.layers.BatchNormalization(), tf.keras.layers.Dense(3)])
+        model.compile(optimizer="adam", loss=tf.keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True))
+    model.fit(x * 2.0 + 1.0, y, batch_size=GLOBAL_BATCH, epochs=2, shuffle=False, verbose=0)
+    return {"moving": [v.numpy().tolist() for v in model.non_trainable_weights],
+            "weights": [w.tolist() for w in model.get_weights()]}
+
+
 def main(out_dir: str) -> None:
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     rank = strategy.cluster_resolver.task_id
@@ -81,6 +102,7 @@ def main(out_dir: str) -> None:
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         out = train(strategy, out_dir)
+    out["batch_norm"] = batch_norm(strategy)
     out["writes"] = len(writes)
     out["replicas"] = strategy.num_replicas_in_sync
     with open(os.path.join(out_dir, f"rank{rank}.out"), "w") as f:

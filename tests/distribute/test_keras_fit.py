@@ -40,6 +40,11 @@ def single(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def single_batch_norm():
+    return keras_job.batch_norm(None)
+
+
+@pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     out = tmp_path_factory.mktemp("keras_mpi")
     done = _launch(str(out), script=keras_job.__file__, timeout=60)
@@ -61,6 +66,21 @@ def test_every_worker_reports_the_same_metrics_and_weights(ranks):
     a, b = ranks
     for part in ("epochs", "history", "eager_history", "evaluate", "predict", "weights"):
         assert a[part] == b[part], part  # aggregated, not each worker's own half
+
+
+def _assert_batch_norm_combined(got: dict, want: dict) -> None:
+    first_mean, first_variance = got["moving"][:2]
+    np.testing.assert_allclose(first_mean, want["moving"][0], rtol=1e-5, atol=1e-6)
+    # per-replica batch statistics: the variances (and what follows) differ from one
+    # replica's, as in TensorFlow, but they were updated (not left at 1)
+    assert not np.allclose(first_variance, 1.0)
+    # a replica without rows in the last batch changed nothing (no NaN anywhere)
+    assert all(np.isfinite(w).all() for w in got["weights"] + got["moving"])
+
+
+def test_batch_norm_statistics_are_combined_across_workers(ranks, single_batch_norm):
+    assert ranks[0]["batch_norm"] == ranks[1]["batch_norm"]
+    _assert_batch_norm_combined(ranks[0]["batch_norm"], single_batch_norm)
 
 
 def test_only_the_chief_prints_and_writes_files(ranks):
@@ -92,6 +112,11 @@ def two_cpus():
 def test_mirrored_on_two_logical_cpus_trains_as_one_replica(two_cpus, single, tmp_path):
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     _assert_same_training(keras_job.train(strategy, str(tmp_path), verbose=0), single)
+
+
+def test_mirrored_batch_norm_replicas_start_each_step_alike(two_cpus, single_batch_norm):
+    mirrored = keras_job.batch_norm(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+    _assert_batch_norm_combined(mirrored, single_batch_norm)
 
 
 def test_the_keras_example_trains_on_two_processes(tmp_path):

@@ -707,7 +707,7 @@ class FusedKernel:
         every boundary on a row of the operands broadcast along trailing axes."""
         row = self._kernels[3]
         block = max(row, block // row * row)
-        workers = min(intra_op_threads(), -(-n // PARALLEL_FROM))
+        workers = max(1, min(intra_op_threads(), -(-n // PARALLEL_FROM)))  # n may be 0
         step = -(-(-(-n // workers)) // row) * row
 
         def run(lo, hi):

@@ -31,8 +31,9 @@ from ..distribute.collective import on_chief
 from ..distribute.strategy import MultiWorkerMirroredStrategy, PerReplica, ReduceOp, \
     Strategy, get_strategy, has_strategy
 from ..ops.array import concat, reshape
-from ..ops.creation import constant
-from ..ops.math import cast, divide_no_nan, multiply
+from ..ops.creation import constant, zeros_like
+from ..ops.indexing import where
+from ..ops.math import cast, divide_no_nan, greater, multiply
 
 _replica = threading.local()  # .share: this replica's share of the global batch's rows
 
@@ -149,24 +150,55 @@ def in_batch_order(rows: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def _flat(values: list):
+    return concat([reshape(cast(v, float64), [-1]) for v in values], 0)
+
+
+def _assign_flat(variables: list, flat) -> None:
+    start = 0
+    for v in variables:
+        size = int(np.prod(v.shape, dtype=np.int64))
+        v.assign(cast(reshape(flat[start:start + size], list(v.shape)), v.dtype))
+        start += size
+
+
 def replicated_step(model, method, kind: str):
     """`method` (the model's train, test or predict step) as one step on every replica of
     the model's strategy, taking (this process's parts of the batch, their shares) from
     `split_batch` and returning the combined results: the metrics' results over every
     replica's updates (other logged values averaged), or the predictions of the whole
-    batch, gathered in replica order."""
+    batch, gathered in replica order.
+
+    A training step's updates of non-trainable weights (BatchNormalization's moving
+    statistics) are combined too, as TensorFlow's mirrored variables aggregate them: each
+    replica updates from the same values, and all keep the mean of the replicas' results,
+    weighted by their shares of the rows (a replica without rows counts for nothing)."""
     strategy = model.distribute_strategy
 
-    def on_replica(data, share):
+    def on_replica(data, share, state, start):
         previous = getattr(_replica, "share", None)
         _replica.share = share
+        if start is not None:
+            _assign_flat(state, start)
         try:
-            return method(data)
+            out = method(data)
         finally:
             _replica.share = previous
+        if not state:
+            return out
+        mine = multiply(_flat(state), cast(share, float64))
+        return out, where(greater(share, 0.0), mine, zeros_like(mine))
 
     def step(data, share):
-        outputs = strategy.run(on_replica, args=(data, share))
+        state = [v for v in model.weights if not v.trainable] if kind == "train" and \
+            strategy.num_replicas_in_sync > 1 else []
+        # replicas of one process run in turn: each must start from the step's values
+        start = _flat(state) if state and \
+            not isinstance(strategy, MultiWorkerMirroredStrategy) else None
+        outputs = strategy.run(on_replica, args=(data, share, state, start))
+        if state:
+            outputs, weighted = outputs
+            _assign_flat(state, strategy.reduce(ReduceOp.SUM, weighted, axis=None))
         if kind == "predict":
             return _map(lambda v: strategy.gather(v, 0), outputs)
         results = metric_results(model.metrics, strategy)
@@ -188,13 +220,7 @@ def metric_results(metrics: list, strategy: Strategy) -> dict:
             strategy.num_replicas_in_sync == 1 or not variables:
         return {m.name: m.result() for m in metrics}
     local = [v.read_value() for v in variables]
-    total = strategy.reduce(ReduceOp.SUM, concat(
-        [reshape(cast(t, float64), [-1]) for t in local], 0), axis=None)
-    start = 0
-    for v in variables:
-        size = int(np.prod(v.shape, dtype=np.int64))
-        v.assign(cast(reshape(total[start:start + size], list(v.shape)), v.dtype))
-        start += size
+    _assign_flat(variables, strategy.reduce(ReduceOp.SUM, _flat(local), axis=None))
     # read now (a stateful read, ordered before the restore in a traced step too)
     results = {m.name: convert_to_tensor(m.result()) for m in metrics}
     for v, value in zip(variables, local):
