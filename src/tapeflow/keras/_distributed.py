@@ -15,7 +15,13 @@ TensorFlow's Keras does. `Model._step` hands every batch to `replicated_step`:
   same metric objects; under MultiWorkerMirroredStrategy each worker's metric states are
   summed across the workers (one all-reduce) before the results are read. Every worker
   logs the same numbers, so callbacks such as EarlyStopping decide alike;
+- non-trainable weights a training step updates (BatchNormalization's moving statistics)
+  stay mirrored: every replica starts from the same values, all keep the replicas' mean;
 - only the chief (worker 0) prints progress bars and writes files (`collective.on_chief`).
+
+A model made in a strategy's scope runs its steps through it even with one replica, so
+code that needs a replica context (`tf.nn.compute_average_loss` in a custom `train_step`)
+runs the same with or without `mpiexec`.
 """
 from __future__ import annotations
 
@@ -229,7 +235,7 @@ def metric_results(metrics: list, strategy: Strategy) -> dict:
 
 
 def gathered_in_batch_order(strategy: Strategy, outputs):
-    """Predictions gathered from the replicas, as NumPy in the global batch's order."""
+    """Predictions gathered from the replicas, put back in the global batch's order."""
     n = strategy.num_replicas_in_sync
     if n == 1:
         return outputs
