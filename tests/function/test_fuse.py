@@ -212,6 +212,21 @@ def test_a_kernel_compiles_in_the_background_while_numpy_blocks_run(monkeypatch,
         fuse.set_background(False)
 
 
+def test_an_empty_input_runs_as_numpy_blocks_while_its_kernel_compiles(monkeypatch,
+                                                                       tmp_path):
+    # (a replica's part of a short last batch under tf.distribute can have no rows)
+    monkeypatch.setenv("TAPEFLOW_CACHE", str(tmp_path))  # cold: the blocks path runs
+    fuse.set_background(True)
+    try:
+        g = tf.function(lambda x, s: tf.tanh(x * s + 0.4321))
+        s = tf.constant(np.ones(3))
+        assert g(tf.constant(np.zeros((0, 3))), s).shape == (0, 3)
+        fuse.wait_compiled()
+        assert g(tf.constant(np.zeros((0, 3))), s).shape == (0, 3)  # the compiled loop
+    finally:
+        fuse.set_background(False)
+
+
 @pytest.mark.parametrize("shape,bias", [((4, 5, 3), (3,)), ((4, 5, 3), (5, 3)),
                                         ((4, 5, 3), (1, 1, 3)), ((70, 40, 30), (30,)),
                                         ((70, 40, 30), (40, 30))])

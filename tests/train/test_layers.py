@@ -393,6 +393,33 @@ def test_batch_norm_updates_inside_traced_function():
     assert not np.array_equal(bn.moving_mean.numpy(), before)
 
 
+# the statistics of no rows (0 / 0) are computed in the traced gradient, then not used
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_batch_norm_on_a_batch_of_no_rows_changes_nothing():
+    # a replica's part of a short last batch under tf.distribute can have no rows
+    bn = layers.BatchNorm(momentum=0.5)
+    bn(tf.constant(rand(4, 3)), training=True)
+    before = [v.numpy() for v in bn.variables]
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+    def traced(x):  # the rows unknown while tracing: decided when it runs
+        return bn(x, training=True)
+    for call in (lambda x: bn(x, training=True), traced):
+        empty = tf.constant(np.zeros((0, 3)))
+        with tf.GradientTape() as tape:
+            tape.watch(empty)
+            y = call(empty)
+            loss = tf.reduce_sum(y)
+        grads = tape.gradient(loss, [bn.gamma, bn.beta, empty])
+        assert y.shape == (0, 3)
+        assert [g.numpy().tolist() for g in grads[:2]] == [[0.0] * 3] * 2
+        assert grads[2].shape == (0, 3)
+        for v, b in zip(bn.variables, before):
+            np.testing.assert_array_equal(v.numpy(), b)
+    traced(tf.constant(rand(4, 3)))  # a batch with rows still moves the statistics
+    assert not np.array_equal(bn.moving_mean.numpy(), before[2])
+
+
 def test_batch_norm_errors():
     with pytest.raises(ValueError, match="momentum must be a number in"):
         layers.BatchNorm(momentum=1.5)

@@ -17,11 +17,13 @@ import types as _types
 from .strategy import (ClusterResolver, CommunicationOptions,  # noqa: F401
                        DistributedDataset, InputContext, MirroredStrategy,
                        MultiWorkerMirroredStrategy, PerReplica,
-                       ReduceOp, ReplicaContext, Strategy, get_replica_context,
+                       ReduceOp, ReplicaContext, Strategy, ValueContext,
+                       get_replica_context,
                        get_strategy, has_strategy, in_cross_replica_context)
 
 # TensorFlow's tf.distribute.experimental names
-experimental = _types.SimpleNamespace(CommunicationOptions=CommunicationOptions)
+experimental = _types.SimpleNamespace(CommunicationOptions=CommunicationOptions,
+                                      ValueContext=ValueContext)
 
 __all__ = ["experimental", "MirroredStrategy", "MultiWorkerMirroredStrategy", "Strategy",
            "PerReplica", "ReduceOp",

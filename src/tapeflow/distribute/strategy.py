@@ -92,6 +92,19 @@ class InputContext:
         return global_batch_size // self.num_replicas_in_sync
 
 
+class ValueContext:
+    """What `experimental_distribute_values_from_function`'s function is told: which
+    replica the value is for and how many replicas there are."""
+
+    def __init__(self, replica_id_in_sync_group: int = 0, num_replicas_in_sync: int = 1):
+        self.replica_id_in_sync_group = replica_id_in_sync_group
+        self.num_replicas_in_sync = num_replicas_in_sync
+
+    def __repr__(self) -> str:
+        return f"ValueContext(replica_id_in_sync_group={self.replica_id_in_sync_group}, " \
+               f"num_replicas_in_sync={self.num_replicas_in_sync})"
+
+
 class DistributedDataset:
     """This worker's part of a dataset (`experimental_distribute_dataset`): iterate it
     eagerly or in a traced `for` loop; each element is this replica's batch."""
@@ -355,6 +368,18 @@ class Strategy:
                             f"tf.data.Dataset, got {type(dataset).__name__}")
         return DistributedDataset(dataset)
 
+    def experimental_distribute_values_from_function(self, value_fn):
+        """`value_fn(ValueContext)` called for this process's replica: its value, as
+        `run` takes it (e.g. this replica's rows of a global batch).
+
+        Example:
+            >>> s = tf.distribute.MultiWorkerMirroredStrategy()
+            >>> s.experimental_distribute_values_from_function(
+            ...     lambda ctx: ctx.replica_id_in_sync_group)
+            0
+        """
+        return value_fn(ValueContext(self._group.rank, self._group.size))
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} num_replicas_in_sync={self.num_replicas_in_sync}>"
 
@@ -576,6 +601,13 @@ class MirroredStrategy(Strategy):
         return _SplitDataset(dataset.batch(n, drop_remainder=True),
                              lambda e: _regroup([_rebuild(e, [v[r] for _, v in _leaves(e)])
                                                  for r in range(n)]))
+
+    def experimental_distribute_values_from_function(self, value_fn):
+        """`value_fn(ValueContext(r, N))` for every replica r, as one structure of
+        PerReplica values (the value itself with one replica)."""
+        n = len(self._devices)
+        values = [value_fn(ValueContext(r, n)) for r in range(n)]
+        return values[0] if n == 1 else _regroup(values)
 
     def __repr__(self) -> str:
         return f"<MirroredStrategy devices={list(self._devices)}>"

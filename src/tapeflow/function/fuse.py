@@ -769,7 +769,7 @@ class FusedKernel:
         every boundary on a row of the operands broadcast along trailing axes."""
         row = self._kernels[3]
         block = max(row, block // row * row)
-        workers = min(intra_op_threads(), -(-n // PARALLEL_FROM))
+        workers = max(1, min(intra_op_threads(), -(-n // PARALLEL_FROM)))  # n may be 0
         several = workers > 1 and self._threads.several()
         start = time.perf_counter()
         workers = workers if several else 1

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from ..summary import create_file_writer, scalar
+from ._distributed import is_chief
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "Progbar", "EarlyStopping",
            "ModelCheckpoint", "LambdaCallback", "LearningRateScheduler", "ReduceLROnPlateau",
@@ -44,6 +45,13 @@ class Callback:
 
 def _noop(self, *args, **kwargs):
     return None
+
+
+def _writes_files(callback: Callback) -> bool:
+    """Whether this process writes the callback's files: under a multi-process strategy
+    only the chief does (the other workers hold the same logs)."""
+    strategy = getattr(callback.model, "distribute_strategy", None)
+    return strategy is None or is_chief(strategy)
 
 
 for _hook in _HOOKS:
@@ -437,6 +445,8 @@ class CSVLogger(Callback):
         self._file = self._writer = None
 
     def on_train_begin(self, logs=None):
+        if not _writes_files(self):
+            return
         existed = self.append and os.path.exists(self.filename) and \
             os.path.getsize(self.filename) > 0
         self._file = open(self.filename, "a" if self.append else "w", newline="")
@@ -444,6 +454,8 @@ class CSVLogger(Callback):
         self._header_written = existed
 
     def on_epoch_end(self, epoch, logs=None):
+        if self._file is None:  # not the chief
+            return
         logs = logs or {}
         if self._keys is None:
             self._keys = sorted(logs)
@@ -484,6 +496,8 @@ class TensorBoard(Callback):
         return self._writers[kind]
 
     def on_epoch_end(self, epoch, logs=None):
+        if not _writes_files(self):
+            return
         for key, value in (logs or {}).items():
             kind, name = ("validation", key[4:]) if key.startswith("val_") else ("train", key)
             with self._writer(kind).as_default():

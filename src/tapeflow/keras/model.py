@@ -24,11 +24,16 @@ from .._core.convert import convert_to_tensor
 from .._core.tensor import Tensor
 from ..autodiff.gradient_tape import GradientTape
 from ..data.dataset import Dataset
+from ..distribute.collective import on_chief
+from ..distribute.strategy import DistributedDataset, get_strategy, has_strategy
 from ..function import function
 from ..ops.reduction import add_n
 from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
+from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
+    in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss, \
+    uses_strategy
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
     input_layer_entry, load_weights_h5, rebuild_functional, save_model, save_weights_h5, \
@@ -101,6 +106,10 @@ class _Batches:
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps=None,
                  shuffle=False, class_weight=None, seed=None):
         self.steps_per_epoch = steps
+        if isinstance(x, DistributedDataset):
+            raise ValueError("Pass the tf.data.Dataset itself, not a distributed dataset: "
+                             "under a strategy the model shares each global batch out "
+                             "among the replicas")
         if isinstance(x, Dataset):
             if y is not None or sample_weight is not None:
                 raise ValueError("`y` and `sample_weight` must not be given when `x` is a "
@@ -191,8 +200,10 @@ class _CompiledLoss:
             value = loss(y, p, sample_weight)
             if self.trackers:
                 self.trackers[i].update_state(value, _batch_size(p))
+            if getattr(loss, "reduction", None) not in ("sum", "none"):
+                value = scale_loss(value)  # a mean: a replica gives its share of it
             terms.append(value * self.weights[i] if self.weights[i] != 1.0 else value)
-        terms += list(regularization_losses or [])
+        terms += [scale_loss(r) for r in regularization_losses or []]
         return add_n(terms) if len(terms) > 1 else terms[0]
 
 
@@ -303,6 +314,8 @@ class Model(Layer):
         self._run_eagerly = False
         self._steps: dict = {}
         self._has_run = False
+        # fit, evaluate and predict run through the strategy the model is created under
+        self._distribute_strategy = get_strategy() if has_strategy() else None
 
     def _convert_input(self, inputs):
         # the layers inside convert (and cast) their own inputs
@@ -336,6 +349,13 @@ class Model(Layer):
     @property
     def output_names(self) -> list:
         return [self.name]
+
+    @property
+    def distribute_strategy(self):
+        """The `tf.distribute` strategy whose scope the model was created in (else the
+        current one, by default the strategy of one replica): `fit`, `evaluate` and
+        `predict` share each batch out among its replicas (keras/_distributed.py)."""
+        return getattr(self, "_distribute_strategy", None) or get_strategy()
 
     # ----------------------------------------------------------------- compile
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
@@ -428,7 +448,7 @@ class Model(Layer):
         variables = self.trainable_weights
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        self._loss_tracker.update_state(loss, _batch_size(x))
+        self._loss_tracker.update_state(unscale_loss(loss), _batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data) -> dict:
@@ -437,7 +457,7 @@ class Model(Layer):
         y_pred = self(x, training=False)
         if self.compiled_loss is not None:
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
-            self._loss_tracker.update_state(loss, _batch_size(x))
+            self._loss_tracker.update_state(unscale_loss(loss), _batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def predict_step(self, data):
@@ -448,20 +468,29 @@ class Model(Layer):
     def _step(self, kind: str):
         """The (traced, unless run eagerly) step function of `kind`, made once; the
         model's first forward pass runs eagerly before any trace, so its layers (and a
-        Sequential's shapes) are built outside the graph."""
+        Sequential's shapes) are built outside the graph. Under a strategy the step runs
+        on its replicas, each batch shared out among them (_distributed.py)."""
         method = getattr(self, f"{kind}_step")
-        if self._run_eagerly:
+        strategy = self.distribute_strategy
+        replicated = uses_strategy(self)
+        if replicated:
+            method = replicated_step(self, method, kind)
+        if self._run_eagerly and not replicated:
             return method
-        if kind not in self._steps:
-            self._steps[kind] = function(method, jit_compile=True if getattr(
+        key = (kind, strategy)  # a model made outside any scope follows the current one
+        if not self._run_eagerly and key not in self._steps:
+            self._steps[key] = function(method, jit_compile=True if getattr(
                 self, "_jit_compile", False) else None)
-        traced = self._steps[kind]
+        step = method if self._run_eagerly else self._steps[key]
 
         def run(data):
-            if not self._has_run:
-                self(_unpack(data)[0], training=False)
+            args = split_batch(strategy, data) if replicated else (data,)
+            if not self._has_run and not self._run_eagerly:
+                self(first_replica(_unpack(args[0])[0]), training=False)
                 self._has_run = True
-            return traced(data)
+            out = step(*args)
+            return gathered_in_batch_order(strategy, out) if replicated and \
+                kind == "predict" else out
         return run
 
     @staticmethod
@@ -470,6 +499,7 @@ class Model(Layer):
                 for k, v in sorted(values.items())}
 
     # ----------------------------------------------------------------- fit
+    @in_strategy_scope
     def fit(self, x=None, y=None, batch_size=None, epochs: int = 1, verbose="auto",
             callbacks=None, validation_split: float = 0.0, validation_data=None,
             shuffle: bool = True, class_weight=None, sample_weight=None,
@@ -482,6 +512,7 @@ class Model(Layer):
         """
         self._assert_compiled("fit")
         verbose = 1 if verbose == "auto" else int(verbose)
+        verbose = verbose if is_chief(self.distribute_strategy) else 0  # one bar per job
         if validation_split and validation_data is None:
             if isinstance(x, Dataset):
                 raise ValueError("validation_split is only supported for arrays, not "
@@ -496,7 +527,7 @@ class Model(Layer):
             tail = [_map(lambda a: a[split:], p) if p is not None else None for p in arrays]
             (x, y, sample_weight), validation_data = head, tuple(tail)
         batches = _Batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle,
-                           class_weight)
+                           class_weight, seed=agreed_seed(self.distribute_strategy))
         history = _callbacks.History()
         extra = [_callbacks.ProgbarLogger()] if verbose else []
         params = {"verbose": verbose, "epochs": epochs, "steps": batches.steps}
@@ -540,12 +571,14 @@ class Model(Layer):
                                  sample_weight=sample_weight, return_dict=True)
         return self.evaluate(val, steps=steps, verbose=0, return_dict=True)
 
+    @in_strategy_scope
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
                  steps=None, callbacks=None, return_dict: bool = False):
         """The loss and metrics over the data: a float (loss only), a list `[loss,
         *metrics]`, or with `return_dict` a dict."""
         self._assert_compiled("evaluate")
         verbose = 1 if verbose == "auto" else int(verbose)
+        verbose = verbose if is_chief(self.distribute_strategy) else 0
         batches = _Batches(x, y, sample_weight, batch_size, steps)
         callback_list = _callbacks.CallbackList(list(callbacks or []), self,
                                                 {"verbose": verbose, "steps": batches.steps})
@@ -573,9 +606,11 @@ class Model(Layer):
         values = [logs[k] for k in order]
         return values[0] if len(values) == 1 else values
 
+    @in_strategy_scope
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs for `x` (arrays or a dataset), batch by batch, as NumPy."""
         verbose = 1 if verbose == "auto" else int(verbose)
+        verbose = verbose if is_chief(self.distribute_strategy) else 0
         batches = _Batches(x, None, None, batch_size, steps)
         bar = _callbacks.Progbar(batches.steps, verbose=verbose) if verbose else None
         step_fn = self._step("predict")
@@ -595,6 +630,7 @@ class Model(Layer):
         return joined[0] if not isinstance(first, (list, tuple, dict)) else \
             nest.pack_sequence_as(first, joined)
 
+    @in_strategy_scope
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        return_dict: bool = False):
         """One training step on one batch; the metrics are reset first."""
@@ -605,6 +641,7 @@ class Model(Layer):
         logs = self._logs(self._step("train")(data))
         return logs if return_dict else self._as_list(logs)
 
+    @in_strategy_scope
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict: bool = False):
         """The loss and metrics of one batch (metrics reset first)."""
         self._assert_compiled("test_on_batch")
@@ -614,6 +651,7 @@ class Model(Layer):
         logs = self._logs(self._step("test")(data))
         return logs if return_dict else self._as_list(logs)
 
+    @in_strategy_scope
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as NumPy."""
         return _map(lambda t: t.numpy(), self._step("predict")((_map(
@@ -626,7 +664,8 @@ class Model(Layer):
         Sequential and functional models."""
         if kwargs:
             raise TypeError(f"save: unrecognized keyword arguments {sorted(kwargs)}")
-        save_model(self, filepath, overwrite=overwrite)
+        # under a multi-process strategy every worker holds the same model: one writes
+        on_chief(lambda: save_model(self, filepath, overwrite=overwrite))
 
     def save_weights(self, filepath: str, overwrite: bool = True) -> None:
         """Write the weights: Keras 3's format for `*.weights.h5` paths (Sequential and
@@ -637,7 +676,7 @@ class Model(Layer):
             if not path.endswith(".weights.h5"):
                 raise ValueError(f"The filename must end in `.weights.h5`. Received: "
                                  f"filepath={path}")
-            save_weights_h5(self, path)
+            on_chief(save_weights_h5, self, path)  # the chief alone writes (as checkpoints)
             return
         Checkpoint(model=_Weights(self)).write(path)
 

@@ -22,8 +22,9 @@ from .._core.convert import convert_to_tensor
 from .._core.tensor import SYMBOLIC, Tensor, TensorShape
 from .._core.variable import Variable
 from ..function.control_flow import cond
-from ..ops import (array as _array, conv as _conv, indexing as _indexing, linalg as _linalg,
-                   math as _math, nn as _nn, random as _random)
+from ..ops import (array as _array, conv as _conv, creation as _creation,
+                   indexing as _indexing, linalg as _linalg, math as _math, nn as _nn,
+                   random as _random)
 from . import initializers as _init
 from .module import Module
 
@@ -490,6 +491,15 @@ class BatchNorm(_Normalization):
         reduce = [a for a in range(self._ndim) if a not in self._feature_axes]
         mean, variance = _nn.moments(x, reduce)
         decay = 1.0 - self.momentum
+        # a batch of no rows (a replica's part of a short last batch under tf.distribute)
+        # leaves the moving statistics alone and normalizes with finite stand-ins, so its
+        # gradients are 0, not NaN (as Keras's BatchNormalization skips empty batches)
+        counts = [x._shape[a] for a in reduce]
+        if None in counts or 0 in counts:
+            rows = _math.greater(_array.size(x), 0)
+            mean = _indexing.where(rows, mean, _creation.zeros_like(mean))
+            variance = _indexing.where(rows, variance, _creation.ones_like(variance))
+            decay = _math.cast(_indexing.where(rows, decay, 0.0), self.moving_mean.dtype)
         # the statistics move without gradient (assignments are not differentiable)
         for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
             moving.assign_sub((moving - _array.stop_gradient(batch)) * decay)

@@ -1,0 +1,243 @@
+"""How `Model.fit`, `evaluate` and `predict` run under a `tf.distribute` strategy (the
+model's `distribute_strategy`: the strategy whose scope it was created in), as
+TensorFlow's Keras does. `Model._step` hands every batch to `replicated_step`:
+
+- input: each global batch (cut from arrays, or an element of a dataset) is shared out
+  among the replicas, replica r taking rows r, r + N, ...; every worker reads the same
+  global batches and keeps its replica's rows (TensorFlow's AutoShardPolicy.DATA), so
+  all workers run the same number of steps even when the last batch has fewer rows than
+  there are replicas (a replica may get none);
+- the step is `strategy.run(train_step)`: `apply_gradients` sums the replicas'
+  gradients (the strategy's one all-reduce path); the compiled loss, a mean over the
+  replica's rows, is scaled by the replica's share of the global batch's rows (1/N for
+  equal parts), so the summed gradient is exactly that of the global batch's mean loss;
+- metrics: under MirroredStrategy the replicas (run in turn in one process) update the
+  same metric objects; under MultiWorkerMirroredStrategy each worker's metric states are
+  summed across the workers (one all-reduce) before the results are read. Every worker
+  logs the same numbers, so callbacks such as EarlyStopping decide alike;
+- non-trainable weights a training step updates (BatchNormalization's moving statistics)
+  stay mirrored: every replica starts from the same values, all keep the replicas' mean;
+- only the chief (worker 0) prints progress bars and writes files (`collective.on_chief`).
+
+A model made in a strategy's scope runs its steps through it even with one replica, so
+code that needs a replica context (`tf.nn.compute_average_loss` in a custom `train_step`)
+runs the same with or without `mpiexec`.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+import numpy as np
+
+from .._core.convert import convert_to_tensor
+from .._core.dtypes import float32, float64
+from .._core.tensor import Tensor
+from ..distribute.collective import on_chief
+from ..distribute.strategy import MultiWorkerMirroredStrategy, PerReplica, ReduceOp, \
+    Strategy, get_strategy, has_strategy
+from ..ops.array import concat, reshape
+from ..ops.creation import constant, zeros_like
+from ..ops.indexing import where
+from ..ops.math import cast, divide_no_nan, greater, multiply
+
+_replica = threading.local()  # .share: this replica's share of the global batch's rows
+
+
+def is_chief(strategy: Strategy) -> bool:
+    """Whether this process is the chief (worker 0), which alone prints and writes."""
+    resolver = strategy.cluster_resolver
+    return resolver is None or resolver.task_id == 0
+
+
+def uses_strategy(model) -> bool:
+    """Whether the model's steps run through a strategy: one it was made under, or the
+    one whose scope is active (not the default strategy of one replica)."""
+    return getattr(model, "_distribute_strategy", None) is not None or has_strategy()
+
+
+def in_strategy_scope(method):
+    """A Model method run inside its strategy's scope (as Keras runs fit, evaluate and
+    predict), so variables made lazily (a first build, optimizer slots) are mirrored."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        strategy = self.distribute_strategy
+        if strategy is get_strategy():  # its scope is active already (or it is the default)
+            return method(self, *args, **kwargs)
+        with strategy.scope():
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
+def agreed_seed(strategy: Strategy) -> int:
+    """A shuffling seed from NumPy's global generator (so utils.set_random_seed fixes it),
+    the chief's on every worker: all workers cut the same global batches."""
+    seed = int(np.random.randint(2 ** 31))  # drawn everywhere: the generators stay in step
+    if isinstance(strategy, MultiWorkerMirroredStrategy) and strategy.num_replicas_in_sync > 1:
+        return on_chief(lambda: seed)
+    return seed
+
+
+# --------------------------------------------------------------------------- loss scale
+
+
+def scale_loss(value):
+    """A mean loss as one replica contributes it: times the replica's share of the global
+    batch (1/N for equal parts; Keras's `scale_loss_for_distribution`), so the replicas'
+    summed gradients are the gradient of the global batch's mean."""
+    share = getattr(_replica, "share", None)
+    if share is not None:
+        return multiply(value, cast(share, value.dtype))
+    n = get_strategy().num_replicas_in_sync
+    return value if n == 1 else multiply(value, cast(1.0 / n, value.dtype))
+
+
+def unscale_loss(value):
+    """The loss a replica reports to the loss tracker: `scale_loss` undone (0 for a
+    replica without rows)."""
+    share = getattr(_replica, "share", None)
+    if share is not None:
+        return divide_no_nan(value, cast(share, value.dtype))
+    n = get_strategy().num_replicas_in_sync
+    return value if n == 1 else multiply(value, cast(float(n), value.dtype))
+
+
+# --------------------------------------------------------------------------- the step
+
+
+def _map(fn, structure):
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(_map(fn, s) for s in structure)
+    if isinstance(structure, dict):
+        return {k: _map(fn, v) for k, v in structure.items()}
+    return fn(structure)
+
+
+def _rows(structure) -> int:
+    for leaf in _leaves(structure):
+        return int(leaf.shape[0])
+    return 0
+
+
+def _leaves(structure) -> list:
+    if isinstance(structure, (list, tuple)):
+        return [leaf for s in structure for leaf in _leaves(s)]
+    if isinstance(structure, dict):
+        return [leaf for k in sorted(structure) for leaf in _leaves(structure[k])]
+    return [] if structure is None else [structure]
+
+
+def split_batch(strategy: Strategy, batch) -> tuple:
+    """(this process's replicas' parts of a global batch, their shares of its rows), as
+    `strategy.run` takes them: PerReplica values for replicas in one process."""
+    rows, n = _rows(batch), strategy.num_replicas_in_sync
+
+    def part(context):
+        r = context.replica_id_in_sync_group
+        local = _map(lambda t: t if t is None else convert_to_tensor(t)[r::n], batch)
+        return local, constant(len(range(r, rows, n)) / rows if rows else 0.0, float32)
+    return strategy.experimental_distribute_values_from_function(part)
+
+
+def first_replica(value):
+    """Replica 0's part of a distributed nest (what the model is first built on)."""
+    return _map(lambda v: v.values[0] if isinstance(v, PerReplica) else v, value)
+
+
+def in_batch_order(rows: np.ndarray, n: int) -> np.ndarray:
+    """Rows gathered from the replicas (replica 0's, then replica 1's, ...) put back in the
+    order of the global batch they were shared out from."""
+    out = np.empty_like(rows)
+    start = 0
+    for r in range(n):
+        count = len(range(r, len(rows), n))
+        out[r::n] = rows[start:start + count]
+        start += count
+    return out
+
+
+def _flat(values: list):
+    return concat([reshape(cast(v, float64), [-1]) for v in values], 0)
+
+
+def _assign_flat(variables: list, flat) -> None:
+    start = 0
+    for v in variables:
+        size = int(np.prod(v.shape, dtype=np.int64))
+        v.assign(cast(reshape(flat[start:start + size], list(v.shape)), v.dtype))
+        start += size
+
+
+def replicated_step(model, method, kind: str):
+    """`method` (the model's train, test or predict step) as one step on every replica of
+    the model's strategy, taking (this process's parts of the batch, their shares) from
+    `split_batch` and returning the combined results: the metrics' results over every
+    replica's updates (other logged values averaged), or the predictions of the whole
+    batch, gathered in replica order.
+
+    A training step's updates of non-trainable weights (BatchNormalization's moving
+    statistics) are combined too, as TensorFlow's mirrored variables aggregate them: each
+    replica updates from the same values, and all keep the mean of the replicas' results,
+    weighted by their shares of the rows (a replica without rows counts for nothing)."""
+    strategy = model.distribute_strategy
+
+    def on_replica(data, share, state, start):
+        previous = getattr(_replica, "share", None)
+        _replica.share = share
+        if start is not None:
+            _assign_flat(state, start)
+        try:
+            out = method(data)
+        finally:
+            _replica.share = previous
+        if not state:
+            return out
+        mine = multiply(_flat(state), cast(share, float64))
+        return out, where(greater(share, 0.0), mine, zeros_like(mine))
+
+    def step(data, share):
+        state = [v for v in model.weights if not v.trainable] if kind == "train" and \
+            strategy.num_replicas_in_sync > 1 else []
+        # replicas of one process run in turn: each must start from the step's values
+        start = _flat(state) if state and \
+            not isinstance(strategy, MultiWorkerMirroredStrategy) else None
+        outputs = strategy.run(on_replica, args=(data, share, state, start))
+        if state:
+            outputs, weighted = outputs
+            _assign_flat(state, strategy.reduce(ReduceOp.SUM, weighted, axis=None))
+        if kind == "predict":
+            return _map(lambda v: strategy.gather(v, 0), outputs)
+        results = metric_results(model.metrics, strategy)
+        if not isinstance(outputs, dict):
+            return _map(lambda v: strategy.reduce(ReduceOp.MEAN, v, axis=None), outputs)
+        return {k: results[k] if k in results else
+                strategy.reduce(ReduceOp.MEAN, v, axis=None) for k, v in outputs.items()}
+    return step
+
+
+def metric_results(metrics: list, strategy: Strategy) -> dict:
+    """Each metric's result over the updates of every replica. Replicas of one process
+    share the metric objects, so their states cover them all already; across workers the
+    states (totals, counts, confusion counts: sums, as Keras's metric variables
+    aggregate) are summed in one all-reduce, the results read from the sums, and each
+    worker's own state put back, so that later updates add to it as before."""
+    variables = [v for m in metrics for v in m.variables]
+    if not isinstance(strategy, MultiWorkerMirroredStrategy) or \
+            strategy.num_replicas_in_sync == 1 or not variables:
+        return {m.name: m.result() for m in metrics}
+    local = [v.read_value() for v in variables]
+    _assign_flat(variables, strategy.reduce(ReduceOp.SUM, _flat(local), axis=None))
+    # read now (a stateful read, ordered before the restore in a traced step too)
+    results = {m.name: convert_to_tensor(m.result()) for m in metrics}
+    for v, value in zip(variables, local):
+        v.assign(value)
+    return results
+
+
+def gathered_in_batch_order(strategy: Strategy, outputs):
+    """Predictions gathered from the replicas, put back in the global batch's order."""
+    n = strategy.num_replicas_in_sync
+    if n == 1:
+        return outputs
+    return _map(lambda t: convert_to_tensor(in_batch_order(
+        t.numpy() if isinstance(t, Tensor) else np.asarray(t), n)), outputs)
