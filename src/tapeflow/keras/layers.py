@@ -19,11 +19,13 @@ from .._core.tensor import TensorShape
 from ..data.dataset import Dataset
 from ..ops import (array as _array, conv as _conv, math as _math, nn as _nn,
                    reduction as _reduction)
+from ..ops.creation import zeros as _zeros, zeros_like as _zeros_like
 from ..ops.indexing import where as _where
 from ..train import initializers as _init, layers as _layers
 from . import regularizers as _regularizers
 from .attention import MultiHeadAttention
-from .layer import Input, InputLayer, KerasTensor, Layer, is_several, unique_name
+from .layer import Input, InputLayer, KerasTensor, Layer, is_several, set_keras_mask, \
+    unique_name
 from .recurrent import (GRU, LSTM, Bidirectional, GRUCell, LSTMCell, SimpleRNN,
                         SimpleRNNCell)
 
@@ -35,7 +37,7 @@ __all__ = ["Layer", "Input", "InputLayer", "KerasTensor", "Dense", "Conv2D", "Em
            "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell",
            "Bidirectional", "MultiHeadAttention", "Conv1D", "MaxPooling1D", "AveragePooling1D",
            "GlobalAveragePooling1D", "GlobalMaxPooling1D", "LeakyReLU", "MaxPool1D",
-           "AvgPool1D", "GlobalAvgPool1D", "GlobalMaxPool1D", "Convolution1D"]
+           "AvgPool1D", "GlobalAvgPool1D", "GlobalMaxPool1D", "Convolution1D", "Masking"]
 
 
 def _activation_name(identifier) -> str:
@@ -330,6 +332,41 @@ class _Stateless(Layer):
             x.dtype is not self._dtype else x
 
 
+class Masking(_Stateless):
+    """Masks the time steps whose features all equal `mask_value`: the output is the
+    input with those steps set to zero, carrying the [batch, time] mask (True: kept) that
+    the layers after it (LSTM, GRU, GlobalAveragePooling1D, ...) use to skip them.
+
+    Example:
+        >>> x = np.array([[[1.0, 2.0], [0.0, 0.0], [0.0, 3.0]]])
+        >>> out = tf.keras.layers.Masking(mask_value=0.0)(x)
+        >>> out._keras_mask.numpy()
+        array([[ True, False,  True]])
+    """
+
+    supports_masking = True
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return _reduction.reduce_any(_math.not_equal(
+            self._convert_input(inputs), self.mask_value), axis=-1)
+
+    def call(self, x):
+        if x.ndim < 2:
+            raise self._input_error("rank >= 2 ([batch, ..., features])", x)
+        keep = _reduction.reduce_any(_math.not_equal(x, self.mask_value), axis=-1,
+                                     keepdims=True)
+        out = _where(keep, x, _zeros_like(x))
+        set_keras_mask(out, _array.squeeze(keep, [-1]))  # made here: no second comparison
+        return out
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "mask_value": self.mask_value}
+
+
 class Flatten(_Stateless):
     """Flattens every axis but the batch: [N, a, b] -> [N, a*b].
 
@@ -455,12 +492,27 @@ class Softmax(_Stateless):
         array([[0.5, 0.5]], dtype=float32)
     """
 
+    supports_masking = True
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
 
-    def call(self, x):
-        return _nn.softmax(x, axis=self.axis)
+    def call(self, x, mask=None):
+        if mask is None:
+            return _nn.softmax(x, axis=self.axis)
+        # masked entries (False) get no probability, as Keras's: a large negative logit
+        # before, and zero after (in case a whole axis is masked)
+        mask = convert_to_tensor(mask)
+        if mask.ndim > x.ndim or any(m not in (1, d) for m, d in
+                                     zip(mask.shape[::-1], x.shape[::-1])):
+            raise ValueError(f"Softmax {self.name!r}: the mask must be broadcastable to "
+                             f"the inputs, got mask.shape={list(mask.shape)} and "
+                             f"inputs.shape={list(x.shape)}")
+        keep = mask if mask.dtype is _dt.bool else _math.greater(mask, 0.5)
+        low = -3e4 if x.dtype is _dt.float16 else -1e9
+        out = _nn.softmax(_where(keep, x, _math.cast(low, x.dtype)), axis=self.axis)
+        return _where(keep, out, _zeros_like(out))
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis}
@@ -651,6 +703,8 @@ class Rescaling(_Stateless):
         array([2.], dtype=float32)
     """
 
+    supports_masking = True  # elementwise: a mask passes through, as in Keras
+
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)
         self.scale, self.offset = scale, offset
@@ -667,6 +721,18 @@ class Rescaling(_Stateless):
 
 
 class _Merge(_Stateless):
+    supports_masking = True
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The OR of the inputs' masks when all of them have one (Keras's rule)."""
+        masks = previous_mask if isinstance(previous_mask, (list, tuple)) else None
+        if not masks or any(m is None for m in masks):
+            return None
+        out = convert_to_tensor(masks[0])
+        for m in masks[1:]:
+            out = _math.logical_or(out, convert_to_tensor(m))
+        return out
+
     def call(self, inputs):
         if not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
             raise ValueError(f"A merge layer ({type(self).__name__} {self.name!r}) should be "
@@ -706,9 +772,30 @@ class Concatenate(_Stateless):
         TensorShape([2, 4])
     """
 
+    supports_masking = True
+
     def __init__(self, axis: int = -1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """Keras's rule: the masks (all True for an unmasked input; a [batch, time] mask
+        spread over the features) concatenated along `axis`, then any() over the last
+        axis; None when no input has a mask."""
+        masks = previous_mask if isinstance(previous_mask, (list, tuple)) else None
+        if not masks or all(m is None for m in masks):
+            return None
+        parts = []
+        for x, m in zip(inputs, masks):
+            x = convert_to_tensor(x)
+            if m is None:
+                parts.append(_array.ones(x.shape, _dt.bool))
+                continue
+            m = convert_to_tensor(m)
+            if m.ndim < x.ndim:
+                m = _math.logical_or(_array.expand_dims(m, -1), _zeros(x.shape, _dt.bool))
+            parts.append(m)
+        return _reduction.reduce_any(_array.concat(parts, axis=self.axis), axis=-1)
 
     def call(self, inputs):
         if not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
@@ -731,6 +818,8 @@ class Normalization(Layer):
         >>> norm(np.array([[1.0, 2.0]])).numpy()
         array([[-1., -1.]], dtype=float32)
     """
+
+    supports_masking = True  # elementwise: a mask passes through, as in Keras
 
     def __init__(self, axis=-1, mean=None, variance=None, invert: bool = False, **kwargs):
         super().__init__(**kwargs)

@@ -1,0 +1,177 @@
+"""Keras's mask protocol (masks ride on tensors as `_keras_mask`; `Layer.__call__` hands
+them to `call(mask=)` and sets `compute_mask` on the outputs) in functional, subclassed and
+Sequential models, the Masking layer, and stateful recurrent layers: values equal what
+real Keras computed (fixture from fixtures/make_keras_mask_protocol.py)."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+L = tf.keras.layers
+KERAS = np.load(os.path.join(os.path.dirname(__file__), "fixtures",
+                             "keras_mask_protocol.npz"))
+
+
+def _set_weights(model):
+    model.set_weights([0.5 * np.sin(np.arange(w.size)).reshape(w.shape)
+                       for w in model.get_weights()])
+
+
+def _close(got, want):
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------- model kinds
+def test_functional_model_propagates_masks_as_keras():
+    x = tf.keras.Input((5,), dtype="int32")
+    h = L.Embedding(9, 4, mask_zero=True)(x)
+    assert h._keras_mask.shape == (None, 5) and h._keras_mask.dtype == tf.bool
+    h = L.LayerNormalization()(L.Dense(3, activation="tanh")(h))
+    seq = L.LSTM(3, return_sequences=True)(h)
+    model = tf.keras.Model(x, [seq, L.GlobalAveragePooling1D()(seq)])
+    _set_weights(model)
+    got_seq, pooled = model(KERAS["ids"])
+    _close(got_seq, KERAS["functional_seq"])
+    _close(pooled, KERAS["functional_pooled"])
+    np.testing.assert_array_equal(got_seq._keras_mask.numpy(), KERAS["functional_mask"])
+    assert getattr(pooled, "_keras_mask", None) is None  # the steps are gone
+    # the traced predict step computes the same
+    _close(model.predict(KERAS["ids"], verbose=0)[1], KERAS["functional_pooled"])
+
+
+class _Subclassed(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.embed = L.Embedding(9, 4, mask_zero=True)
+        self.dense = L.Dense(3)
+        self.gru = L.GRU(2, return_sequences=True)
+
+    def call(self, inputs):
+        return self.gru(self.dense(self.embed(inputs)))
+
+
+def test_subclassed_model_calling_layers_propagates_masks():
+    model = _Subclassed()
+    model(KERAS["ids"])
+    _set_weights(model)
+    out = model(KERAS["ids"])
+    _close(out, KERAS["subclassed"])
+    np.testing.assert_array_equal(out._keras_mask.numpy(), KERAS["subclassed_mask"])
+    model.compile("sgd", "mse")
+    losses = model.fit(KERAS["ids"], np.ones((4, 5, 2)), epochs=2, verbose=0)
+    assert np.all(np.isfinite(losses.history["loss"]))
+
+
+def test_sequential_and_model_mask_argument():
+    ids = KERAS["ids"]
+    model = tf.keras.Sequential([tf.keras.Input((5,), dtype="int32"),
+                                 L.Embedding(9, 4, mask_zero=True), L.Dense(3),
+                                 L.GRU(2, return_sequences=True)])
+    out = model(ids)
+    np.testing.assert_array_equal(out._keras_mask.numpy(), ids != 0)
+    # a model's `mask=` is attached to its inputs: an RNN fed floats then masks those steps
+    x = tf.keras.Input((5, 3))
+    lstm = L.LSTM(2, return_sequences=True)
+    functional = tf.keras.Model(x, lstm(x))
+    seq = tf.constant(KERAS["seq"])
+    mask = np.any(KERAS["seq"] != 0, axis=-1)
+    # (a model itself does not support masking: as Keras, it warns that the mask stops)
+    with pytest.warns(UserWarning, match="does not support masking"):
+        _close(functional(seq, mask=mask), lstm(KERAS["seq"], mask=mask).numpy())
+    sequential = tf.keras.Sequential([tf.keras.Input((5, 3)), lstm])
+    with pytest.warns(UserWarning, match="does not support masking"):
+        _close(sequential(tf.constant(KERAS["seq"]), mask=mask),
+               lstm(KERAS["seq"], mask=mask).numpy())
+    assert not np.allclose(lstm(KERAS["seq"]).numpy(), lstm(KERAS["seq"], mask=mask).numpy())
+
+
+def test_layers_that_pass_or_drop_the_mask():
+    emb = L.Embedding(9, 4, mask_zero=True)(KERAS["ids"])
+    want = KERAS["ids"] != 0
+    for layer in [L.Dense(2), L.Dropout(0.5), L.Activation("relu"), L.ReLU(),
+                  L.LeakyReLU(), L.LayerNormalization(), L.Rescaling(2.0)]:
+        assert layer.supports_masking, layer
+        out = layer(emb, training=True)
+        assert out._keras_mask is not None, layer
+        np.testing.assert_array_equal(out._keras_mask.numpy(), want)
+    # Keras's list: these do not support masking and drop it with a warning
+    for layer in [L.Flatten(), L.Conv1D(2, 2), L.GlobalMaxPooling1D()]:
+        assert not layer.supports_masking
+        with pytest.warns(UserWarning, match="does not support masking"):
+            out = layer(emb)
+        assert getattr(out, "_keras_mask", None) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no mask, no warning
+        L.Flatten()(np.ones((2, 3, 4)))
+    # an RNN returning only its last step, or its states, gives no mask for them
+    out, h, c = L.LSTM(2, return_state=True)(emb)
+    assert all(getattr(t, "_keras_mask", None) is None for t in (out, h, c))
+    out, h = L.GRU(2, return_sequences=True, return_state=True)(emb)
+    np.testing.assert_array_equal(out._keras_mask.numpy(), want)
+    assert getattr(h, "_keras_mask", None) is None
+
+
+def test_merge_layers_combine_masks_as_keras():
+    a, b = tf.keras.Input((5,), dtype="int32"), tf.keras.Input((5,), dtype="int32")
+    ea, eb = L.Embedding(9, 2, mask_zero=True)(a), L.Embedding(9, 2, mask_zero=True)(b)
+    concat = L.SimpleRNN(2, return_sequences=True)(L.Concatenate()([ea, eb]))
+    added = L.LSTM(2, return_sequences=True)(L.Add()([ea, eb]))
+    model = tf.keras.Model([a, b], [concat, added])
+    _set_weights(model)
+    got_concat, got_added = model([KERAS["ids"], KERAS["ids2"]])
+    _close(got_concat, KERAS["merged_concat"])
+    _close(got_added, KERAS["merged_add"])
+    np.testing.assert_array_equal(got_concat._keras_mask.numpy(),
+                                  KERAS["merged_concat_mask"])
+    np.testing.assert_array_equal(got_added._keras_mask.numpy(), KERAS["merged_add_mask"])
+    # Concatenate along time joins the masks; one unmasked input counts as all True;
+    # Add needs every input masked
+    x = L.Embedding(9, 2, mask_zero=True)(KERAS["ids"])
+    plain = tf.ones([4, 5, 2])
+    np.testing.assert_array_equal(L.Concatenate(axis=1)([x, x])._keras_mask.numpy(),
+                                  np.concatenate([KERAS["ids"] != 0] * 2, axis=1))
+    assert L.Concatenate()([x, plain])._keras_mask.numpy().all()
+    assert getattr(L.Add()([x, plain]), "_keras_mask", None) is None
+    assert getattr(L.Multiply()([x, x]), "_keras_mask", None) is not None
+
+
+def test_softmax_mask_argument():
+    got = L.Softmax()(KERAS["softmax_logits"], mask=KERAS["softmax_mask"][:, None])
+    _close(got, KERAS["softmax"])
+    with pytest.raises(ValueError, match="broadcastable"):
+        L.Softmax()(KERAS["softmax_logits"], mask=np.ones((2, 3), bool))
+
+
+# ---------------------------------------------------------------------- Masking
+def test_masking_layer_matches_keras():
+    x = tf.keras.Input((5, 3))
+    masked = L.Masking(0.0)(x)
+    model = tf.keras.Model(x, [masked, L.GRU(2, return_sequences=True)(masked)])
+    _set_weights(model)
+    got_masked, gru = model(KERAS["seq"])
+    _close(got_masked, KERAS["masking_out"])
+    np.testing.assert_array_equal(got_masked._keras_mask.numpy(), KERAS["masking_mask"])
+    _close(gru, KERAS["masking_gru"])
+
+
+def test_masking_layer_details(tmp_path):
+    layer = L.Masking(mask_value=-1.0)
+    x = np.array([[[-1.0, -1.0], [-1.0, 2.0], [3.0, 4.0]]], np.float32)
+    out = layer(x)
+    # only a step whose features ALL equal mask_value is masked, and zeroed
+    np.testing.assert_array_equal(out._keras_mask.numpy(), [[False, True, True]])
+    np.testing.assert_array_equal(out.numpy(), [[[0, 0], [-1, 2], [3, 4]]])
+    np.testing.assert_array_equal(layer.compute_mask(x).numpy(), [[False, True, True]])
+    assert layer.get_config()["mask_value"] == -1.0
+    assert L.Masking.from_config(layer.get_config()).mask_value == -1.0
+    with pytest.raises(ValueError, match="masking"):
+        layer(np.ones(3, np.float32))
+    model = tf.keras.Sequential([tf.keras.Input((5, 3)), L.Masking(), L.LSTM(2)])
+    path = str(tmp_path / "masking.keras")
+    model.save(path)
+    copy = tf.keras.models.load_model(path)
+    assert type(copy.layers[0]) is L.Masking
+    _close(copy.predict(KERAS["seq"], verbose=0), model.predict(KERAS["seq"], verbose=0))
