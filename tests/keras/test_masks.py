@@ -175,3 +175,23 @@ def test_masking_layer_details(tmp_path):
     copy = tf.keras.models.load_model(path)
     assert type(copy.layers[0]) is L.Masking
     _close(copy.predict(KERAS["seq"], verbose=0), model.predict(KERAS["seq"], verbose=0))
+
+
+def test_multi_head_attention_reads_query_and_value_masks():
+    embed_q, embed_v = L.Embedding(9, 4, mask_zero=True), L.Embedding(9, 4, mask_zero=True)
+    mha = L.MultiHeadAttention(num_heads=2, key_dim=3)
+    mha(embed_q(KERAS["ids"]), embed_v(KERAS["ids2"]))
+    for layer in (embed_q, embed_v, mha):
+        _set_weights(layer)
+    q, v = embed_q(KERAS["ids"]), embed_v(KERAS["ids2"])
+    out, scores = mha(q, v, return_attention_scores=True)
+    _close(out, KERAS["mha_out"])
+    _close(scores, KERAS["mha_scores"])  # masked query steps attend to nothing
+    np.testing.assert_array_equal(out._keras_mask.numpy(), KERAS["mha_mask"])
+    # the same masks passed as arguments, and inside a functional model
+    plain_q, plain_v = tf.identity(q), tf.identity(v)
+    _close(mha(plain_q, plain_v, query_mask=KERAS["ids"] != 0,
+               value_mask=KERAS["ids2"] != 0), KERAS["mha_out"])
+    a, b = tf.keras.Input((5,), dtype="int32"), tf.keras.Input((5,), dtype="int32")
+    model = tf.keras.Model([a, b], mha(embed_q(a), embed_v(b)))
+    _close(model([KERAS["ids"], KERAS["ids2"]]), KERAS["mha_out"])
