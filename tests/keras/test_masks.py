@@ -195,3 +195,27 @@ def test_multi_head_attention_reads_query_and_value_masks():
     a, b = tf.keras.Input((5,), dtype="int32"), tf.keras.Input((5,), dtype="int32")
     model = tf.keras.Model([a, b], mha(embed_q(a), embed_v(b)))
     _close(model([KERAS["ids"], KERAS["ids2"]]), KERAS["mha_out"])
+
+
+def test_masked_steps_output_zeros_in_bidirectional_and_with_zero_output_for_mask():
+    x = tf.keras.Input((5,), dtype="int32")
+    h = L.Embedding(9, 3, mask_zero=True)(x)
+    bidirectional = L.Bidirectional(L.LSTM(2, return_sequences=True))
+    gru = L.GRU(2, return_sequences=True, zero_output_for_mask=True)
+    model = tf.keras.Model(x, [bidirectional(h), gru(h)])
+    _set_weights(model)
+    bi, zeroed = model(KERAS["ids"])
+    _close(bi, KERAS["bidirectional_seq"])
+    _close(zeroed, KERAS["zero_output_gru"])
+    assert np.all(zeroed.numpy()[KERAS["ids"] == 0] == 0)
+    assert bidirectional.forward_layer.zero_output_for_mask
+    assert gru.get_config()["zero_output_for_mask"]
+
+
+def test_keras_file_with_masking_and_rnn_dropout_loads():
+    path = os.path.join(os.path.dirname(__file__), "fixtures", "keras_masked_lstm.keras")
+    model = tf.keras.models.load_model(path)
+    lstm = model.layers[1]
+    assert type(model.layers[0]) is L.Masking
+    assert (lstm.cell.dropout, lstm.cell.recurrent_dropout, lstm.cell.seed) == (0.2, 0.1, 5)
+    _close(model.predict(KERAS["seq"], verbose=0), KERAS["masked_lstm_file"])
