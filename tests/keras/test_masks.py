@@ -219,3 +219,62 @@ def test_keras_file_with_masking_and_rnn_dropout_loads():
     assert type(model.layers[0]) is L.Masking
     assert (lstm.cell.dropout, lstm.cell.recurrent_dropout, lstm.cell.seed) == (0.2, 0.1, 5)
     _close(model.predict(KERAS["seq"], verbose=0), KERAS["masked_lstm_file"])
+
+
+# ---------------------------------------------------------------------- stateful
+STATEFUL = {
+    "stateful_lstm": lambda: L.LSTM(3, stateful=True, return_sequences=True),
+    "stateful_gru": lambda: L.GRU(2, stateful=True),
+    "stateful_simple_rnn": lambda: L.SimpleRNN(2, stateful=True, return_state=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATEFUL))
+def test_stateful_layers_carry_states_between_calls_as_keras(name):
+    xs = KERAS["stateful_x"]
+    model = tf.keras.Sequential([tf.keras.Input((4, 3), batch_size=2), STATEFUL[name]()])
+    _set_weights(model)
+    layer = model.layers[0]
+    assert len(model.weights) == 3  # the states are not weights
+    for i in range(2):  # the second call starts from the first call's last states
+        result = model(xs[i])
+        for j, got in enumerate(result if isinstance(result, list) else [result]):
+            _close(got, KERAS[f"{name}/call{i}_{j}"])
+    for j, state in enumerate(layer.states):
+        _close(state.numpy(), KERAS[f"{name}/state{j}"])
+    layer.reset_states()
+    assert all(not s.numpy().any() for s in layer.states)
+    again = model(xs[1])
+    _close(again[0] if isinstance(again, list) else again, KERAS[f"{name}/reset"])
+    assert model.get_config()["layers"][1]["config"]["stateful"]
+
+
+def test_stateful_details(tmp_path):
+    xs = KERAS["stateful_x"]
+    with pytest.raises(ValueError, match="batch size must be static"):
+        tf.keras.Sequential([tf.keras.Input((4, 3)), L.LSTM(2, stateful=True)])
+    assert L.LSTM(2).states is None
+    # Keras 2's batch_input_shape on the first layer fixes the batch too
+    lstm = L.LSTM(3, stateful=True, return_sequences=True, batch_input_shape=(2, 4, 3))
+    model = tf.keras.Sequential([lstm])
+    _set_weights(model)
+    assert lstm.states[0].shape == (2, 3) and not lstm.states[0].numpy().any()
+    _close(model.predict(xs[0], batch_size=2, verbose=0), KERAS["stateful_lstm/call0_0"])
+    with pytest.raises(ValueError, match="batch size"):
+        model(np.ones((3, 4, 3), np.float32))
+    _close(model(xs[1]), KERAS["stateful_lstm/call1_0"])  # the failed call changed nothing
+    # the traced fit step carries the states on too; the file keeps stateful=True
+    model.compile("sgd", "mse")
+    before = lstm.states[0].numpy()
+    model.fit(xs[0], np.zeros((2, 4, 3)), batch_size=2, epochs=1, verbose=0, shuffle=False)
+    assert not np.allclose(lstm.states[0].numpy(), before)
+    path = str(tmp_path / "stateful.keras")
+    model.save(path)
+    copy = tf.keras.models.load_model(path)
+    assert copy.layers[0].stateful and copy.layers[0].states[0].shape == (2, 3)
+    # Bidirectional over a stateful layer keeps and resets both directions' states
+    bi = L.Bidirectional(L.GRU(2, stateful=True))
+    first = bi(xs[0]).numpy()
+    assert len(bi.states) == 2 and not np.allclose(bi(xs[0]).numpy(), first)
+    bi.reset_states()
+    _close(bi(xs[0]), first)

@@ -211,6 +211,9 @@ class Layer(_layers.Layer):
             shape = (kwargs.pop("input_dim"),)
         batch_size = kwargs.pop("batch_size", None)
         self._batch_input_shape = None if shape is None else (batch_size, *shape)
+        if kwargs.get("batch_input_shape") is not None:  # Keras 2's spelling of both
+            self._batch_input_shape = tuple(kwargs.pop("batch_input_shape"))
+        kwargs.pop("batch_input_shape", None)
         kwargs.pop("autocast", None)
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unrecognized keyword arguments: "
@@ -422,12 +425,11 @@ class Layer(_layers.Layer):
 
     # ----------------------------------------------------------------- config
     def get_config(self) -> dict:
-        """The constructor arguments that rebuild this layer (`from_config`)."""
-        config = {"name": self.name, "trainable": self.trainable,
-                  "dtype": (self._dtype or _dt.float32).name}
-        if self._batch_input_shape is not None:
-            config["batch_input_shape"] = self._batch_input_shape
-        return config
+        """The constructor arguments that rebuild this layer (`from_config`). As Keras 3's,
+        without the `input_shape` a first Sequential layer was given: the model's config
+        holds it (an InputLayer entry), and Keras refuses the key in a layer's."""
+        return {"name": self.name, "trainable": self.trainable,
+                "dtype": (self._dtype or _dt.float32).name}
 
     @classmethod
     def from_config(cls, config: dict):
@@ -435,6 +437,8 @@ class Layer(_layers.Layer):
         shape = config.pop("batch_input_shape", None)
         if shape is not None:
             config["input_shape"] = tuple(shape[1:])
+            if shape[0] is not None:
+                config["batch_size"] = shape[0]
         return cls(**config)
 
     @property

@@ -29,6 +29,7 @@ from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic, \
     set_keras_mask
+from .recurrent import keeping_states
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
     input_layer_entry, load_weights_h5, rebuild_functional, save_model, save_weights_h5, \
     serialize_layer
@@ -462,8 +463,9 @@ class Model(Layer):
         traced = self._steps[kind]
 
         def run(data):
-            if not self._has_run:
-                self(_unpack(data)[0], training=False)
+            if not self._has_run:  # (a stateful RNN's states do not advance)
+                keeping_states(self._all_sublayers(),
+                               lambda: self(_unpack(data)[0], training=False))
                 self._has_run = True
             return traced(data)
         return run

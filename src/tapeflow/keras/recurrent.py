@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import dtypes as _dt
+from .._core import dtypes as _dt, nest
 from .._core.convert import convert_to_tensor
+from .._core.variable import Variable
 from ..ops import array as _array, linalg as _linalg, math as _math, random as _random
-from ..ops.creation import ones_like as _ones_like, zeros_like as _zeros_like
+from ..ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
 from ..ops.indexing import where as _where
 from ..train import initializers as _init, layers as _layers
 from ..train.module import name_scope
-from .layer import Layer, snake_case
+from .layer import Layer, is_symbolic, snake_case
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU",
            "Bidirectional"]
@@ -330,6 +331,30 @@ class GRUCell(_Cell):
 # --------------------------------------------------------------------------- layers
 
 
+class _StateVariables:
+    """Where a stateful layer keeps its state variables: out of the layer's weights and
+    checkpoints (a plain object, which Module does not walk), as Keras keeps them."""
+
+    def __init__(self):
+        self.variables = None
+
+
+def keeping_states(layers: list, run):
+    """`run()`, with the stateful recurrent layers among `layers` left with the states
+    they had before (zeros for states made during it): drawing a functional graph runs
+    layers on probes, and `fit` runs a model once before tracing, neither of which may
+    advance a sequence."""
+    held = [layer for layer in layers if isinstance(layer, _RNN) and layer.stateful]
+    saved = [None if layer.states is None else [v.numpy() for v in layer.states]
+             for layer in held]
+    try:
+        return run()
+    finally:
+        for layer, values in zip(held, saved):
+            for i, v in enumerate(layer.states or []):
+                v.assign(_zeros(v.shape, v.dtype) if values is None else values[i])
+
+
 class _RNN(Layer):
     """A recurrent layer: its cell (`self.cell`, whose weights Keras files hold under
     "cell") run over the time axis (axis 1) of [batch, time, features] inputs."""
@@ -342,11 +367,12 @@ class _RNN(Layer):
                  zero_output_for_mask: bool = False, **kwargs):
         cell_kwargs = {k: kwargs.pop(k) for k in list(kwargs)
                        if k not in ("name", "dtype", "trainable", "input_shape",
-                                    "input_dim", "batch_size")}
+                                    "input_dim", "batch_size", "batch_input_shape")}
         super().__init__(**kwargs)
-        if stateful:
-            raise NotImplementedError(f"{type(self).__name__}: stateful=True is not "
-                                      "supported yet")
+        # stateful: the last states of a call are the initial states of the next one, for
+        # a batch size fixed when the layer is built (`states`, `reset_states`)
+        self.stateful = bool(stateful)
+        self._state_store = _StateVariables()
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
@@ -369,6 +395,42 @@ class _RNN(Layer):
         with name_scope(self.cell.name):  # relative: "lstm/lstm_cell/kernel", as Keras
             self.cell.build(input_shape[:1] + input_shape[2:])
         self.cell.built = True
+        if self.stateful and self.states is None:
+            self._state_store.variables = [
+                Variable(_zeros([int(input_shape[0]), size], self._dtype),
+                         trainable=False, name="rnn_state") for size in self._state_list()]
+
+    @property
+    def states(self) -> list | None:
+        """A stateful layer's state variables (LSTM: [h, c]), [batch, units] each; None
+        for a layer that is not stateful (or not built yet).
+
+        Example:
+            >>> lstm = tf.keras.layers.LSTM(3, stateful=True)
+            >>> _ = lstm(tf.ones([2, 4, 5]))
+            >>> [tuple(s.shape) for s in lstm.states]
+            [(2, 3), (2, 3)]
+        """
+        return self._state_store.variables
+
+    def reset_states(self) -> None:
+        """Set a stateful layer's states back to zeros (start new sequences)."""
+        for v in self.states or []:
+            v.assign(_zeros(v.shape, v.dtype))
+
+    reset_state = reset_states  # Keras 3 has both spellings
+
+    def __call__(self, inputs, *args, **kwargs):
+        if not self.stateful or not is_symbolic(inputs):
+            return super().__call__(inputs, *args, **kwargs)
+        shape = nest.flatten(inputs)[0].shape
+        if shape[0] is None:
+            raise ValueError(
+                f"Layer {self.name!r}: when using `stateful=True` in a RNN, the batch size "
+                f"must be static. Found dynamic batch size: sequence.shape={shape}; give "
+                "it with keras.Input(shape, batch_size=...)")
+        return keeping_states([self], lambda: super(_RNN, self).__call__(
+            inputs, *args, **kwargs))
 
     supports_masking = True
 
@@ -408,6 +470,15 @@ class _RNN(Layer):
                 raise ValueError(f"Layer {self.name!r}: the mask must be [batch, time] = "
                                  f"{list(inputs.shape[:2])}, got shape {list(mask.shape)}")
             mask = _array.expand_dims(_math.cast(mask, _dt.bool), -1)
+        if self.stateful:
+            expected = self.states[0].shape[0]
+            if inputs.shape[0] != expected:
+                raise ValueError(f"Layer {self.name!r}: if an RNN is stateful, the batch "
+                                 "size of the input sequences must be the same as the batch "
+                                 f"size of the states: expected {expected}, got input shape "
+                                 f"{list(inputs.shape)}")
+            if states is None:
+                states = [v.read_value() for v in self.states]
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         # one dropout mask per sequence, the same at every step (Keras's)
         dropout_masks = self.cell.dropout_masks(inputs[:, 0], training)
@@ -425,6 +496,9 @@ class _RNN(Layer):
                 new_states = [_where(keep, n, o) for n, o in zip(new_states, old)]
             states = new_states
             outputs.append(out)
+        if self.stateful:
+            for v, state in zip(self.states, states):
+                v.assign(state)
         # with go_backwards the sequence comes out in the order it was read, as Keras's
         result = _array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         return [result, *states] if self.return_state else result
@@ -434,7 +508,7 @@ class _RNN(Layer):
         config.update(name=self.name, trainable=self.trainable,
                       return_sequences=self.return_sequences,
                       return_state=self.return_state, go_backwards=self.go_backwards,
-                      stateful=False, unroll=self.unroll,
+                      stateful=self.stateful, unroll=self.unroll,
                       zero_output_for_mask=self.zero_output_for_mask)
         return config
 
@@ -519,6 +593,27 @@ class Bidirectional(Layer):
                                       "supported; use set_weights after building")
 
     supports_masking = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        if self.forward_layer.stateful and is_symbolic(inputs):
+            return keeping_states([self.forward_layer, self.backward_layer],
+                                   lambda: super(Bidirectional, self).__call__(
+                                       inputs, *args, **kwargs))
+        return super().__call__(inputs, *args, **kwargs)
+
+    @property
+    def states(self) -> list | None:
+        """The forward layer's states, then the backward one's (stateful layers only)."""
+        if self.forward_layer.states is None:
+            return None
+        return [*self.forward_layer.states, *self.backward_layer.states]
+
+    def reset_states(self) -> None:
+        """Zero both directions' states (stateful layers only)."""
+        self.forward_layer.reset_states()
+        self.backward_layer.reset_states()
+
+    reset_state = reset_states
 
     def compute_mask(self, inputs, mask=None):
         out = mask if self.return_sequences else None
