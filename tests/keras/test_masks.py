@@ -278,3 +278,19 @@ def test_stateful_details(tmp_path):
     assert len(bi.states) == 2 and not np.allclose(bi(xs[0]).numpy(), first)
     bi.reset_states()
     _close(bi(xs[0]), first)
+
+
+def test_batch_normalization_statistics_of_unmasked_steps():
+    embed = L.Embedding(9, 3, mask_zero=True)
+    embed(KERAS["ids"])
+    _set_weights(embed)
+    bn = L.BatchNormalization()
+    out = bn(embed(KERAS["ids"]), training=True)
+    _close(out, KERAS["bn_out"])
+    _close(bn.moving_mean.numpy(), KERAS["bn_moving_mean"])
+    _close(bn.moving_variance.numpy(), KERAS["bn_moving_variance"])
+    np.testing.assert_array_equal(out._keras_mask.numpy(), KERAS["ids"] != 0)
+    # at inference the moving statistics serve, mask or not
+    _close(bn(embed(KERAS["ids"])), bn(tf.identity(embed(KERAS["ids"]))).numpy())
+    with pytest.raises(ValueError, match="one dimension less"):
+        bn(np.ones((4, 5, 3), np.float32), mask=np.ones((4, 5, 3), bool))

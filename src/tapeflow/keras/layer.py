@@ -25,7 +25,7 @@ import numpy as np
 from .._core import dtypes as _dt, nest
 from .._core.tensor import TensorShape
 from .._core.variable import Variable
-from ..ops.creation import zeros
+from ..ops.creation import ones, zeros
 from .._core.convert import convert_to_tensor
 from ..train import initializers as _init, layers as _layers
 from . import regularizers as _regularizers
@@ -280,8 +280,8 @@ class Layer(_layers.Layer):
             for kt in flat:
                 probe = zeros([size if d is None else d for d in kt.shape], kt.dtype)
                 if kt._keras_mask is not None:  # so the probes show the outputs' masks
-                    set_keras_mask(probe, zeros([size if d is None else d for d in
-                                                 kt._keras_mask.shape], _dt.bool))
+                    set_keras_mask(probe, ones([size if d is None else d for d in
+                                                kt._keras_mask.shape], _dt.bool))
                 probes.append(probe)
             with warnings.catch_warnings():
                 if size == 3:  # a lost mask is reported once, by the first probe

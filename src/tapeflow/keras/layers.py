@@ -15,11 +15,12 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
-from .._core.tensor import TensorShape
+from .._core.tensor import Tensor, TensorShape
 from ..data.dataset import Dataset
+from ..function.control_flow import cond as _cond
 from ..ops import (array as _array, conv as _conv, math as _math, nn as _nn,
                    reduction as _reduction)
-from ..ops.creation import zeros as _zeros, zeros_like as _zeros_like
+from ..ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
 from ..ops.indexing import where as _where
 from ..train import initializers as _init, layers as _layers
 from . import regularizers as _regularizers
@@ -262,9 +263,36 @@ class BatchNormalization(Layer, _layers.BatchNorm):
                                    name=unique_name(name, type(self)), dtype=dtype)
         self._keras_init(trainable, rest)
 
-    def call(self, x, training=None):
+    supports_masking = True
+
+    def call(self, x, training=None, mask=None):
         # a frozen BatchNormalization runs in inference mode, as Keras's does
-        return _layers.BatchNorm.call(self, x, training=training if self.trainable else False)
+        training = training if self.trainable else False
+        if mask is None:
+            return _layers.BatchNorm.call(self, x, training=training)
+        # with a mask ([batch, time] for [batch, time, features]), the batch statistics
+        # are those of the unmasked steps, as Keras's
+        self._check(x)
+        mask = convert_to_tensor(mask)
+        if mask.ndim != x.ndim - 1:
+            raise ValueError(f"BatchNormalization {self.name!r}: the mask provided should "
+                             "be one dimension less than the inputs. Received: "
+                             f"mask.shape={list(mask.shape)}, inputs.shape={list(x.shape)}")
+        training = _layers._training(type(self).__name__, training)
+        if isinstance(training, Tensor):
+            return _cond(training, lambda: self._train(x, self._masked_moments(x, mask)),
+                         lambda: self._infer(x))
+        return self._train(x, self._masked_moments(x, mask)) if training else self._infer(x)
+
+    def _masked_moments(self, x, mask) -> tuple:
+        keep = _math.cast(_array.expand_dims(_math.cast(mask, _dt.bool), -1), x.dtype) \
+            * _ones_like(x)
+        axes = [a for a in range(x.ndim) if a not in self._feature_axes]
+        count = _reduction.reduce_sum(keep, axes, keepdims=True) + 1e-7  # Keras's epsilon
+        mean = _reduction.reduce_sum(x * keep, axes, keepdims=True) / count
+        variance = _reduction.reduce_sum(_math.square((x - mean) * keep), axes,
+                                         keepdims=True) / count
+        return _array.squeeze(mean, axes), _array.squeeze(variance, axes)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,

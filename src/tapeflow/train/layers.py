@@ -486,9 +486,11 @@ class BatchNorm(_Normalization):
                                        self._param(self.beta), self._param(self.gamma),
                                        self.epsilon)
 
-    def _train(self, x):
+    def _train(self, x, moments: tuple | None = None):
+        """Normalize with the batch's statistics (or the (mean, variance) `moments` given,
+        such as Keras's masked ones) and move the moving statistics towards them."""
         reduce = [a for a in range(self._ndim) if a not in self._feature_axes]
-        mean, variance = _nn.moments(x, reduce)
+        mean, variance = _nn.moments(x, reduce) if moments is None else moments
         decay = 1.0 - self.momentum
         # the statistics move without gradient (assignments are not differentiable)
         for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
