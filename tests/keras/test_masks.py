@@ -294,3 +294,34 @@ def test_batch_normalization_statistics_of_unmasked_steps():
     _close(bn(embed(KERAS["ids"])), bn(tf.identity(embed(KERAS["ids"]))).numpy())
     with pytest.raises(ValueError, match="one dimension less"):
         bn(np.ones((4, 5, 3), np.float32), mask=np.ones((4, 5, 3), bool))
+
+
+def test_custom_layers_take_part_in_the_protocol():
+    class Doubled(L.Layer):  # overrides compute_mask: supports masking (Keras 3's rule)
+        def call(self, x):
+            return x * 2.0
+
+        def compute_mask(self, inputs, previous_mask=None):
+            return previous_mask
+
+    class Seen(L.Layer):
+        def __init__(self):
+            super().__init__()
+            self.supports_masking = True
+            self.masks = []
+
+        def call(self, x, mask=None):
+            self.masks.append(mask)
+            return x
+
+    emb = L.Embedding(9, 4, mask_zero=True)(KERAS["ids"])
+    assert Doubled().supports_masking and not L.Flatten().supports_masking
+    seen = Seen()
+    out = seen(Doubled()(emb))
+    np.testing.assert_array_equal(np.asarray(seen.masks[0]), KERAS["ids"] != 0)
+    np.testing.assert_array_equal(out._keras_mask.numpy(), KERAS["ids"] != 0)
+    seen(np.ones((2, 3), np.float32))
+    assert seen.masks[1] is None  # no mask, none passed
+    explicit = np.zeros((4, 5), bool)
+    seen(emb, mask=explicit)  # a mask given to the call wins
+    assert seen.masks[2] is explicit

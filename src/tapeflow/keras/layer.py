@@ -182,7 +182,17 @@ class Layer(_layers.Layer):
     # `__call__` passes the input's mask to `call(..., mask=)` when `call` takes one and,
     # when `supports_masking`, attaches `compute_mask(inputs, mask)` to the outputs; a
     # layer that does not support masking drops the mask, with a warning
-    supports_masking = False
+    @property
+    def supports_masking(self) -> bool:
+        """Whether the layer puts `compute_mask` on its outputs (else a mask stops here,
+        with a warning). As Keras 3: True for a layer that overrides `compute_mask`,
+        unless set."""
+        value = self.__dict__.get("_supports_masking")
+        return type(self).compute_mask is not Layer.compute_mask if value is None else value
+
+    @supports_masking.setter
+    def supports_masking(self, value: bool) -> None:
+        self.__dict__["_supports_masking"] = bool(value)
 
     def compute_mask(self, inputs, previous_mask=None):
         """The mask of this layer's output: the input's, for layers that support masking.
