@@ -222,20 +222,23 @@ def test_keras_file_with_masking_and_rnn_dropout_loads():
 
 
 # ---------------------------------------------------------------------- stateful
-STATEFUL = {
-    "stateful_lstm": lambda: L.LSTM(3, stateful=True, return_sequences=True),
-    "stateful_gru": lambda: L.GRU(2, stateful=True),
-    "stateful_simple_rnn": lambda: L.SimpleRNN(2, stateful=True, return_state=True),
+STATEFUL = {  # the layers after Input((4, 3), batch_size=2), as the fixture script
+    "stateful_lstm": lambda: [L.LSTM(3, stateful=True, return_sequences=True)],
+    "stateful_gru": lambda: [L.GRU(2, stateful=True)],
+    "stateful_simple_rnn": lambda: [L.SimpleRNN(2, stateful=True, return_state=True)],
+    "stateful_masked_gru": lambda: [L.Masking(), L.GRU(2, stateful=True,
+                                                       return_sequences=True)],
+    "stateful_bidirectional": lambda: [L.Bidirectional(L.LSTM(2, stateful=True))],
 }
 
 
 @pytest.mark.parametrize("name", sorted(STATEFUL))
 def test_stateful_layers_carry_states_between_calls_as_keras(name):
     xs = KERAS["stateful_x"]
-    model = tf.keras.Sequential([tf.keras.Input((4, 3), batch_size=2), STATEFUL[name]()])
+    model = tf.keras.Sequential([tf.keras.Input((4, 3), batch_size=2), *STATEFUL[name]()])
     _set_weights(model)
-    layer = model.layers[0]
-    assert len(model.weights) == 3  # the states are not weights
+    layer = model.layers[-1]
+    assert len(model.weights) == (6 if "bidirectional" in name else 3)  # states aren't
     for i in range(2):  # the second call starts from the first call's last states
         result = model(xs[i])
         for j, got in enumerate(result if isinstance(result, list) else [result]):
@@ -246,7 +249,8 @@ def test_stateful_layers_carry_states_between_calls_as_keras(name):
     assert all(not s.numpy().any() for s in layer.states)
     again = model(xs[1])
     _close(again[0] if isinstance(again, list) else again, KERAS[f"{name}/reset"])
-    assert model.get_config()["layers"][1]["config"]["stateful"]
+    entry = model.get_config()["layers"][-1]["config"]
+    assert entry.get("layer", {"config": entry})["config"]["stateful"]
 
 
 def test_stateful_details(tmp_path):
