@@ -255,8 +255,9 @@ def test_stateful_layers_carry_states_between_calls_as_keras(name):
 
 def test_stateful_details(tmp_path):
     xs = KERAS["stateful_x"]
-    with pytest.raises(ValueError, match="batch size must be static"):
-        tf.keras.Sequential([tf.keras.Input((4, 3)), L.LSTM(2, stateful=True)])
+    for layer in (L.LSTM(2, stateful=True), L.Bidirectional(L.GRU(2, stateful=True))):
+        with pytest.raises(ValueError, match="batch size must be static"):
+            tf.keras.Sequential([tf.keras.Input((4, 3)), layer])
     assert L.LSTM(2).states is None
     # Keras 2's batch_input_shape on the first layer fixes the batch too
     lstm = L.LSTM(3, stateful=True, return_sequences=True, batch_input_shape=(2, 4, 3))

@@ -198,6 +198,7 @@ class Layer(_layers.Layer):
         """The mask of this layer's output: the input's, for layers that support masking.
 
         Example:
+            >>> mask = tf.constant([[True, False, True]])
             >>> tf.keras.layers.Dense(2).compute_mask(tf.ones([1, 3, 4]), mask) is mask
             True
         """

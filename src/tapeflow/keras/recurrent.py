@@ -331,6 +331,16 @@ class GRUCell(_Cell):
 # --------------------------------------------------------------------------- layers
 
 
+def _check_static_batch(layer: Layer, inputs) -> None:
+    """A stateful layer drawn into a functional graph needs its batch size."""
+    shape = nest.flatten(inputs)[0].shape
+    if shape[0] is None:
+        raise ValueError(
+            f"Layer {layer.name!r}: when using `stateful=True` in a RNN, the batch size "
+            f"must be static. Found dynamic batch size: sequence.shape={shape}; give it "
+            "with keras.Input(shape, batch_size=...)")
+
+
 class _StateVariables:
     """Where a stateful layer keeps its state variables: out of the layer's weights and
     checkpoints (a plain object, which Module does not walk), as Keras keeps them."""
@@ -423,12 +433,7 @@ class _RNN(Layer):
     def __call__(self, inputs, *args, **kwargs):
         if not self.stateful or not is_symbolic(inputs):
             return super().__call__(inputs, *args, **kwargs)
-        shape = nest.flatten(inputs)[0].shape
-        if shape[0] is None:
-            raise ValueError(
-                f"Layer {self.name!r}: when using `stateful=True` in a RNN, the batch size "
-                f"must be static. Found dynamic batch size: sequence.shape={shape}; give "
-                "it with keras.Input(shape, batch_size=...)")
+        _check_static_batch(self, inputs)
         return keeping_states([self], lambda: super(_RNN, self).__call__(
             inputs, *args, **kwargs))
 
@@ -596,6 +601,7 @@ class Bidirectional(Layer):
 
     def __call__(self, inputs, *args, **kwargs):
         if self.forward_layer.stateful and is_symbolic(inputs):
+            _check_static_batch(self, inputs)
             return keeping_states([self.forward_layer, self.backward_layer],
                                    lambda: super(Bidirectional, self).__call__(
                                        inputs, *args, **kwargs))
