@@ -87,7 +87,9 @@ def _masks_of(inputs):
 
 
 def _any_mask(masks) -> bool:
-    return any(m is not None for m in nest.flatten(masks))
+    if isinstance(masks, list):
+        return any(_any_mask(m) for m in masks)
+    return masks is not None
 
 
 _TAKES_MASK: dict = {}
@@ -255,13 +257,14 @@ class Layer(_layers.Layer):
 
     def _call_masked(self, inputs, args: tuple, kwargs: dict):
         """Call with Keras's mask protocol (see `supports_masking`)."""
-        if kwargs.get("mask") is None and _takes_mask(type(self)):
-            masks = _masks_of(inputs)
-            if _any_mask(masks):
-                kwargs = {**kwargs, "mask": masks}
-        previous = kwargs["mask"] if kwargs.get("mask") is not None else _masks_of(inputs)
+        explicit = kwargs.get("mask")
+        previous = explicit if explicit is not None else _masks_of(inputs)
+        if explicit is None and _any_mask(previous) and _takes_mask(type(self)):
+            kwargs = {**kwargs, "mask": previous}
         outputs = _layers.Layer.__call__(self, inputs, *args, **kwargs)
         if self.supports_masking:
+            if previous is None and type(self).compute_mask is Layer.compute_mask:
+                return outputs  # the common case: no mask in, none to pass on
             flat = nest.flatten(outputs)
             if not all(get_keras_mask(y) is not None for y in flat):
                 masks = self.compute_mask(inputs, previous)
