@@ -190,7 +190,10 @@ class Tensor:
     # _native: the array in backend _nb (a view with this tensor's shape); _buf: the shared
     # buffer record used for accounting: None once disposed, SYMBOLIC (an empty tuple, so a
     # single truth test skips both) for a symbolic tensor of a graph being traced.
-    __slots__ = ("_native", "_nb", "_buf", "_shape", "dtype", "id", "_kept", "__weakref__")
+    # _keras_mask: unset unless a Keras layer attaches the [batch, time] mask of its output
+    # (TensorFlow's tensors take that attribute too; keras/layer.py reads and writes it)
+    __slots__ = ("_native", "_nb", "_buf", "_shape", "dtype", "id", "_kept", "_keras_mask",
+                 "__weakref__")
     __array_priority__ = 100  # make `ndarray + Tensor` defer to Tensor.__radd__
 
     # --- identity and metadata

@@ -16,12 +16,14 @@ import math
 
 import numpy as np
 
+from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
 from ..ops import array as _array, linalg as _linalg, math as _math, nn as _nn
 from ..ops import random as _random
+from ..ops.creation import zeros_like as _zeros_like
 from ..ops.indexing import where as _where
 from ..train import initializers as _init
-from .layer import Layer, is_symbolic
+from .layer import Layer, get_keras_mask, is_symbolic
 
 __all__ = ["MultiHeadAttention"]
 
@@ -29,6 +31,10 @@ __all__ = ["MultiHeadAttention"]
 class _Projection(Layer):
     """Keras's `EinsumDense` as MultiHeadAttention uses it: `einsum(equation, x, kernel)
     + bias` with a kernel of `kernel_shape` (its last `bias_rank` axes carry a bias)."""
+
+    # the masks of MultiHeadAttention's inputs are its own business: its projections
+    # neither use nor drop them (Keras clears them from the inputs instead)
+    supports_masking = True
 
     def __init__(self, equation: str, kernel_shape: tuple, bias_rank: int, use_bias: bool,
                  kernel_initializer, bias_initializer, **kwargs):
@@ -53,10 +59,13 @@ class _Projection(Layer):
 class MultiHeadAttention(Layer):
     """Multi-head scaled dot-product attention: `query` [B, T, dq] attends to `key`
     [B, S, dk] (default: `value`) and mixes `value` [B, S, dv]; the result has shape
-    [B, T, output_shape or dq]. `attention_mask` [B, T, S] (True: may attend) and
-    `use_causal_mask` restrict what each query step sees; `return_attention_scores=True`
-    also returns the softmaxed scores [B, num_heads, T, S]. `dropout` applies to the
-    scores in training.
+    [B, T, output_shape or dq]. `attention_mask` [B, T, S] (True: may attend),
+    `use_causal_mask` and the Keras masks of the inputs (`query_mask` [B, T] and
+    `value_mask`/`key_mask` [B, S], read from the tensors as Keras does, e.g. from
+    `Embedding(mask_zero=True)`) restrict what each query step sees; a fully masked query
+    step attends to nothing, and the output carries the query's mask.
+    `return_attention_scores=True` also returns the softmaxed scores [B, num_heads, T, S].
+    `dropout` applies to the scores in training.
 
     Example:
         >>> mha = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)
@@ -93,6 +102,8 @@ class MultiHeadAttention(Layer):
         self.kernel_initializer = _init.get(kernel_initializer)
         self.bias_initializer = _init.get(bias_initializer)
 
+    supports_masking = True
+
     def __call__(self, query, value=None, key=None, attention_mask=None,
                  return_attention_scores: bool = False, training=None,
                  use_causal_mask: bool = False, **kwargs):
@@ -105,6 +116,12 @@ class MultiHeadAttention(Layer):
         if is_symbolic(inputs) and attention_mask is not None:
             raise NotImplementedError("MultiHeadAttention: attention_mask in a functional "
                                       "model is not supported yet; pass it eagerly")
+        if not is_symbolic(inputs):  # Keras's `{argument}_mask` rule for several inputs
+            found = {"query_mask": get_keras_mask(query), "value_mask": get_keras_mask(value),
+                     "key_mask": None if key is None or key is value else get_keras_mask(key)}
+            for name, mask in found.items():
+                if mask is not None and kwargs.get(name) is None:
+                    kwargs[name] = mask
         return super().__call__(inputs, attention_mask=attention_mask,
                                 return_attention_scores=return_attention_scores,
                                 training=training, use_causal_mask=use_causal_mask,
@@ -135,8 +152,14 @@ class MultiHeadAttention(Layer):
         self.output_dense = _Projection("abcd,cde->abe", (heads, self.value_dim, out_dim),
                                         1, name="attention_output", **common)
 
+    def compute_mask(self, inputs, previous_mask=None):
+        """The query's mask, for the output (none for the scores)."""
+        query_mask = previous_mask[0] if isinstance(previous_mask, (list, tuple)) else None
+        return [query_mask, None]
+
     def call(self, inputs, attention_mask=None, return_attention_scores: bool = False,
-             training=None, use_causal_mask: bool = False):
+             training=None, use_causal_mask: bool = False, query_mask=None,
+             value_mask=None, key_mask=None):
         query, value, key = inputs
         if "query_dense" not in self.__dict__:
             self._build_projections(query, value, key)
@@ -144,12 +167,14 @@ class MultiHeadAttention(Layer):
         k = self.key_dense(key)
         v = self.value_dense(value)
         scores = _linalg.einsum("aecd,abcd->acbe", k, q)  # [B, heads, T, S]
-        mask = self._mask(attention_mask, use_causal_mask, query, value)
+        mask = self._mask(attention_mask, use_causal_mask, query, value,
+                          (query_mask, value_mask, key_mask))
+        probs = _nn.softmax(scores if mask is None else _where(
+            mask, scores, _math.cast(convert_to_tensor(-1e9), scores.dtype)), axis=-1)
         if mask is not None:
-            # masked positions get a large negative logit, as Keras's softmax does
-            scores = _where(mask, scores, _math.cast(convert_to_tensor(-1e9),
-                                                     scores.dtype))
-        probs = _nn.softmax(scores, axis=-1)
+            # masked positions get a large negative logit, and no weight at all (a fully
+            # masked query step attends to nothing), as Keras's masked softmax
+            probs = _where(mask, probs, _zeros_like(probs))
         if training and self.dropout > 0:
             dropped = _random.dropout(probs, self.dropout, seed=self.seed)
         else:
@@ -158,14 +183,22 @@ class MultiHeadAttention(Layer):
         out = self.output_dense(context)
         return [out, probs] if return_attention_scores else out
 
-    def _mask(self, attention_mask, use_causal_mask: bool, query, value):
+    def _mask(self, attention_mask, use_causal_mask: bool, query, value, input_masks):
+        """Where each query step may attend, [B, 1, T, S] or [T, S]: the AND of the input
+        masks (query [B, T, 1], value and key [B, 1, S]), `attention_mask` and the causal
+        mask."""
         mask = None
+        for m, axis in zip(input_masks, (-1, -2, -2)):
+            if m is not None:
+                m = _array.expand_dims(_math.cast(convert_to_tensor(m), _dt.bool), axis)
+                mask = m if mask is None else _math.logical_and(mask, m)
         if attention_mask is not None:
-            mask = convert_to_tensor(attention_mask)
-            if mask.dtype.name != "bool":
-                mask = _math.not_equal(mask, 0)
-            if mask.ndim == 3:  # [B, T, S] -> broadcast over the heads
-                mask = _array.expand_dims(mask, 1)
+            given = convert_to_tensor(attention_mask)
+            if given.dtype.name != "bool":
+                given = _math.not_equal(given, 0)
+            mask = given if mask is None else _math.logical_and(mask, given)
+        if mask is not None and mask.ndim == 3:  # [B, T, S] -> broadcast over the heads
+            mask = _array.expand_dims(mask, 1)
         if use_causal_mask:
             t, s = query.shape[1], value.shape[1]
             causal = convert_to_tensor(np.tril(np.ones((t, s), dtype=bool)))

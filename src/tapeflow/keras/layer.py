@@ -14,8 +14,10 @@ unknown (None) in the output. The first run also builds the layer, as Keras does
 """
 from __future__ import annotations
 
+import inspect
 import re
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -23,12 +25,13 @@ import numpy as np
 from .._core import dtypes as _dt, nest
 from .._core.tensor import TensorShape
 from .._core.variable import Variable
-from ..ops.creation import zeros
+from ..ops.creation import ones, zeros
 from .._core.convert import convert_to_tensor
 from ..train import initializers as _init, layers as _layers
 from . import regularizers as _regularizers
 
-__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "clear_session"]
+__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "clear_session",
+           "get_keras_mask", "set_keras_mask"]
 
 _NAME_COUNTS: dict = {}
 
@@ -62,6 +65,43 @@ def unique_name(name: str | None, cls: type) -> str:
     return base if count == 0 else f"{base}_{count}"
 
 
+def get_keras_mask(x):
+    """The mask a Keras layer attached to `x` (`x._keras_mask`), or None."""
+    return getattr(x, "_keras_mask", None)
+
+
+def set_keras_mask(x, mask) -> None:
+    """Attach `mask` to `x` as `x._keras_mask` (None clears it); values that take no
+    attributes (NumPy arrays, Python numbers) carry no mask, as in Keras."""
+    try:
+        x._keras_mask = mask
+    except AttributeError:
+        pass
+
+
+def _masks_of(inputs):
+    """The masks attached to `inputs`, in the same structure (a list for a list)."""
+    if isinstance(inputs, (list, tuple)):
+        return [_masks_of(x) for x in inputs]
+    return get_keras_mask(inputs)
+
+
+def _any_mask(masks) -> bool:
+    if isinstance(masks, list):
+        return any(_any_mask(m) for m in masks)
+    return masks is not None
+
+
+_TAKES_MASK: dict = {}
+
+
+def _takes_mask(cls: type) -> bool:
+    """Whether `cls.call` has a `mask` argument (Keras's rule for passing one), cached."""
+    if cls not in _TAKES_MASK:
+        _TAKES_MASK[cls] = "mask" in inspect.signature(cls.call).parameters
+    return _TAKES_MASK[cls]
+
+
 class KerasTensor:
     """A symbolic tensor of the functional API: a shape whose None entries are unknown
     (the batch first), a dtype and the node that made it.
@@ -71,6 +111,8 @@ class KerasTensor:
         >>> x.shape, x.dtype
         ((None, 28, 28), tf.float32)
     """
+
+    _keras_mask = None  # a boolean KerasTensor where a layer's output carries a mask
 
     def __init__(self, shape, dtype, name: str | None = None, node=None, index: int = 0):
         self._shape = tuple(None if d is None else int(d) for d in shape)
@@ -104,6 +146,11 @@ class Node:
         return [kt.node for kt in nest.flatten(self.inputs)]
 
 
+def _common_shape(a, b) -> list:
+    """The shape of two probe results: dimensions that differ are unknown (None)."""
+    return [da if da == db else None for da, db in zip(a.shape, b.shape)]
+
+
 def is_several(inputs) -> bool:
     """Whether a list or tuple holds several inputs (arrays, tensors), not one input
     written as nested Python numbers (`[[1.0, 2.0]]`)."""
@@ -132,13 +179,32 @@ class Layer(_layers.Layer):
     """
 
     _CHECKPOINT_LAST = frozenset({"_weights", "_tracked_layers", "_weight_regularizers"})
-    # whether a mask given with the input passes on to the next layer (Keras's attribute);
-    # only Sequential propagates masks here (keras/model.py)
-    supports_masking = False
+    # Keras's mask protocol (one implementation for Sequential, functional and subclassed
+    # models, all of which just call layers): a mask rides on a tensor as `_keras_mask`;
+    # `__call__` passes the input's mask to `call(..., mask=)` when `call` takes one and,
+    # when `supports_masking`, attaches `compute_mask(inputs, mask)` to the outputs; a
+    # layer that does not support masking drops the mask, with a warning
+    @property
+    def supports_masking(self) -> bool:
+        """Whether the layer puts `compute_mask` on its outputs (else a mask stops here,
+        with a warning). As Keras 3: True for a layer that overrides `compute_mask`,
+        unless set."""
+        value = self.__dict__.get("_supports_masking")
+        return type(self).compute_mask is not Layer.compute_mask if value is None else value
 
-    def compute_mask(self, inputs, mask=None):
-        """The mask of this layer's output: the input's, for layers that support masking."""
-        return mask if self.supports_masking else None
+    @supports_masking.setter
+    def supports_masking(self, value: bool) -> None:
+        self.__dict__["_supports_masking"] = bool(value)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The mask of this layer's output: the input's, for layers that support masking.
+
+        Example:
+            >>> mask = tf.constant([[True, False, True]])
+            >>> tf.keras.layers.Dense(2).compute_mask(tf.ones([1, 3, 4]), mask) is mask
+            True
+        """
+        return previous_mask if self.supports_masking else None
 
     def __init__(self, trainable: bool = True, name: str | None = None, dtype=None,
                  **kwargs):
@@ -158,6 +224,9 @@ class Layer(_layers.Layer):
             shape = (kwargs.pop("input_dim"),)
         batch_size = kwargs.pop("batch_size", None)
         self._batch_input_shape = None if shape is None else (batch_size, *shape)
+        if kwargs.get("batch_input_shape") is not None:  # Keras 2's spelling of both
+            self._batch_input_shape = tuple(kwargs.pop("batch_input_shape"))
+        kwargs.pop("batch_input_shape", None)
         kwargs.pop("autocast", None)
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unrecognized keyword arguments: "
@@ -182,9 +251,33 @@ class Layer(_layers.Layer):
                 layer.__dict__["_added_losses"] = []
         _CALL_DEPTH.value += 1
         try:
-            return _layers.Layer.__call__(self, inputs, *args, **kwargs)
+            return self._call_masked(inputs, args, kwargs)
         finally:
             _CALL_DEPTH.value -= 1
+
+    def _call_masked(self, inputs, args: tuple, kwargs: dict):
+        """Call with Keras's mask protocol (see `supports_masking`)."""
+        explicit = kwargs.get("mask")
+        previous = explicit if explicit is not None else _masks_of(inputs)
+        if explicit is None and _any_mask(previous) and _takes_mask(type(self)):
+            kwargs = {**kwargs, "mask": previous}
+        outputs = _layers.Layer.__call__(self, inputs, *args, **kwargs)
+        if self.supports_masking:
+            if previous is None and type(self).compute_mask is Layer.compute_mask:
+                return outputs  # the common case: no mask in, none to pass on
+            flat = nest.flatten(outputs)
+            if not all(get_keras_mask(y) is not None for y in flat):
+                masks = self.compute_mask(inputs, previous)
+                for y, mask in zip(flat, nest.flatten(masks)):
+                    if mask is not None and get_keras_mask(y) is None:
+                        set_keras_mask(y, mask)
+        elif _any_mask(previous):
+            warnings.warn(f"Layer {self.name!r} (of type {type(self).__name__}) was passed "
+                          "an input with a mask attached to it. However, this layer does "
+                          "not support masking and will therefore destroy the mask "
+                          "information. Downstream layers will not see the mask.",
+                          UserWarning, stacklevel=3)
+        return outputs
 
     def _convert_input(self, inputs):
         if is_several(inputs):
@@ -197,15 +290,26 @@ class Layer(_layers.Layer):
         probe_kwargs = {k: v for k, v in kwargs.items() if k != "training"}
         runs = []
         for size in (2, 3):
-            probes = [zeros([size if d is None else d for d in kt.shape], kt.dtype)
-                      for kt in flat]
-            runs.append(nest.flatten(_layers.Layer.__call__(
-                self, nest.pack_sequence_as(inputs, probes), *args, **probe_kwargs)))
+            probes = []
+            for kt in flat:
+                probe = zeros([size if d is None else d for d in kt.shape], kt.dtype)
+                if kt._keras_mask is not None:  # so the probes show the outputs' masks
+                    set_keras_mask(probe, ones([size if d is None else d for d in
+                                                kt._keras_mask.shape], _dt.bool))
+                probes.append(probe)
+            with warnings.catch_warnings():
+                if size == 3:  # a lost mask is reported once, by the first probe
+                    warnings.simplefilter("ignore")
+                runs.append(nest.flatten(self._call_masked(
+                    nest.pack_sequence_as(inputs, probes), args, probe_kwargs)))
         node = Node(self, inputs, None, args, kwargs)
         outputs = []
         for i, (a, b) in enumerate(zip(*runs)):
-            shape = [da if da == db else None for da, db in zip(a.shape, b.shape)]
-            outputs.append(KerasTensor(shape, a.dtype, name=self.name, node=node, index=i))
+            outputs.append(KerasTensor(_common_shape(a, b), a.dtype, name=self.name,
+                                       node=node, index=i))
+            if get_keras_mask(a) is not None and get_keras_mask(b) is not None:
+                outputs[-1]._keras_mask = KerasTensor(
+                    _common_shape(get_keras_mask(a), get_keras_mask(b)), _dt.bool)
         # several outputs come back as a list, as the layers here return them
         node.outputs = outputs[0] if len(outputs) == 1 else outputs
         self._inbound_nodes.append(node)
@@ -335,12 +439,11 @@ class Layer(_layers.Layer):
 
     # ----------------------------------------------------------------- config
     def get_config(self) -> dict:
-        """The constructor arguments that rebuild this layer (`from_config`)."""
-        config = {"name": self.name, "trainable": self.trainable,
-                  "dtype": (self._dtype or _dt.float32).name}
-        if self._batch_input_shape is not None:
-            config["batch_input_shape"] = self._batch_input_shape
-        return config
+        """The constructor arguments that rebuild this layer (`from_config`). As Keras 3's,
+        without the `input_shape` a first Sequential layer was given: the model's config
+        holds it (an InputLayer entry), and Keras refuses the key in a layer's."""
+        return {"name": self.name, "trainable": self.trainable,
+                "dtype": (self._dtype or _dt.float32).name}
 
     @classmethod
     def from_config(cls, config: dict):
@@ -348,6 +451,8 @@ class Layer(_layers.Layer):
         shape = config.pop("batch_input_shape", None)
         if shape is not None:
             config["input_shape"] = tuple(shape[1:])
+            if shape[0] is not None:
+                config["batch_size"] = shape[0]
         return cls(**config)
 
     @property

@@ -15,15 +15,18 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
-from .._core.tensor import TensorShape
+from .._core.tensor import Tensor, TensorShape
 from ..data.dataset import Dataset
+from ..function.control_flow import cond as _cond
 from ..ops import (array as _array, conv as _conv, math as _math, nn as _nn,
                    reduction as _reduction)
+from ..ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
 from ..ops.indexing import where as _where
 from ..train import initializers as _init, layers as _layers
 from . import regularizers as _regularizers
 from .attention import MultiHeadAttention
-from .layer import Input, InputLayer, KerasTensor, Layer, is_several, unique_name
+from .layer import Input, InputLayer, KerasTensor, Layer, is_several, set_keras_mask, \
+    unique_name
 from .recurrent import (GRU, LSTM, Bidirectional, GRUCell, LSTMCell, SimpleRNN,
                         SimpleRNNCell)
 
@@ -35,7 +38,7 @@ __all__ = ["Layer", "Input", "InputLayer", "KerasTensor", "Dense", "Conv2D", "Em
            "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell",
            "Bidirectional", "MultiHeadAttention", "Conv1D", "MaxPooling1D", "AveragePooling1D",
            "GlobalAveragePooling1D", "GlobalMaxPooling1D", "LeakyReLU", "MaxPool1D",
-           "AvgPool1D", "GlobalAvgPool1D", "GlobalMaxPool1D", "Convolution1D"]
+           "AvgPool1D", "GlobalAvgPool1D", "GlobalMaxPool1D", "Convolution1D", "Masking"]
 
 
 def _activation_name(identifier) -> str:
@@ -260,9 +263,36 @@ class BatchNormalization(Layer, _layers.BatchNorm):
                                    name=unique_name(name, type(self)), dtype=dtype)
         self._keras_init(trainable, rest)
 
-    def call(self, x, training=None):
+    supports_masking = True
+
+    def call(self, x, training=None, mask=None):
         # a frozen BatchNormalization runs in inference mode, as Keras's does
-        return _layers.BatchNorm.call(self, x, training=training if self.trainable else False)
+        training = training if self.trainable else False
+        if mask is None:
+            return _layers.BatchNorm.call(self, x, training=training)
+        # with a mask ([batch, time] for [batch, time, features]), the batch statistics
+        # are those of the unmasked steps, as Keras's
+        self._check(x)
+        mask = convert_to_tensor(mask)
+        if mask.ndim != x.ndim - 1:
+            raise ValueError(f"BatchNormalization {self.name!r}: the mask provided should "
+                             "be one dimension less than the inputs. Received: "
+                             f"mask.shape={list(mask.shape)}, inputs.shape={list(x.shape)}")
+        training = _layers._training(type(self).__name__, training)
+        if isinstance(training, Tensor):
+            return _cond(training, lambda: self._train(x, self._masked_moments(x, mask)),
+                         lambda: self._infer(x))
+        return self._train(x, self._masked_moments(x, mask)) if training else self._infer(x)
+
+    def _masked_moments(self, x, mask) -> tuple:
+        keep = _math.cast(_array.expand_dims(_math.cast(mask, _dt.bool), -1), x.dtype) \
+            * _ones_like(x)
+        axes = [a for a in range(x.ndim) if a not in self._feature_axes]
+        count = _reduction.reduce_sum(keep, axes, keepdims=True) + 1e-7  # Keras's epsilon
+        mean = _reduction.reduce_sum(x * keep, axes, keepdims=True) / count
+        variance = _reduction.reduce_sum(_math.square((x - mean) * keep), axes,
+                                         keepdims=True) / count
+        return _array.squeeze(mean, axes), _array.squeeze(variance, axes)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
@@ -328,6 +358,41 @@ class _Stateless(Layer):
         # floats follow the layer's dtype as elsewhere; other dtypes pass unchanged
         return _math.cast(x, self._dtype) if x.dtype.is_floating and \
             x.dtype is not self._dtype else x
+
+
+class Masking(_Stateless):
+    """Masks the time steps whose features all equal `mask_value`: the output is the
+    input with those steps set to zero, carrying the [batch, time] mask (True: kept) that
+    the layers after it (LSTM, GRU, GlobalAveragePooling1D, ...) use to skip them.
+
+    Example:
+        >>> x = np.array([[[1.0, 2.0], [0.0, 0.0], [0.0, 3.0]]])
+        >>> out = tf.keras.layers.Masking(mask_value=0.0)(x)
+        >>> out._keras_mask.numpy()
+        array([[ True, False,  True]])
+    """
+
+    supports_masking = True
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return _reduction.reduce_any(_math.not_equal(
+            self._convert_input(inputs), self.mask_value), axis=-1)
+
+    def call(self, x):
+        if x.ndim < 2:
+            raise self._input_error("rank >= 2 ([batch, ..., features])", x)
+        keep = _reduction.reduce_any(_math.not_equal(x, self.mask_value), axis=-1,
+                                     keepdims=True)
+        out = _where(keep, x, _zeros_like(x))
+        set_keras_mask(out, _array.squeeze(keep, [-1]))  # made here: no second comparison
+        return out
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "mask_value": self.mask_value}
 
 
 class Flatten(_Stateless):
@@ -455,12 +520,27 @@ class Softmax(_Stateless):
         array([[0.5, 0.5]], dtype=float32)
     """
 
+    supports_masking = True
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
 
-    def call(self, x):
-        return _nn.softmax(x, axis=self.axis)
+    def call(self, x, mask=None):
+        if mask is None:
+            return _nn.softmax(x, axis=self.axis)
+        # masked entries (False) get no probability, as Keras's: a large negative logit
+        # before, and zero after (in case a whole axis is masked)
+        mask = convert_to_tensor(mask)
+        if mask.ndim > x.ndim or any(m not in (1, d) for m, d in
+                                     zip(mask.shape[::-1], x.shape[::-1])):
+            raise ValueError(f"Softmax {self.name!r}: the mask must be broadcastable to "
+                             f"the inputs, got mask.shape={list(mask.shape)} and "
+                             f"inputs.shape={list(x.shape)}")
+        keep = mask if mask.dtype is _dt.bool else _math.greater(mask, 0.5)
+        low = -3e4 if x.dtype is _dt.float16 else -1e9
+        out = _nn.softmax(_where(keep, x, _math.cast(low, x.dtype)), axis=self.axis)
+        return _where(keep, out, _zeros_like(out))
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis}
@@ -651,6 +731,8 @@ class Rescaling(_Stateless):
         array([2.], dtype=float32)
     """
 
+    supports_masking = True  # elementwise: a mask passes through, as in Keras
+
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)
         self.scale, self.offset = scale, offset
@@ -667,6 +749,18 @@ class Rescaling(_Stateless):
 
 
 class _Merge(_Stateless):
+    supports_masking = True
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The OR of the inputs' masks when all of them have one (Keras's rule)."""
+        masks = previous_mask if isinstance(previous_mask, (list, tuple)) else None
+        if not masks or any(m is None for m in masks):
+            return None
+        out = convert_to_tensor(masks[0])
+        for m in masks[1:]:
+            out = _math.logical_or(out, convert_to_tensor(m))
+        return out
+
     def call(self, inputs):
         if not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
             raise ValueError(f"A merge layer ({type(self).__name__} {self.name!r}) should be "
@@ -706,9 +800,30 @@ class Concatenate(_Stateless):
         TensorShape([2, 4])
     """
 
+    supports_masking = True
+
     def __init__(self, axis: int = -1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """Keras's rule: the masks (all True for an unmasked input; a [batch, time] mask
+        spread over the features) concatenated along `axis`, then any() over the last
+        axis; None when no input has a mask."""
+        masks = previous_mask if isinstance(previous_mask, (list, tuple)) else None
+        if not masks or all(m is None for m in masks):
+            return None
+        parts = []
+        for x, m in zip(inputs, masks):
+            x = convert_to_tensor(x)
+            if m is None:
+                parts.append(_array.ones(x.shape, _dt.bool))
+                continue
+            m = convert_to_tensor(m)
+            if m.ndim < x.ndim:
+                m = _math.logical_or(_array.expand_dims(m, -1), _zeros(x.shape, _dt.bool))
+            parts.append(m)
+        return _reduction.reduce_any(_array.concat(parts, axis=self.axis), axis=-1)
 
     def call(self, inputs):
         if not isinstance(inputs, (list, tuple)) or len(inputs) < 1:
@@ -731,6 +846,8 @@ class Normalization(Layer):
         >>> norm(np.array([[1.0, 2.0]])).numpy()
         array([[-1., -1.]], dtype=float32)
     """
+
+    supports_masking = True  # elementwise: a mask passes through, as in Keras
 
     def __init__(self, axis=-1, mean=None, variance=None, invert: bool = False, **kwargs):
         super().__init__(**kwargs)

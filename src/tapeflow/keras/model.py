@@ -10,12 +10,10 @@ see.
 """
 from __future__ import annotations
 
-import inspect
 import math
 import shutil
 import sys
 import textwrap
-import warnings
 
 import numpy as np
 
@@ -34,7 +32,9 @@ from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
 from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
     in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss, \
     uses_strategy
-from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic
+from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic, \
+    set_keras_mask
+from .recurrent import keeping_states
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
     input_layer_entry, load_weights_h5, rebuild_functional, save_model, save_weights_h5, \
     serialize_layer
@@ -70,9 +70,14 @@ def _leaves(structure) -> list:
     return [] if structure is None else [structure]
 
 
-def _takes_mask(layer) -> bool:
-    """Whether a layer's `call` has a `mask` argument (Keras's rule for passing one)."""
-    return "mask" in inspect.signature(layer.call).parameters
+def _with_masks(inputs, mask):
+    """`inputs` with `mask` (a structure like theirs) attached, as Keras's models take a
+    `mask=` argument."""
+    if mask is not None:
+        for x, m in zip(nest.flatten(inputs), nest.flatten(mask)):
+            if m is not None:
+                set_keras_mask(x, convert_to_tensor(m))
+    return inputs
 
 
 def _num_samples(x) -> int:
@@ -486,7 +491,9 @@ class Model(Layer):
         def run(data):
             args = split_batch(strategy, data) if replicated else (data,)
             if not self._has_run and not self._run_eagerly:
-                self(first_replica(_unpack(args[0])[0]), training=False)
+                # (a stateful RNN's states do not advance)
+                keeping_states(self._all_sublayers(), lambda: self(
+                    first_replica(_unpack(args[0])[0]), training=False))
                 self._has_run = True
             out = step(*args)
             return gathered_in_batch_order(strategy, out) if replicated and \
@@ -854,7 +861,8 @@ class Functional(Model):
     def output_names(self) -> list:
         return [kt.node.layer.name for kt in nest.flatten(self._outputs)]
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
+        inputs = _with_masks(inputs, mask)
         if isinstance(self._inputs, dict):
             if not isinstance(inputs, dict):
                 raise ValueError("This model's inputs are a dict: call it with a dict keyed "
@@ -872,10 +880,6 @@ class Functional(Model):
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
                 continue
-            if getattr(node.layer, "mask_zero", False):  # rather than ignore the mask
-                raise NotImplementedError(
-                    f"Model {self.name!r}: masks (layer {node.layer.name!r} with "
-                    "mask_zero=True) are supported in Sequential models only so far")
             args = _map(lambda kt: values[id(kt)], node.inputs)
             kwargs = dict(node.kwargs)
             if training is not None:  # a training= given when the graph was drawn wins
@@ -1000,21 +1004,11 @@ class Sequential(Model):
                 self._output = layer(self._output)
         return super().__call__(inputs, *args, **kwargs)
 
-    def call(self, inputs, training=None):
-        # masks (Embedding(mask_zero=True)) go from layer to layer as in Keras: to the
-        # `mask` argument of a layer's call, and on through layers that support masking
-        x, mask = inputs, None
+    def call(self, inputs, training=None, mask=None):
+        # masks ride on the tensors from layer to layer (Layer.__call__, keras/layer.py)
+        x = _with_masks(inputs, mask)
         for layer in self._stack:
-            kwargs = {} if training is None else {"training": training}
-            if mask is not None and _takes_mask(layer):
-                kwargs["mask"] = mask
-            y = layer(x, **kwargs)
-            if mask is not None and not layer.supports_masking:
-                warnings.warn(f"Layer {layer.name!r} ({type(layer).__name__}) does not "
-                              "support masking: the mask of its input stops here",
-                              UserWarning, stacklevel=2)
-            mask = layer.compute_mask(x, mask) if layer.supports_masking else None
-            x = y
+            x = layer(x) if training is None else layer(x, training=training)
         return x
 
     @property

@@ -9,9 +9,12 @@ recurrent bias).
 
 The loop over time is a Python loop over the static time dimension: under a traced
 `function` (as in `fit`) it is unrolled, one cell step per time step. A mask ([batch,
-time] booleans: `mask=` of the call, or in a Sequential the mask of
-`Embedding(mask_zero=True)`) makes a masked step keep the previous state and output, as
-Keras's.
+time] booleans: `mask=` of the call, or the `_keras_mask` the input carries, e.g. from
+`Embedding(mask_zero=True)` or `Masking`) makes a masked step keep the previous state and
+output (zeros with `zero_output_for_mask`, which Bidirectional sets), as Keras's.
+`dropout` and `recurrent_dropout` act in training only, with one mask per sequence used at
+every step (per gate for LSTM and GRU when `recurrent_dropout` is set, as Keras 3 draws
+them).
 
 Example:
     >>> lstm = tf.keras.layers.LSTM(4, return_sequences=True)
@@ -22,14 +25,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import dtypes as _dt
+from .._core import dtypes as _dt, nest
 from .._core.convert import convert_to_tensor
-from ..ops import array as _array, linalg as _linalg, math as _math
-from ..ops.creation import zeros_like as _zeros_like
+from .._core.variable import Variable
+from ..ops import array as _array, linalg as _linalg, math as _math, random as _random
+from ..ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
 from ..ops.indexing import where as _where
 from ..train import initializers as _init, layers as _layers
 from ..train.module import name_scope
-from .layer import Layer, snake_case
+from .layer import Layer, is_symbolic, snake_case
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU",
            "Bidirectional"]
@@ -80,25 +84,41 @@ def _activation_id(identifier) -> str:
 # --------------------------------------------------------------------------- cells
 
 
+def _project(x, kernel, masks):
+    """`x @ kernel`, x first multiplied by its dropout mask: one mask for every column, or
+    one per gate (each mask for its block of columns), as Keras 3 draws them."""
+    if masks is None:
+        return _linalg.matmul(x, kernel)
+    if len(masks) == 1:
+        return _linalg.matmul(x * masks[0], kernel)
+    width = kernel.shape[1] // len(masks)
+    return _array.concat([_linalg.matmul(x * m, kernel[:, i * width:(i + 1) * width])
+                          for i, m in enumerate(masks)], 1)
+
+
 class _Cell(Layer):
-    """What the three cells share: arguments, weights and config. `call(x, states)`
-    computes one time step and returns `(output, new_states)`; `states=None` is the zero
-    state (no recurrent product is computed, so no batch size needs to be known)."""
+    """What the three cells share: arguments, weights, dropout masks and config.
+    `call(x, states, training)` computes one time step and returns `(output, new_states)`;
+    `states=None` is the zero state (no recurrent product is computed, so no batch size
+    needs to be known). The recurrent layers draw the dropout masks once per sequence
+    (`dropout_masks`) and run `step` with them at every time step."""
 
     _GATES = 1
 
     def __init__(self, units: int, activation="tanh", recurrent_activation="sigmoid",
                  use_bias: bool = True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 dropout: float = 0.0, recurrent_dropout: float = 0.0, **kwargs):
+                 dropout: float = 0.0, recurrent_dropout: float = 0.0, seed=None,
+                 **kwargs):
         super().__init__(**kwargs)
         if isinstance(units, bool) or not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"{type(self).__name__}: units must be a positive integer, "
                              f"got {units!r}")
-        if dropout or recurrent_dropout:
-            raise NotImplementedError(f"{type(self).__name__}: dropout and "
-                                      "recurrent_dropout are not supported yet")
         self.units = int(units)
+        # clipped to [0, 1] as Keras's; a rate of 1 drops nothing there either
+        self.dropout = min(1.0, max(0.0, float(dropout)))
+        self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
+        self.seed = seed
         self.activation = _layers.get_activation(activation)
         self.recurrent_activation = _layers.get_activation(recurrent_activation)
         self._activation_ids = (_activation_id(activation),
@@ -111,6 +131,27 @@ class _Cell(Layer):
     @property
     def state_size(self) -> int:
         return self.units
+
+    def dropout_masks(self, x, training=None) -> tuple:
+        """The (input, recurrent) dropout masks for a sequence whose steps look like `x`
+        [batch, features]: each None (no dropout: not training, or a rate of 0 or 1) or
+        a list of masks of entries 0 and 1/(1-rate): one, or with `recurrent_dropout` one
+        per gate (Keras 3's LSTM and GRU draw them so)."""
+        if not training:
+            return None, None
+        count = self._GATES if self.recurrent_dropout else 1
+
+        def draw(like, rate):
+            if not 0.0 < rate < 1.0:
+                return None
+            return [_random.dropout(_ones_like(like), rate, seed=self.seed)
+                    for _ in range(count)]
+        # [batch, units] ones without knowing the batch size: x's first column, spread
+        state_like = _ones_like(x[:, :1]) * _array.ones([self.units], x.dtype)
+        return draw(x, self.dropout), draw(state_like, self.recurrent_dropout)
+
+    def call(self, x, states=None, training=None):
+        return self.step(x, states, self.dropout_masks(x, training))
 
     def _bias_shape(self) -> tuple:
         return (self._GATES * self.units,)
@@ -137,7 +178,9 @@ class _Cell(Layer):
                 "recurrent_activation": self._activation_ids[1], "use_bias": self.use_bias,
                 "kernel_initializer": _serialize(self.kernel_initializer),
                 "recurrent_initializer": _serialize(self.recurrent_initializer),
-                "bias_initializer": _serialize(self.bias_initializer)}
+                "bias_initializer": _serialize(self.bias_initializer),
+                "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout,
+                "seed": self.seed}
 
 
 class SimpleRNNCell(_Cell):
@@ -153,10 +196,10 @@ class SimpleRNNCell(_Cell):
     def __init__(self, units: int, activation="tanh", use_bias: bool = True, **kwargs):
         super().__init__(units, activation=activation, use_bias=use_bias, **kwargs)
 
-    def call(self, x, states=None):
-        z = _linalg.matmul(x, self.kernel)
+    def step(self, x, states=None, masks=(None, None)):
+        z = _project(x, self.kernel, masks[0])
         if states is not None:
-            z = z + _linalg.matmul(states[0], self.recurrent_kernel)
+            z = z + _project(states[0], self.recurrent_kernel, masks[1])
         if self.bias is not None:
             z = z + self.bias
         h = self.activation(z)
@@ -205,10 +248,10 @@ class LSTMCell(_Cell):
         return _ForgetBiasOnes(self.units, self.bias_initializer) \
             if self.unit_forget_bias else self.bias_initializer
 
-    def call(self, x, states=None):
-        z = _linalg.matmul(x, self.kernel)
+    def step(self, x, states=None, masks=(None, None)):
+        z = _project(x, self.kernel, masks[0])
         if states is not None:
-            z = z + _linalg.matmul(states[0], self.recurrent_kernel)
+            z = z + _project(states[0], self.recurrent_kernel, masks[1])
         if self.bias is not None:
             z = z + self.bias
         u = self.units
@@ -244,16 +287,17 @@ class GRUCell(_Cell):
     def _bias_shape(self) -> tuple:
         return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
 
-    def call(self, x, states=None):
+    def step(self, x, states=None, masks=(None, None)):
         u = self.units
-        xz = _linalg.matmul(x, self.kernel)
+        xz = _project(x, self.kernel, masks[0])
+        recurrent_masks = masks[1]
         if self.bias is not None:
             xz = xz + (self.bias[0] if self.reset_after else self.bias)
         h_prev = None if states is None else states[0]
         if self.reset_after:
             # the recurrent product (with its bias) is split across the three gates
             if h_prev is not None:
-                inner = _linalg.matmul(h_prev, self.recurrent_kernel)
+                inner = _project(h_prev, self.recurrent_kernel, recurrent_masks)
                 inner = inner + self.bias[1] if self.bias is not None else inner
             else:
                 inner = self.bias[1] if self.bias is not None else None
@@ -270,11 +314,13 @@ class GRUCell(_Cell):
                 z = self.recurrent_activation(xz[:, :u])
                 hh = self.activation(xz[:, 2 * u:])
             else:
-                inner = _linalg.matmul(h_prev, self.recurrent_kernel[:, :2 * u])
+                inner = _project(h_prev, self.recurrent_kernel[:, :2 * u],
+                                 recurrent_masks and recurrent_masks[:2])
                 z = self.recurrent_activation(xz[:, :u] + inner[:, :u])
                 r = self.recurrent_activation(xz[:, u:2 * u] + inner[:, u:])
+                h_dropped = h_prev * recurrent_masks[2] if recurrent_masks else h_prev
                 hh = self.activation(xz[:, 2 * u:] + _linalg.matmul(
-                    r * h_prev, self.recurrent_kernel[:, 2 * u:]))
+                    r * h_dropped, self.recurrent_kernel[:, 2 * u:]))
         h = (1.0 - z) * hh if h_prev is None else z * h_prev + (1.0 - z) * hh
         return h, [h]
 
@@ -285,6 +331,40 @@ class GRUCell(_Cell):
 # --------------------------------------------------------------------------- layers
 
 
+def _check_static_batch(layer: Layer, inputs) -> None:
+    """A stateful layer drawn into a functional graph needs its batch size."""
+    shape = nest.flatten(inputs)[0].shape
+    if shape[0] is None:
+        raise ValueError(
+            f"Layer {layer.name!r}: when using `stateful=True` in a RNN, the batch size "
+            f"must be static. Found dynamic batch size: sequence.shape={shape}; give it "
+            "with keras.Input(shape, batch_size=...)")
+
+
+class _StateVariables:
+    """Where a stateful layer keeps its state variables: out of the layer's weights and
+    checkpoints (a plain object, which Module does not walk), as Keras keeps them."""
+
+    def __init__(self):
+        self.variables = None
+
+
+def keeping_states(layers: list, run):
+    """`run()`, with the stateful recurrent layers among `layers` left with the states
+    they had before (zeros for states made during it): drawing a functional graph runs
+    layers on probes, and `fit` runs a model once before tracing, neither of which may
+    advance a sequence."""
+    held = [layer for layer in layers if isinstance(layer, _RNN) and layer.stateful]
+    saved = [None if layer.states is None else [v.numpy() for v in layer.states]
+             for layer in held]
+    try:
+        return run()
+    finally:
+        for layer, values in zip(held, saved):
+            for i, v in enumerate(layer.states or []):
+                v.assign(_zeros(v.shape, v.dtype) if values is None else values[i])
+
+
 class _RNN(Layer):
     """A recurrent layer: its cell (`self.cell`, whose weights Keras files hold under
     "cell") run over the time axis (axis 1) of [batch, time, features] inputs."""
@@ -293,18 +373,23 @@ class _RNN(Layer):
 
     def __init__(self, units: int, return_sequences: bool = False,
                  return_state: bool = False, go_backwards: bool = False,
-                 stateful: bool = False, unroll: bool = False, **kwargs):
+                 stateful: bool = False, unroll: bool = False,
+                 zero_output_for_mask: bool = False, **kwargs):
         cell_kwargs = {k: kwargs.pop(k) for k in list(kwargs)
                        if k not in ("name", "dtype", "trainable", "input_shape",
-                                    "input_dim", "batch_size")}
+                                    "input_dim", "batch_size", "batch_input_shape")}
         super().__init__(**kwargs)
-        if stateful:
-            raise NotImplementedError(f"{type(self).__name__}: stateful=True is not "
-                                      "supported yet")
+        # stateful: the last states of a call are the initial states of the next one, for
+        # a batch size fixed when the layer is built (`states`, `reset_states`)
+        self.stateful = bool(stateful)
+        self._state_store = _StateVariables()
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)  # always unrolled here; kept for the config
+        # a masked step outputs zeros rather than the previous output (Bidirectional
+        # sets it for returned sequences, as Keras's)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
         # Keras names the cell by its class ("lstm_cell"), without a counter
         self.cell = self._CELL(units, name=snake_case(self._CELL.__name__), dtype=self._dtype,
                                **cell_kwargs)
@@ -320,6 +405,37 @@ class _RNN(Layer):
         with name_scope(self.cell.name):  # relative: "lstm/lstm_cell/kernel", as Keras
             self.cell.build(input_shape[:1] + input_shape[2:])
         self.cell.built = True
+        if self.stateful and self.states is None:
+            self._state_store.variables = [
+                Variable(_zeros([int(input_shape[0]), size], self._dtype),
+                         trainable=False, name="rnn_state") for size in self._state_list()]
+
+    @property
+    def states(self) -> list | None:
+        """A stateful layer's state variables (LSTM: [h, c]), [batch, units] each; None
+        for a layer that is not stateful (or not built yet).
+
+        Example:
+            >>> lstm = tf.keras.layers.LSTM(3, stateful=True)
+            >>> _ = lstm(tf.ones([2, 4, 5]))
+            >>> [tuple(s.shape) for s in lstm.states]
+            [(2, 3), (2, 3)]
+        """
+        return self._state_store.variables
+
+    def reset_states(self) -> None:
+        """Set a stateful layer's states back to zeros (start new sequences)."""
+        for v in self.states or []:
+            v.assign(_zeros(v.shape, v.dtype))
+
+    reset_state = reset_states  # Keras 3 has both spellings
+
+    def __call__(self, inputs, *args, **kwargs):
+        if not self.stateful or not is_symbolic(inputs):
+            return super().__call__(inputs, *args, **kwargs)
+        _check_static_batch(self, inputs)
+        return keeping_states([self], lambda: super(_RNN, self).__call__(
+            inputs, *args, **kwargs))
 
     supports_masking = True
 
@@ -359,20 +475,35 @@ class _RNN(Layer):
                 raise ValueError(f"Layer {self.name!r}: the mask must be [batch, time] = "
                                  f"{list(inputs.shape[:2])}, got shape {list(mask.shape)}")
             mask = _array.expand_dims(_math.cast(mask, _dt.bool), -1)
+        if self.stateful:
+            expected = self.states[0].shape[0]
+            if inputs.shape[0] != expected:
+                raise ValueError(f"Layer {self.name!r}: if an RNN is stateful, the batch "
+                                 "size of the input sequences must be the same as the batch "
+                                 f"size of the states: expected {expected}, got input shape "
+                                 f"{list(inputs.shape)}")
+            if states is None:
+                states = [v.read_value() for v in self.states]
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
+        # one dropout mask per sequence, the same at every step (Keras's)
+        dropout_masks = self.cell.dropout_masks(inputs[:, 0], training)
         outputs = []
         for t in order:
-            out, new_states = self.cell.call(inputs[:, t], states)
+            out, new_states = self.cell.step(inputs[:, t], states, dropout_masks)
             if mask is not None:
                 # a masked step keeps the previous state and output (zeros before any)
                 keep = mask[:, t]
-                before = outputs[-1] if outputs else _zeros_like(out)
+                before = outputs[-1] if outputs and not self.zero_output_for_mask \
+                    else _zeros_like(out)
                 old = states if states is not None else \
                     [_zeros_like(s) for s in new_states]
                 out = _where(keep, out, before)
                 new_states = [_where(keep, n, o) for n, o in zip(new_states, old)]
             states = new_states
             outputs.append(out)
+        if self.stateful:
+            for v, state in zip(self.states, states):
+                v.assign(state)
         # with go_backwards the sequence comes out in the order it was read, as Keras's
         result = _array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         return [result, *states] if self.return_state else result
@@ -382,7 +513,8 @@ class _RNN(Layer):
         config.update(name=self.name, trainable=self.trainable,
                       return_sequences=self.return_sequences,
                       return_state=self.return_state, go_backwards=self.go_backwards,
-                      stateful=False, unroll=self.unroll)
+                      stateful=self.stateful, unroll=self.unroll,
+                      zero_output_for_mask=self.zero_output_for_mask)
         return config
 
 
@@ -457,6 +589,8 @@ class Bidirectional(Layer):
                     {**config, "name": f"backward_{layer.name}",
                      "go_backwards": not layer.go_backwards})
         self.backward_layer = backward_layer
+        for sub in (self.forward_layer, self.backward_layer):  # Keras's rule
+            sub.zero_output_for_mask = sub.return_sequences
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
         if weights is not None:
@@ -464,6 +598,28 @@ class Bidirectional(Layer):
                                       "supported; use set_weights after building")
 
     supports_masking = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        if self.forward_layer.stateful and is_symbolic(inputs):
+            _check_static_batch(self, inputs)
+            return keeping_states([self.forward_layer, self.backward_layer],
+                                   lambda: super(Bidirectional, self).__call__(
+                                       inputs, *args, **kwargs))
+        return super().__call__(inputs, *args, **kwargs)
+
+    @property
+    def states(self) -> list | None:
+        """The forward layer's states, then the backward one's (stateful layers only)."""
+        if self.forward_layer.states is None:
+            return None
+        return [*self.forward_layer.states, *self.backward_layer.states]
+
+    def reset_states(self) -> None:
+        """Zero both directions' states (stateful layers only)."""
+        self.forward_layer.reset_states()
+        self.backward_layer.reset_states()
+
+    reset_state = reset_states
 
     def compute_mask(self, inputs, mask=None):
         out = mask if self.return_sequences else None
@@ -474,6 +630,8 @@ class Bidirectional(Layer):
 
     def call(self, inputs, mask=None, training=None):
         extra = {} if mask is None else {"mask": mask}
+        if training is not None:
+            extra["training"] = training
         fwd = self.forward_layer(inputs, **extra)
         bwd = self.backward_layer(inputs, **extra)
         if self.return_state:

@@ -231,6 +231,8 @@ def _arguments(cls: type, config: dict, what: str) -> dict:
     """`config` (plain) as `cls`'s keyword arguments; Keras-only options must hold their
     default."""
     accepted = _parameters(cls)
+    if isinstance(cls, type) and issubclass(cls, Layer):
+        accepted.add("batch_input_shape")  # Layer.from_config turns it into arguments
     out = {}
     for key, value in config.items():
         if key in accepted:

@@ -487,9 +487,11 @@ class BatchNorm(_Normalization):
                                        self._param(self.beta), self._param(self.gamma),
                                        self.epsilon)
 
-    def _train(self, x):
+    def _train(self, x, moments: tuple | None = None):
+        """Normalize with the batch's statistics (or the (mean, variance) `moments` given,
+        such as Keras's masked ones) and move the moving statistics towards them."""
         reduce = [a for a in range(self._ndim) if a not in self._feature_axes]
-        mean, variance = _nn.moments(x, reduce)
+        mean, variance = _nn.moments(x, reduce) if moments is None else moments
         decay = 1.0 - self.momentum
         # a batch of no rows (a replica's part of a short last batch under tf.distribute)
         # leaves the moving statistics alone and normalizes with finite stand-ins, so its
