@@ -25,6 +25,7 @@ from .._core.tensor import Tensor
 from ..autodiff.gradient_tape import GradientTape
 from ..data.dataset import Dataset
 from ..function import function
+from ..ops.array import expand_dims, squeeze
 from ..ops.reduction import add_n
 from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
@@ -68,6 +69,20 @@ def _leaves(structure) -> list:
 def _takes_mask(layer) -> bool:
     """Whether a layer's `call` has a `mask` argument (Keras's rule for passing one)."""
     return "mask" in inspect.signature(layer.call).parameters
+
+
+def _adjust_rank(x, reference: KerasTensor, model: str):
+    """An input one rank off its Input's, as Keras takes it: a missing trailing axis of
+    size 1 is added (a (batch,) column for an Input of shape (1,)), an extra one removed."""
+    if is_symbolic(x) or not hasattr(x, "shape") or len(x.shape) == len(reference.shape):
+        return x
+    rank, expected = len(x.shape), len(reference.shape)
+    if rank == expected - 1 and reference.shape[-1] == 1:
+        return expand_dims(x, -1)
+    if rank == expected + 1 and x.shape[-1] == 1:
+        return squeeze(x, -1)
+    raise ValueError(f"Model {model!r}: invalid input shape {list(x.shape)} for input "
+                     f"{reference.node.layer.name!r} of shape {list(reference.shape)}")
 
 
 def _num_samples(x) -> int:
@@ -656,10 +671,7 @@ class Model(Layer):
 
     def summary(self, line_length: int | None = None, print_fn=None) -> None:
         """Print the layers, their output shapes and parameter counts, and the totals, in
-        Keras 3's table layout."""
-        if not self.built:
-            raise ValueError("This model has not yet been built. Build the model first by "
-                             "calling `build()` or by calling the model on a batch of data.")
+        Keras 3's table layout; a layer not built yet shows "?" and "0 (unbuilt)"."""
         print_fn = print_fn or (lambda line: sys.stdout.write(line + "\n"))
         rows = self._summary_rows()
         connected = isinstance(self, Functional) and self._has_branches()
@@ -694,8 +706,8 @@ class Model(Layer):
             print_fn("┃" + "┃".join(parts) + "┃")
         print_fn("┡" + "╇".join("━" * w for w in widths) + "┩")
         for i, (layer, shape, links) in enumerate(rows):
-            params = layer.count_params() if layer.built else 0
-            cells = [f"{layer.name} ({type(layer).__name__})", shape, f"{params:,}"]
+            params = f"{layer.count_params():,}" if layer.built else "0 (unbuilt)"
+            cells = [f"{layer.name} ({type(layer).__name__})", shape, params]
             if connected:
                 cells.append(links or "-")
             for parts in line(cells):
@@ -829,7 +841,7 @@ class Functional(Model):
                 raise ValueError(f"Model {self.name!r} expects {len(expected)} input(s), got "
                                  f"{len(given)}")
             pairs = list(zip(expected, given))
-        values = {id(kt): value for kt, value in pairs}
+        values = {id(kt): _adjust_rank(value, kt, self.name) for kt, value in pairs}
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
                 continue
@@ -965,6 +977,8 @@ class Sequential(Model):
         # masks (Embedding(mask_zero=True)) go from layer to layer as in Keras: to the
         # `mask` argument of a layer's call, and on through layers that support masking
         x, mask = inputs, None
+        if self._input is not None:
+            x = _adjust_rank(x, self._input, self.name)
         for layer in self._stack:
             kwargs = {} if training is None else {"training": training}
             if mask is not None and _takes_mask(layer):
