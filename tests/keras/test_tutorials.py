@@ -1,8 +1,10 @@
 """TensorFlow's Keras tutorials run unchanged with `import tapeflow as tf`: each program
-below is the tutorial's code with `tensorflow` spelled `tapeflow`, and its dataset download
-(MNIST, CIFAR-10) replaced by random images of the same shape (fewer of them, to stay
-fast) whose labels follow a rule a model can learn. The CNN tutorial's import of
-`keras.datasets` is left out (it only serves the download)."""
+below is the tutorial's code (its notebook cells in order) with `tensorflow` spelled
+`tapeflow`, and its dataset download (MNIST, Fashion-MNIST, CIFAR-10, Auto MPG, HIGGS)
+replaced by data of the same shape (fewer rows, to stay fast) whose labels follow a rule a
+model can learn, given to the program as the variables the download made. The CNN
+tutorial's import of `keras.datasets` is left out (it only serves the download); what else
+a test changed (only numbers, or plumbing outside Keras) its docstring says."""
 from __future__ import annotations
 
 import runpy

@@ -530,9 +530,10 @@ def _exists(path: str) -> bool:
 def load_model(filepath: str, custom_objects: dict | None = None, compile: bool = True,
                safe_mode: bool = True):
     """The model of a `.keras` file (Keras's or tapeflow's), with its weights and, when
-    `compile`, compiled as it was saved, its optimizer's state restored. Classes are found by name among tapeflow's Keras
-    classes and `custom_objects`; nothing in the file is executed (`safe_mode` is always
-    on: a config holding code, such as a Lambda layer, is refused).
+    `compile`, compiled as it was saved with its optimizer's state restored. Classes are
+    found by name among tapeflow's Keras classes and `custom_objects`; nothing in the file
+    is executed (`safe_mode` is always on: a config holding code, such as a Lambda layer,
+    is refused).
 
     Example:
         >>> model = tf.keras.models.load_model("m.keras")
