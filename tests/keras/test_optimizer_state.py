@@ -214,3 +214,27 @@ def test_a_wrong_slot_shape_is_refused_before_anything_changes(tmp_path):
     for a, b in zip(target.get_weights(), before):
         np.testing.assert_array_equal(a, b)
     assert int(target.optimizer.iterations) == 1
+
+
+def test_summary_counts_the_optimizer_state_once_built():
+    """The lines Keras 3 (TF 2.21) prints for the same model: the optimizer's variables
+    join the total once its first step has built them."""
+    m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4),
+                          keras.layers.BatchNormalization(), keras.layers.Dense(1)])
+    m.compile(keras.optimizers.SGD(0.1, momentum=0.9), "mse")
+
+    def totals():
+        lines = []
+        m.summary(print_fn=lines.append)
+        return [line for line in lines if "params:" in line]
+    assert totals() == [" Total params: 37 (148.00 B)", " Trainable params: 29 (116.00 B)",
+                        " Non-trainable params: 8 (32.00 B)"]
+    m.fit(np.ones((4, 3)), np.ones((4, 1)), verbose=0)
+    assert totals() == [" Total params: 68 (276.00 B)", " Trainable params: 29 (116.00 B)",
+                        " Non-trainable params: 8 (32.00 B)",
+                        " Optimizer params: 31 (128.00 B)"]
+    m.compile(keras.optimizers.Adam(keras.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5)),
+              "mse")
+    m.fit(np.ones((4, 3)), np.ones((4, 1)), verbose=0)
+    assert totals()[0] == " Total params: 96 (388.00 B)"
+    assert totals()[-1] == " Optimizer params: 59 (240.00 B)"  # no learning_rate variable

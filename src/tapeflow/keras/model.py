@@ -32,8 +32,8 @@ from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
-    input_layer_entry, load_weights_h5, rebuild_functional, save_model, save_weights_h5, \
-    serialize_layer
+    input_layer_entry, load_weights_h5, optimizer_built, optimizer_state, \
+    rebuild_functional, save_model, save_weights_h5, serialize_layer
 
 __all__ = ["Model", "Sequential", "Functional"]
 
@@ -716,8 +716,11 @@ class Model(Layer):
                 print_fn("├" + "┼".join("─" * w for w in widths) + "┤")
         print_fn("└" + "┴".join("─" * w for w in widths) + "┘")
         trainable, frozen = self.trainable_weights, self.non_trainable_weights
-        for label, group in (("Total", self.weights), ("Trainable", trainable),
-                             ("Non-trainable", frozen)):
+        # once the optimizer is built, Keras counts its state too (as in its files)
+        state = optimizer_state(self) if optimizer_built(self) else []
+        groups = [("Total", self.weights + state), ("Trainable", trainable),
+                  ("Non-trainable", frozen)] + ([("Optimizer", state)] if state else [])
+        for label, group in groups:
             count = sum(int(np.prod(v.shape)) for v in group)
             size = sum(int(np.prod(v.shape)) * v.dtype.size for v in group)
             print_fn(f" {label} params: {count:,} ({_readable_size(size)})")

@@ -10,7 +10,7 @@ of layers, as LSTM or MultiHeadAttention, adds a group per sublayer named by its
 class in the model's layer order ("dense", "dense_1", "batch_normalization"; not the
 layer's own name); a nested model's layers sit
 under its own `layers/` group. A compiled model's file also holds its optimizer's state
-under `optimizer/vars/<i>` in Keras 3's order (see `_optimizer_state`), so training goes on
+under `optimizer/vars/<i>` in Keras 3's order (see `optimizer_state`), so training goes on
 from a loaded model as if it had not stopped; the state is read only when the model's
 optimizer has as many variables as the file (otherwise skipped with a warning, as Keras).
 
@@ -124,7 +124,15 @@ def _write(group, model) -> None:
         _write_layer(sub, layer)
 
 
-def _optimizer_state(model) -> list:
+def optimizer_built(model) -> bool:
+    """Whether the model's optimizer has made the slots of all its trainable weights (its
+    first step does; Keras's `optimizer.built`)."""
+    optimizer, weights = getattr(model, "optimizer", None), model.trainable_weights
+    return optimizer is not None and bool(weights) and all(
+        w.ref() in optimizer._index for w in weights)
+
+
+def optimizer_state(model) -> list:
     """The variables Keras 3 writes under `optimizer/vars`, in its order: `iteration`, the
     learning rate (unless a schedule gives it), then the slots of the model's trainable
     weights block by block as Keras creates them (Adam's and Nadam's `m` and `v`
@@ -135,9 +143,9 @@ def _optimizer_state(model) -> list:
     state = [optimizer.iterations]
     if isinstance(optimizer._learning_rate, Variable):
         state.append(optimizer._learning_rate)
-    weights = model.trainable_weights
-    if not weights or any(w.ref() not in optimizer._index for w in weights):
+    if not optimizer_built(model):
         return state
+    weights = model.trainable_weights
     names = tuple(optimizer._slot_names())
     paired = names[:2] == ("m", "v")
     blocks = ([names[:2]] if paired else []) + [(n,) for n in names[2 if paired else 0:]]
@@ -150,7 +158,7 @@ def _optimizer_state(model) -> list:
 def _write_optimizer(f, model) -> None:
     values = f.create_group("optimizer").create_group("vars")
     values.attrs["name"] = model.optimizer.name
-    for i, v in enumerate(_optimizer_state(model)):
+    for i, v in enumerate(optimizer_state(model)):
         values.create_dataset(str(i), data=v.numpy())
 
 
@@ -158,7 +166,7 @@ def _collect_optimizer(f, model, out: list) -> None:
     """(variable, array) pairs of the optimizer's state; skipped with Keras's warning when
     the counts differ (an optimizer not built yet, a file saved before training)."""
     stored = f["optimizer/vars"] if "optimizer" in f and "vars" in f["optimizer"] else {}
-    state = _optimizer_state(model)
+    state = optimizer_state(model)
     if len(stored) != len(state):
         warnings.warn(
             f"Skipping variable loading for optimizer {model.optimizer.name!r}, because it "
