@@ -569,6 +569,7 @@ def test_basic_regression(capsys, tmp_path, monkeypatch):
     assert results["dnn_horsepower_model"] < 0.75 * baseline
     assert results["linear_model"] < 2.0 and results["dnn_model"] < 2.5
     assert results["reloaded"] == pytest.approx(results["dnn_model"], rel=1e-6)
+    assert scope["history"].epoch == list(range(60))  # the tutorial's hist['epoch']
     history = scope["history"].history
     assert sorted(history) == ["loss", "val_loss"] and len(history["loss"]) == 60
     assert history["loss"][-1] < history["loss"][0] / 3
