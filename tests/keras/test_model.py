@@ -42,10 +42,12 @@ def test_sequential_pop_and_input_shape_argument():
     assert last.name == "dense_1" and len(model.layers) == 1
 
 
-def test_unbuilt_sequential_builds_on_first_call_and_summary_needs_it():
+def test_unbuilt_sequential_builds_on_first_call_and_summary_shows_it_unbuilt(capsys):
     model = keras.Sequential([layers.Dense(2)])
-    with pytest.raises(ValueError, match="not yet been built"):
-        model.summary()
+    model.summary()  # as Keras 3 (TF 2.21): the layer's shape and count are unknown yet
+    out = capsys.readouterr().out
+    assert "│ dense (Dense)" in out and "│ ?" in out and "0 (unbuilt) │" in out
+    assert " Total params: 0 (0.00 B)" in out
     model(np.ones((3, 5)))
     assert model.built and model.count_params() == 12
 
@@ -177,3 +179,22 @@ def test_nested_python_lists_are_one_input():
                                rtol=1e-6)
     assert layers.Flatten()([[1.0, 2.0], [3.0, 4.0]]).shape == (2, 2)
     np.testing.assert_allclose(layers.Add()([np.ones(2), [1.0, 2.0]]).numpy(), [2.0, 3.0])
+
+
+def test_an_input_one_rank_off_is_adjusted_as_keras_does():
+    """A (batch,) column for an Input of shape (1,) gets its trailing axis (the regression
+    tutorial's `predict(horsepower[:10])`), an extra trailing 1 is dropped; other ranks
+    are refused."""
+    model = keras.Sequential([keras.Input((1,)), layers.Dense(1)])
+    column = np.arange(4.0, dtype=np.float32)
+    np.testing.assert_allclose(model.predict(column, verbose=0),
+                               model.predict(column[:, None], verbose=0))
+    assert model.predict(column, verbose=0).shape == (4, 1)
+    np.testing.assert_allclose(model(column[:, None, None]).numpy(),
+                               model(column[:, None]).numpy())
+    with pytest.raises(ValueError, match=r"invalid input shape \[4, 2, 3\] for input"):
+        model(np.ones((4, 2, 3), np.float32))
+    a, b = keras.Input((3,)), keras.Input((1,))
+    functional = keras.Model([a, b], layers.Concatenate()([a, b]))
+    out = functional([np.ones((2, 3), np.float32), np.array([5.0, 6.0], np.float32)])
+    np.testing.assert_array_equal(out.numpy()[:, 3], [5.0, 6.0])

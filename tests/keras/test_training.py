@@ -532,3 +532,26 @@ def test_progress_bar_of_a_dataset_of_unknown_size(capsys):
     model.fit(data, epochs=1, verbose=2)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "Epoch 1/1" and re.match(r"3/3 - \d+s - ", out[1])
+
+
+def test_crossentropy_metrics_against_keras():
+    """Values real Keras 3 (TF 2.21) gives for the same calls."""
+    m = keras.metrics.BinaryCrossentropy(from_logits=True)
+    m.update_state(np.array([[1.0], [0.0], [1.0]]), np.array([[2.0], [-1.0], [-0.5]]))
+    assert float(m.result()) == pytest.approx(0.4714222252368927, rel=1e-5)
+    m = keras.metrics.BinaryCrossentropy(label_smoothing=0.2)
+    m.update_state([[0.0, 1.0], [1.0, 1.0]], [[0.1, 0.9], [0.7, 0.6]], sample_weight=[1.0, 3.0])
+    assert float(m.result()) == pytest.approx(0.45356202125549316, rel=1e-5)
+    m = keras.metrics.CategoricalCrossentropy()
+    m.update_state([[0, 1, 0], [0, 0, 1]], [[0.05, 0.95, 0], [0.1, 0.8, 0.1]])
+    assert float(m.result()) == pytest.approx(1.1769392490386963, rel=1e-5)
+    m = keras.metrics.SparseCategoricalCrossentropy(from_logits=True)
+    m.update_state(np.array([[1], [2]]), np.array([[1.0, 2.0, 0.5], [0.3, 0.1, 3.0]]))
+    assert float(m.result()) == pytest.approx(0.28984272480010986, rel=1e-5)
+    assert m.get_config() == {"name": "sparse_categorical_crossentropy", "dtype": "float32",
+                              "from_logits": True, "axis": -1}
+    named = keras.metrics.get("binary_crossentropy")
+    assert isinstance(named, keras.metrics.BinaryCrossentropy)
+    assert named.name == "binary_crossentropy"
+    with pytest.raises(ValueError, match="binary_crossentropy"):  # ranks differ, as Keras
+        keras.metrics.BinaryCrossentropy().update_state(np.ones(3), np.ones((3, 1)) / 2)

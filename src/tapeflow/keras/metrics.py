@@ -18,10 +18,13 @@ from ..ops.array import reshape, squeeze
 from ..ops.creation import constant, zeros
 from ..ops.math import abs as _abs, cast, equal, greater, sigmoid, square
 from ..ops.reduction import argmax, reduce_mean, reduce_sum
+from ..train.losses import binary_crossentropy, categorical_crossentropy, \
+    sparse_categorical_crossentropy
 
 __all__ = ["Metric", "Mean", "Sum", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
            "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
+           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
            "Precision", "Recall", "AUC", "get"]
 
 
@@ -227,6 +230,48 @@ class MeanAbsoluteError(MeanMetricWrapper):
         super().__init__(_absolute_error, name, dtype)
 
 
+class _Crossentropy(MeanMetricWrapper):
+    """The mean of a cross-entropy loss function's per-example values (labels and
+    predictions of the same rank, as Keras's metrics take them)."""
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **self._fn_kwargs}
+
+
+class BinaryCrossentropy(_Crossentropy):
+    """The mean binary cross-entropy of labels in [0, 1] and probabilities (or logits,
+    with `from_logits=True`).
+
+    Example:
+        >>> m = tf.keras.metrics.BinaryCrossentropy()
+        >>> m.update_state([[0.0], [1.0]], [[0.5], [0.5]]); round(float(m.result()), 4)
+        0.6931
+    """
+
+    def __init__(self, name: str = "binary_crossentropy", dtype=None,
+                 from_logits: bool = False, label_smoothing: float = 0.0):
+        super().__init__(binary_crossentropy, name, dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing)
+
+
+class CategoricalCrossentropy(_Crossentropy):
+    """The mean cross-entropy of one-hot labels and class probabilities (or logits)."""
+
+    def __init__(self, name: str = "categorical_crossentropy", dtype=None,
+                 from_logits: bool = False, label_smoothing: float = 0.0, axis: int = -1):
+        super().__init__(categorical_crossentropy, name, dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+
+class SparseCategoricalCrossentropy(_Crossentropy):
+    """The mean cross-entropy of integer labels and class probabilities (or logits)."""
+
+    def __init__(self, name: str = "sparse_categorical_crossentropy", dtype=None,
+                 from_logits: bool = False, axis: int = -1):
+        super().__init__(sparse_categorical_crossentropy, name, dtype,
+                         from_logits=from_logits, axis=axis)
+
+
 def _top_k_hits(labels, y_pred, k: int):
     """1.0 where the score of the true class is among the k largest (ties count as in)."""
     y_pred = convert_to_tensor(y_pred)
@@ -381,6 +426,9 @@ _BY_NAME = {
     "top_k_categorical_accuracy": TopKCategoricalAccuracy,
     "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
     "precision": Precision, "recall": Recall, "auc": AUC,
+    "binary_crossentropy": BinaryCrossentropy,
+    "categorical_crossentropy": CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
 }
 
 

@@ -25,6 +25,7 @@ from ..data.dataset import Dataset
 from ..distribute.collective import on_chief
 from ..distribute.strategy import DistributedDataset, get_strategy, has_strategy
 from ..function import function
+from ..ops.array import expand_dims, squeeze
 from ..ops.reduction import add_n
 from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
@@ -36,8 +37,8 @@ from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symboli
     set_keras_mask
 from .recurrent import keeping_states
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
-    input_layer_entry, load_weights_h5, rebuild_functional, save_model, save_weights_h5, \
-    serialize_layer
+    input_layer_entry, load_weights_h5, optimizer_built, optimizer_state, \
+    rebuild_functional, save_model, save_weights_h5, serialize_layer
 
 __all__ = ["Model", "Sequential", "Functional"]
 
@@ -78,6 +79,20 @@ def _with_masks(inputs, mask):
             if m is not None:
                 set_keras_mask(x, convert_to_tensor(m))
     return inputs
+
+
+def _adjust_rank(x, reference: KerasTensor, model: str):
+    """An input one rank off its Input's, as Keras takes it: a missing trailing axis of
+    size 1 is added (a (batch,) column for an Input of shape (1,)), an extra one removed."""
+    if is_symbolic(x) or not hasattr(x, "shape") or len(x.shape) == len(reference.shape):
+        return x
+    rank, expected = len(x.shape), len(reference.shape)
+    if rank == expected - 1 and reference.shape[-1] == 1:
+        return expand_dims(x, -1)
+    if rank == expected + 1 and x.shape[-1] == 1:
+        return squeeze(x, -1)
+    raise ValueError(f"Model {model!r}: invalid input shape {list(x.shape)} for input "
+                     f"{reference.node.layer.name!r} of shape {list(reference.shape)}")
 
 
 def _num_samples(x) -> int:
@@ -702,10 +717,7 @@ class Model(Layer):
 
     def summary(self, line_length: int | None = None, print_fn=None) -> None:
         """Print the layers, their output shapes and parameter counts, and the totals, in
-        Keras 3's table layout."""
-        if not self.built:
-            raise ValueError("This model has not yet been built. Build the model first by "
-                             "calling `build()` or by calling the model on a batch of data.")
+        Keras 3's table layout; a layer not built yet shows "?" and "0 (unbuilt)"."""
         print_fn = print_fn or (lambda line: sys.stdout.write(line + "\n"))
         rows = self._summary_rows()
         connected = isinstance(self, Functional) and self._has_branches()
@@ -740,8 +752,8 @@ class Model(Layer):
             print_fn("┃" + "┃".join(parts) + "┃")
         print_fn("┡" + "╇".join("━" * w for w in widths) + "┩")
         for i, (layer, shape, links) in enumerate(rows):
-            params = layer.count_params() if layer.built else 0
-            cells = [f"{layer.name} ({type(layer).__name__})", shape, f"{params:,}"]
+            params = f"{layer.count_params():,}" if layer.built else "0 (unbuilt)"
+            cells = [f"{layer.name} ({type(layer).__name__})", shape, params]
             if connected:
                 cells.append(links or "-")
             for parts in line(cells):
@@ -750,8 +762,11 @@ class Model(Layer):
                 print_fn("├" + "┼".join("─" * w for w in widths) + "┤")
         print_fn("└" + "┴".join("─" * w for w in widths) + "┘")
         trainable, frozen = self.trainable_weights, self.non_trainable_weights
-        for label, group in (("Total", self.weights), ("Trainable", trainable),
-                             ("Non-trainable", frozen)):
+        # once the optimizer is built, Keras counts its state too (as in its files)
+        state = optimizer_state(self) if optimizer_built(self) else []
+        groups = [("Total", self.weights + state), ("Trainable", trainable),
+                  ("Non-trainable", frozen)] + ([("Optimizer", state)] if state else [])
+        for label, group in groups:
             count = sum(int(np.prod(v.shape)) for v in group)
             size = sum(int(np.prod(v.shape)) * v.dtype.size for v in group)
             print_fn(f" {label} params: {count:,} ({_readable_size(size)})")
@@ -876,7 +891,7 @@ class Functional(Model):
                 raise ValueError(f"Model {self.name!r} expects {len(expected)} input(s), got "
                                  f"{len(given)}")
             pairs = list(zip(expected, given))
-        values = {id(kt): value for kt, value in pairs}
+        values = {id(kt): _adjust_rank(value, kt, self.name) for kt, value in pairs}
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
                 continue
@@ -1006,7 +1021,10 @@ class Sequential(Model):
 
     def call(self, inputs, training=None, mask=None):
         # masks ride on the tensors from layer to layer (Layer.__call__, keras/layer.py)
-        x = _with_masks(inputs, mask)
+        x = inputs
+        if self._input is not None:
+            x = _adjust_rank(x, self._input, self.name)
+        x = _with_masks(x, mask)
         for layer in self._stack:
             x = layer(x) if training is None else layer(x, training=training)
         return x

@@ -9,7 +9,10 @@ of layers, as LSTM or MultiHeadAttention, adds a group per sublayer named by its
 `layers/lstm/cell/vars/0`), where the key is the layer's class in snake_case counted per
 class in the model's layer order ("dense", "dense_1", "batch_normalization"; not the
 layer's own name); a nested model's layers sit
-under its own `layers/` group. The optimizer's group, when present, is not read.
+under its own `layers/` group. A compiled model's file also holds its optimizer's state
+under `optimizer/vars/<i>` in Keras 3's order (see `optimizer_state`), so training goes on
+from a loaded model as if it had not stopped; the state is read only when the model's
+optimizer has as many variables as the file (otherwise skipped with a warning, as Keras).
 
 Files are only read as JSON and arrays: nothing in them is executed; a class is found by
 name among tapeflow's Keras classes or the `custom_objects` given, never imported.
@@ -26,10 +29,12 @@ import datetime
 import inspect
 import io
 import json
+import warnings
 import zipfile
 
 import numpy as np
 
+from .._core.variable import Variable
 from . import losses as _losses, metrics as _metrics, optimizers as _optimizers
 from .layer import InputLayer, KerasTensor, Layer, snake_case
 
@@ -119,12 +124,73 @@ def _write(group, model) -> None:
         _write_layer(sub, layer)
 
 
+def optimizer_built(model) -> bool:
+    """Whether the model's optimizer has made the slots of all its trainable weights (its
+    first step does; Keras's `optimizer.built`)."""
+    optimizer, weights = getattr(model, "optimizer", None), model.trainable_weights
+    return optimizer is not None and bool(weights) and all(
+        w.ref() in optimizer._index for w in weights)
+
+
+def optimizer_state(model) -> list:
+    """The variables Keras 3 writes under `optimizer/vars`, in its order: `iteration`, the
+    learning rate (unless a schedule gives it), then the slots of the model's trainable
+    weights block by block as Keras creates them (Adam's and Nadam's `m` and `v`
+    interleaved per weight; every other slot a block of its own, e.g. all of RMSprop's
+    velocities before its momentums), then optimizer-wide variables (Nadam's
+    `u_product`). An optimizer not built for the model yet holds the first two only."""
+    optimizer = model.optimizer
+    state = [optimizer.iterations]
+    if isinstance(optimizer._learning_rate, Variable):
+        state.append(optimizer._learning_rate)
+    if not optimizer_built(model):
+        return state
+    weights = model.trainable_weights
+    names = tuple(optimizer._slot_names())
+    paired = names[:2] == ("m", "v")
+    blocks = ([names[:2]] if paired else []) + [(n,) for n in names[2 if paired else 0:]]
+    state += [optimizer._slot(w, name) for block in blocks for w in weights for name in block]
+    known = {id(v) for v in state} | {id(v) for slots in optimizer._slots
+                                      for v in slots.values()}
+    return state + [v for v in optimizer.variables if id(v) not in known]
+
+
+def _write_optimizer(f, model) -> None:
+    values = f.create_group("optimizer").create_group("vars")
+    values.attrs["name"] = model.optimizer.name
+    for i, v in enumerate(optimizer_state(model)):
+        values.create_dataset(str(i), data=v.numpy())
+
+
+def _collect_optimizer(f, model, out: list) -> None:
+    """(variable, array) pairs of the optimizer's state; skipped with Keras's warning when
+    the counts differ (an optimizer not built yet, a file saved before training)."""
+    stored = f["optimizer/vars"] if "optimizer" in f and "vars" in f["optimizer"] else {}
+    state = optimizer_state(model)
+    if len(stored) != len(state):
+        warnings.warn(
+            f"Skipping variable loading for optimizer {model.optimizer.name!r}, because it "
+            f"has {len(state)} variables whereas the saved optimizer has {len(stored)} "
+            "variables." + (" This is likely because the optimizer has not been built yet "
+                            "(it is built by its first step)." if len(state) <= 2 else ""),
+            UserWarning, stacklevel=4)
+        return
+    for i, v in enumerate(state):
+        array = np.asarray(stored[str(i)])
+        if array.shape != tuple(v.shape):
+            raise ValueError(f"optimizer/vars/{i}: shape {array.shape} in the file, "
+                             f"{tuple(v.shape)} for the optimizer's {v.name}")
+        out.append((v, array))
+
+
 def save_weights_h5(model, filepath) -> None:
     """Write `model`'s weights as Keras 3 does (`model.save_weights("m.weights.h5")`) to
-    a path or a binary file object."""
+    a path or a binary file object; a compiled model's optimizer state goes with them."""
     h5py = _h5py()
     with h5py.File(filepath, "w") as f:
         _write(f, model)
+        if getattr(model, "optimizer", None) is not None:
+            _write_optimizer(f, model)
 
 
 def _collect(group, model, path: str, out: list) -> None:
@@ -147,12 +213,15 @@ def _collect(group, model, path: str, out: list) -> None:
 
 
 def load_weights_h5(model, filepath) -> None:
-    """Read a Keras 3 weights file into `model` (built, of the same architecture); every
-    count and shape is checked before any weight changes."""
+    """Read a Keras 3 weights file into `model` (built, of the same architecture), and the
+    optimizer's state into a compiled model's optimizer when it has the file's count of
+    variables; every count and shape is checked before any weight changes."""
     h5py = _h5py()
     pairs: list = []
     with h5py.File(filepath, "r") as f:
         _collect(f, model, "", pairs)
+        if getattr(model, "optimizer", None) is not None:
+            _collect_optimizer(f, model, pairs)
     for v, array in pairs:
         v.assign(array.astype(v.dtype.as_numpy_dtype))
 
@@ -190,7 +259,7 @@ _KERAS_DEFAULTS = {
     "renorm": False, "renorm_momentum": 0.99, "weight_decay": None, "clipnorm": None, "global_clipnorm": None,
     "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
     "ema_overwrite_frequency": None, "loss_scale_factor": None,
-    "gradient_accumulation_steps": None,
+    "gradient_accumulation_steps": None, "warmup_steps": 0,
 }
 
 
@@ -327,6 +396,10 @@ def _compile_config(model) -> dict:
     config = {"name": getattr(optimizer, "name", snake_case(type(optimizer).__name__))}
     for key in sorted(params):
         value = getattr(optimizer, key, None)
+        schedule = _schedule_config(optimizer) if key == "learning_rate" else None
+        if schedule is not None:
+            config[key] = schedule
+            continue
         if hasattr(value, "numpy"):
             value = value.numpy().item()
         if isinstance(value, (bool, int, float, str)) or value is None:
@@ -337,6 +410,32 @@ def _compile_config(model) -> dict:
     out.update({"weighted_metrics": None, "run_eagerly": bool(given.get("run_eagerly")),
                 "steps_per_execution": 1, "jit_compile": False})
     return out
+
+
+def _schedule_config(optimizer) -> dict | None:
+    """A learning-rate schedule as Keras writes it in the optimizer's config (a plain
+    callable, or a schedule without `get_config`, is written as its current value)."""
+    schedule = optimizer._learning_rate
+    if not isinstance(schedule, _optimizers.schedules.LearningRateSchedule):
+        return None
+    try:
+        config = schedule.get_config()
+    except NotImplementedError:
+        return None
+    config = {k: v for k, v in config.items() if v is not None}  # Keras: name=None fails
+    return _keras_object("keras.optimizers.schedules", type(schedule).__name__, config)
+
+
+def _schedule(value, custom_objects: dict | None):
+    """The schedule a compile config's `learning_rate` entry names (or the number)."""
+    if not isinstance(value, dict):
+        return value
+    name = value.get("class_name", "")
+    cls = (custom_objects or {}).get(name) or getattr(_optimizers.schedules, name, None)
+    if not isinstance(cls, type):
+        raise ValueError(f"load_model: unknown learning-rate schedule {name!r} in the "
+                         "compile config; pass it in custom_objects")
+    return cls(**_arguments(cls, value.get("config", {}), f"schedule {name!r}"))
 
 
 def _serializable(value, what: str):
@@ -388,6 +487,8 @@ def _compile(model, config: dict, custom_objects: dict | None) -> None:
                              "pass it in custom_objects")
         arguments = _arguments(cls, _plain(optimizer).get("config", {}),
                                f"optimizer {name!r}")
+        if "learning_rate" in arguments:
+            arguments["learning_rate"] = _schedule(arguments["learning_rate"], custom_objects)
         optimizer = cls(**arguments)
     model.compile(optimizer=optimizer,
                   loss=_from_compile_config(config.get("loss"), _losses, custom_objects,
@@ -439,9 +540,10 @@ def _exists(path: str) -> bool:
 def load_model(filepath: str, custom_objects: dict | None = None, compile: bool = True,
                safe_mode: bool = True):
     """The model of a `.keras` file (Keras's or tapeflow's), with its weights and, when
-    `compile`, compiled as it was saved. Classes are found by name among tapeflow's Keras
-    classes and `custom_objects`; nothing in the file is executed (`safe_mode` is always
-    on: a config holding code, such as a Lambda layer, is refused).
+    `compile`, compiled as it was saved with its optimizer's state restored. Classes are
+    found by name among tapeflow's Keras classes and `custom_objects`; nothing in the file
+    is executed (`safe_mode` is always on: a config holding code, such as a Lambda layer,
+    is refused).
 
     Example:
         >>> model = tf.keras.models.load_model("m.keras")
@@ -460,9 +562,11 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
         config = json.loads(zf.read("config.json"))
         weights = io.BytesIO(zf.read("model.weights.h5"))
     model = deserialize_layer(config, custom_objects)
-    load_weights_h5(model, weights)
     if compile and config.get("compile_config"):
         _compile(model, config["compile_config"], custom_objects)
+        # built now, as Keras's compile_from_config does, so the file's state fits it
+        model.optimizer.build(model.trainable_weights)
+    load_weights_h5(model, weights)
     return model
 
 
