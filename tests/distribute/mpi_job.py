@@ -76,6 +76,11 @@ def check_collectives(strategy, rank: int) -> dict:
     ctx_out = strategy.run(lambda: tf.distribute.get_replica_context().all_reduce(
         "MEAN", {"a": tf.constant(float(rank)), "b": [tf.constant([1.0, 2.0]) * (rank + 1)]}))
     out["all_reduce_mean"] = [float(ctx_out["a"]), ctx_out["b"][0].numpy().tolist()]
+    # sums kept while the same all-reduce runs again (its flat buffer is reused only once
+    # no earlier sum is alive): each keeps its own value
+    kept = [strategy.run(lambda k=k: tf.distribute.get_replica_context().all_reduce(
+        "SUM", [tf.constant([1.0, 2.0]) * (k + rank)])) for k in range(3)]
+    out["kept_sums"] = [s[0].numpy().tolist() for s in kept]
     out["replica_id"] = int(strategy.run(
         lambda: tf.distribute.get_replica_context().replica_id_in_sync_group))
     value = tf.constant([[rank * 1.0, 1.0]])

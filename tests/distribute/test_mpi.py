@@ -77,6 +77,7 @@ def test_collectives_and_mirrored_variables(ranks):
         c = rank["collectives"]
         assert c["mirrored"] == [10.0] * 3  # rank 0's initial value on both
         assert c["all_reduce_mean"] == [0.5, [1.5, 3.0]]
+        assert c["kept_sums"] == [[1.0, 2.0], [3.0, 6.0], [5.0, 10.0]]  # (2k + 1) * [1, 2]
         assert c["replica_id"] == r and c["task_id"] == r and c["num_replicas"] == 2
         assert c["reduce_sum"] == [[1.0, 2.0]]
         assert c["reduce_mean_axis0"] == pytest.approx(5.0 / 3.0)  # (1 + 2 + 2) / 3
