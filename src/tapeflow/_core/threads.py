@@ -27,7 +27,8 @@ class ThreadChoice:
     times. Several threads win on idle cores and lose badly on busy ones (each waits for
     its turn at a core, and the call for the last of them: several times slower than one
     thread when other processes fill the machine), so every call is timed and the slower
-    choice is tried again every `EXPLORE` calls, in case the machine has changed."""
+    choice is tried again every `EXPLORE` calls (and at calls 8 and 16), in case the
+    machine has changed."""
     EXPLORE = 32
 
     def __init__(self):
@@ -40,7 +41,10 @@ class ThreadChoice:
         if min(self.runs) < 2:  # each choice twice, alternating, several threads first
             return self.runs[1] <= self.runs[0]
         faster = self.seconds[1] < self.seconds[0]
-        return faster if self.calls % self.EXPLORE else not faster
+        # the slower choice again every EXPLORE calls, and sooner at first (calls 8, 16):
+        # the first measurements may have met a passing load
+        explore = self.calls % self.EXPLORE == 0 or self.calls in (8, 16)
+        return not faster if explore else faster
 
     def record(self, several: bool, seconds: float) -> None:
         k = int(several)

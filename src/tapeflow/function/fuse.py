@@ -708,6 +708,8 @@ class FusedKernel:
         state = self._ready.get(variant)
         if state is True or state == "now":
             return True
+        if state is None and variant == 2 and self.shape is not None:
+            self._loop_ready(0, args, outs)  # the serial loop too: ThreadChoice tries both
         if state is None:
             if not jit.background() or os.path.exists(self._marker(variant)):
                 self._ready[variant] = "now"  # compiled (or loaded) by this call
