@@ -343,3 +343,18 @@ def test_a_large_static_kernel_runs_its_serial_loop_when_that_is_faster():
     kernel._threads.runs = [2, 2]
     np.testing.assert_allclose(f(x).numpy(), want, rtol=1e-15)
     assert kernel._threads.runs == [3, 2]  # the serial loop ran (and was timed)
+
+
+def test_steady_calls_reuse_output_buffers_nobody_holds_and_never_clobber_kept_ones():
+    f = tf.function(lambda x, s: tf.nn.relu(x * s + 1.0) * x)
+    x = tf.constant(np.linspace(-2, 2, 4096))
+    outs = [f(x, tf.constant(float(k), tf.float64)) for k in range(4)]  # all kept
+    for k, out in enumerate(outs):
+        np.testing.assert_allclose(out.numpy(), np.maximum(x.numpy() * k + 1, 0) * x.numpy())
+    (node,) = fused_nodes(f.get_concrete_function(x, tf.constant(0.0, tf.float64)))
+    kernel = node.attrs["kernel"]
+    assert kernel._loop is not None  # the steady state
+    del outs, out
+    first = f(x, tf.constant(5.0, tf.float64)).numpy().__array_interface__["data"][0]
+    second = f(x, tf.constant(6.0, tf.float64)).numpy().__array_interface__["data"][0]
+    assert first == second  # the first result was gone: its buffer was taken again

@@ -24,6 +24,7 @@ import importlib.util
 import os
 import re
 import sys
+import threading
 import time
 
 import numpy as np
@@ -636,6 +637,17 @@ def compile_source(source: str):
 # Tiered compilation: a kernel not yet in the disk cache is compiled by one background
 # thread while its region runs as NumPy blocks; the compiled loop takes over from the
 # first call after it is ready. A first call then costs tracing and optimizing only.
+def _held_once() -> int:
+    """What sys.getrefcount shows for an array held by one tuple and nothing else
+    (measured: it depends on the interpreter)."""
+    box = (np.empty(1),)
+    return sys.getrefcount(box[0])
+
+
+_HELD_ONCE = _held_once()
+_spare_lock = threading.Lock()
+
+
 def _deep_recursion(members: int) -> int:
     """The recursion limit numba needs for a kernel of `members` ops."""
     return max(sys.getrecursionlimit(), 10 * members + 1000)
@@ -659,12 +671,13 @@ class FusedKernel:
         self._loop = None  # the compiled loop once it ran (a static shape: one variant)
         self._size, self._parallel = 0, False
         self._threads = ThreadChoice()
+        self._spare = None  # the last steady-state call's output arrays
 
     def __call__(self, arrays: list) -> list:
         loop = self._loop
         if loop is not None:  # the steady state: the compiled loop over the static shape
             n, dtype = self._size, self.dtype
-            outs = [np.empty(n, dtype) for _ in range(self.n_outputs)]
+            outs = self._outputs(n)
             args = [a.ravel() if a.ndim else a[()] for a in arrays]
             if not self._parallel:
                 sums = loop(0, n, *args, *outs)
@@ -697,6 +710,22 @@ class FusedKernel:
         results = [o.reshape(shape) for o in outs]
         results += [np.asarray(s, self.dtype) for s in sums]
         return results
+
+    def _outputs(self, n: int) -> list:
+        """The output arrays of a steady-state call: last call's, when nothing holds them
+        any more (their pages are mapped and likely in cache: a new large array costs a
+        page fault per 4 KB on first write), else new ones, kept for the next call."""
+        with _spare_lock:  # (two threads calling one function must not share them)
+            spare = self._spare
+            if spare is not None:
+                for k in range(len(spare)):
+                    if sys.getrefcount(spare[k]) != _HELD_ONCE:
+                        break
+                else:
+                    return list(spare)
+            outs = [np.empty(n, self.dtype) for _ in range(self.n_outputs)]
+            self._spare = tuple(outs)
+            return outs
 
     def _marker(self, variant: int) -> str:
         return os.path.join(_cache_dir(), f"{_module_name(self.source)}.{variant}.ready")
