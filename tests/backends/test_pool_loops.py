@@ -102,3 +102,32 @@ def test_loop_returns_none_without_numba_or_when_numba_cannot_compile(monkeypatc
     assert bad.ready(np.zeros(2)) is None and bad.ready(np.zeros(2)) is None
     monkeypatch.setattr(jit, "available", lambda: False)
     assert jit.Loop(lambda a: None).ready(np.zeros(2)) is None
+
+
+def test_kernel_outputs_are_taken_again_only_when_nothing_holds_them():
+    from tapeflow._core.buffers import Spares
+    spare = Spares()
+    a = spare.empty((4, 3), np.dtype(np.float32))
+    b = spare.empty((4, 3), np.dtype(np.float32))  # `a` is held: a new array
+    assert a is not b
+    del a
+    kept = id(b)
+    del b  # nothing holds the kept array now: it is taken again
+    c = spare.zeros((4, 3), np.dtype(np.float32))
+    assert id(c) == kept and c.sum() == 0
+    assert spare.empty((4, 3), np.dtype(np.float64)) is not c  # another dtype
+    # through the kernels: a result kept by the caller keeps its values
+    rng = np.random.default_rng(3)
+    attrs = dict(ksize=(2, 2), strides=(2, 2), padding="VALID", data_format="NHWC",
+                 explicit_paddings=[])
+    x1, x2 = rng.standard_normal((2, 2, 4, 4, 3)).astype(np.float32)
+    y1 = conv.max_pool({"x": x1}, attrs, None)
+    want = y1.copy()
+    y2 = conv.max_pool({"x": x2}, attrs, None)
+    np.testing.assert_array_equal(y1, want)
+    assert not np.array_equal(y2, want)
+    dy = rng.standard_normal(y1.shape).astype(np.float32)
+    d1 = conv.max_pool_grad({"x": x1, "dy": dy}, attrs, None)
+    keep = d1.copy()
+    conv.max_pool_grad({"x": x2, "dy": dy}, attrs, None)
+    np.testing.assert_array_equal(d1, keep)

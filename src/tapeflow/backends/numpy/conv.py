@@ -10,6 +10,7 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..._core.buffers import Spares
 from ..._core.jit import Loop
 from ._kernel import broadcast_shapes, kernel
 
@@ -494,6 +495,7 @@ def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode):  # pragma: no cover (numba
 # formulations below exactly (it only compares and selects), which run until it is ready.
 _MAX_POOL_SCAN, _MAX_POOL_2X2 = Loop(_max_pool_scan), Loop(_max_pool_2x2)
 _SCANNED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (numba has no halves)
+_SPARE_Y, _SPARE_DX = Spares(), Spares()  # the loops' outputs, taken again when free
 
 
 def _scan(xp, g, out, attrs, mode) -> bool:
@@ -523,7 +525,7 @@ def max_pool(inputs, attrs, backend):
     fmt = attrs["data_format"]
     x = _nhwc(inputs["x"], fmt)
     out, _, xp, taps = _pool_taps(x, attrs, _lowest(x.dtype))
-    y = np.empty(x.shape[:-3] + out + x.shape[-1:], x.dtype)
+    y = _SPARE_Y.empty(x.shape[:-3] + out + x.shape[-1:], x.dtype)
     if not _scan(xp, y, y, attrs, 0):
         y = _window_max(taps)
     return _from_nhwc(y, fmt, x.dtype)
@@ -542,8 +544,8 @@ def max_pool_grad(inputs, attrs, backend):
     tiled = all(k == s and n * k == p for k, s, n, p in zip(
         attrs["ksize"], attrs["strides"], out, xp.shape[-3:-1]))
     if x.shape[:-3] == lead == dy.shape[:-3] and xp.dtype == dy.dtype:
-        dx = (np.empty if tiled and tuple(attrs["ksize"]) == (2, 2) else np.zeros)(
-            lead + xp.shape[-3:], dy.dtype)  # (the 2x2 loop writes every element)
+        dx = (_SPARE_DX.empty if tiled and tuple(attrs["ksize"]) == (2, 2) else
+              _SPARE_DX.zeros)(lead + xp.shape[-3:], dy.dtype)  # (2x2: writes all of it)
         if _scan(xp, dy, dx, attrs, 1):
             return _from_nhwc(dx[..., pt:pt + h, pl:pl + w, :], fmt, dy.dtype)
     overlap, product = _overlapping(attrs), _maskable(dy)
