@@ -24,12 +24,12 @@ import importlib.util
 import os
 import re
 import sys
-import threading
 import time
 
 import numpy as np
 
 from .._core import jit
+from .._core.buffers import Spares
 from .._core.context import intra_op_threads
 from .._core.jit import available, set_background, wait_compiled  # noqa: F401 (API)
 from .._core.registry import define_op
@@ -637,17 +637,6 @@ def compile_source(source: str):
 # Tiered compilation: a kernel not yet in the disk cache is compiled by one background
 # thread while its region runs as NumPy blocks; the compiled loop takes over from the
 # first call after it is ready. A first call then costs tracing and optimizing only.
-def _held_once() -> int:
-    """What sys.getrefcount shows for an array held by one tuple and nothing else
-    (measured: it depends on the interpreter)."""
-    box = (np.empty(1),)
-    return sys.getrefcount(box[0])
-
-
-_HELD_ONCE = _held_once()
-_spare_lock = threading.Lock()
-
-
 def _deep_recursion(members: int) -> int:
     """The recursion limit numba needs for a kernel of `members` ops."""
     return max(sys.getrecursionlimit(), 10 * members + 1000)
@@ -671,7 +660,7 @@ class FusedKernel:
         self._loop = None  # the compiled loop once it ran (a static shape: one variant)
         self._size, self._parallel = 0, False
         self._threads = ThreadChoice()
-        self._spare = None  # the last steady-state call's output arrays
+        self._spares = [Spares() for _ in range(n_outputs)]  # steady-state outputs
 
     def __call__(self, arrays: list) -> list:
         loop = self._loop
@@ -712,20 +701,9 @@ class FusedKernel:
         return results
 
     def _outputs(self, n: int) -> list:
-        """The output arrays of a steady-state call: last call's, when nothing holds them
-        any more (their pages are mapped and likely in cache: a new large array costs a
-        page fault per 4 KB on first write), else new ones, kept for the next call."""
-        with _spare_lock:  # (two threads calling one function must not share them)
-            spare = self._spare
-            if spare is not None:
-                for k in range(len(spare)):
-                    if sys.getrefcount(spare[k]) != _HELD_ONCE:
-                        break
-                else:
-                    return list(spare)
-            outs = [np.empty(n, self.dtype) for _ in range(self.n_outputs)]
-            self._spare = tuple(outs)
-            return outs
+        """The output arrays of a steady-state call: last call's when nothing holds them
+        any more (no page faults on fresh large arrays: _core/buffers.py)."""
+        return [spare.empty((n,), self.dtype) for spare in self._spares]
 
     def _marker(self, variant: int) -> str:
         return os.path.join(_cache_dir(), f"{_module_name(self.source)}.{variant}.ready")
