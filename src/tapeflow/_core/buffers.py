@@ -15,15 +15,16 @@ import numpy as np
 
 
 def _held_once() -> int:
-    """What sys.getrefcount shows for a dict value held by nothing else (measured: it
+    """What sys.getrefcount shows for a list item held by nothing else (measured: it
     depends on the interpreter)."""
-    box = {0: np.empty(1)}
+    box = [np.empty(1)]
     return sys.getrefcount(box[0])
 
 
 _HELD_ONCE = _held_once()
 _lock = threading.Lock()
-MAX_KEPT = 16  # shapes kept per kernel (more: start over)
+MAX_SHAPES = 16  # shapes kept per kernel (more: start over)
+PER_SHAPE = 4    # arrays kept per shape (a step may hold several outputs of one shape)
 
 
 class Spares:
@@ -33,16 +34,21 @@ class Spares:
         self._kept: dict = {}
 
     def empty(self, shape: tuple, dtype) -> np.ndarray:
-        """An uninitialized array of `shape` and `dtype`: the kept one when it is free,
-        else a new one (kept from now on)."""
+        """An uninitialized array of `shape` and `dtype`: a kept one that is free, else
+        a new one (kept from now on, unless PER_SHAPE are)."""
         key = (tuple(shape), dtype)
         with _lock:  # (two threads must not take the same array)
-            kept = self._kept
-            if key in kept and sys.getrefcount(kept[key]) == _HELD_ONCE:
-                return kept[key]
-            if len(kept) >= MAX_KEPT:
-                kept.clear()
-            out = kept[key] = np.empty(shape, dtype)
+            arrays = self._kept.get(key)
+            if arrays is None:
+                if len(self._kept) >= MAX_SHAPES:
+                    self._kept.clear()
+                arrays = self._kept[key] = []
+            for k in range(len(arrays)):
+                if sys.getrefcount(arrays[k]) == _HELD_ONCE:
+                    return arrays[k]
+            out = np.empty(shape, dtype)
+            if len(arrays) < PER_SHAPE:
+                arrays.append(out)
             return out
 
     def zeros(self, shape: tuple, dtype) -> np.ndarray:
