@@ -54,8 +54,10 @@ def _adjoint(x):
 
 # A product of at least this many multiply-adds is split by rows over the intra-op
 # threads (each part one single-threaded BLAS call, run while the GIL is released), as
-# TensorFlow's CPU matmul uses its intra-op pool; smaller ones cost more to hand out.
-SPLIT_FROM = 1 << 21
+# TensorFlow's CPU matmul uses its intra-op pool. Smaller ones lose more than they gain
+# inside a step (measured: W2's 128x784x256 products, 25 M multiply-adds, split made the
+# whole step 5% slower although each product alone was 15% faster).
+SPLIT_FROM = 1 << 26
 _choices: dict = {}  # (shapes, dtype) -> ThreadChoice: whether splitting pays here
 
 
