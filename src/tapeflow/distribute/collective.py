@@ -340,6 +340,9 @@ def install_abort_on_exception(group: MPIGroup) -> None:
         sys.stderr.write(f"tapeflow.distribute: rank {group.rank} of {group.size} failed "
                          f"with an uncaught exception; aborting the job.\n{text}")
         sys.stderr.flush()
+        # the launcher forwards this output through a pipe; an abort at once can tear
+        # the job down before it has (seen as a silent exit on a busy machine)
+        time.sleep(0.5)
         group.comm.Abort(1)
 
     sys.excepthook = hook
