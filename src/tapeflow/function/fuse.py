@@ -452,7 +452,8 @@ def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> 
         source += [f"    buf = np.empty(({nslots}, {block}), T)",
                    f"    for blk in range((hi - lo + {block - 1}) // {block}):"]
     indent = "    " if parallel else ""
-    source += [f"{indent}        s = lo + blk * {block}", f"{indent}        n = min({block}, hi - s)"]
+    source += [f"{indent}        s = lo + blk * {block}",
+               f"{indent}        n = min({block}, hi - s)"]
     body = [indent + line for line in body]
     source += body
     if parallel:

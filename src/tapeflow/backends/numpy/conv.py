@@ -233,7 +233,9 @@ def conv2d(inputs, attrs, backend):
         if x.ndim == 4:
             tap_major = _tap_major(x.shape[-1], kw, attrs["dilations"][1], work)
             cols = _cols(p, tap_major)
-            y = (cols.T if tap_major else cols) @ w.reshape(k, o)
+            rows = cols.T if tap_major else cols
+            # (into a kept array when free: a fresh large one page-faults as it is written)
+            y = np.matmul(rows, w.reshape(k, o), out=_SPARE_CONV.empty((rows.shape[0], o), work))
         else:
             y = p.reshape(math.prod(p.shape[:-3]), k) @ w.reshape(k, o)
         lead = x.shape[:-4]
@@ -496,6 +498,7 @@ def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode):  # pragma: no cover (numba
 _MAX_POOL_SCAN, _MAX_POOL_2X2 = Loop(_max_pool_scan), Loop(_max_pool_2x2)
 _SCANNED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (numba has no halves)
 _SPARE_Y, _SPARE_DX = Spares(), Spares()  # the loops' outputs, taken again when free
+_SPARE_CONV = Spares()  # Conv2D's outputs
 
 
 def _scan(xp, g, out, attrs, mode) -> bool:
