@@ -101,6 +101,30 @@ def test_simplification_never_changes_a_shape_or_dtype():
     assert cf(X).shape == (3,) and ops_of(cf) == ["Reshape"], cf.optimized_graph
 
 
+def test_a_scalar_spread_out_is_used_as_the_scalar():
+    # the backward seed of reduce_mean: 1/n broadcast to the batch, expanded, multiplied
+    def seed(s, y):
+        return tf.expand_dims(tf.broadcast_to(s, [4]), 1) * y
+
+    s = tf.constant(0.25, tf.float64)
+    y = tf.constant(np.arange(12.0).reshape(4, 3))
+    cf = tf.function(seed).get_concrete_function(s, y)
+    assert ops_of(cf) == ["Mul"], cf.optimized_graph
+    np.testing.assert_array_equal(cf(s, y).numpy(), 0.25 * y.numpy())
+    # y - spread, spread / y, maximum: the scalar, in its place
+    for fn, want in [(lambda s, y: y - tf.broadcast_to(s, [4, 3]), y.numpy() - 0.25),
+                     (lambda s, y: tf.broadcast_to(s, [4, 3]) / (y + 1.0),
+                      0.25 / (y.numpy() + 1)),
+                     (lambda s, y: tf.maximum(tf.broadcast_to(s, [4, 3]), y),
+                      np.maximum(0.25, y.numpy()))]:
+        cf = tf.function(fn).get_concrete_function(s, y)
+        assert "BroadcastTo" not in ops_of(cf), cf.optimized_graph
+        np.testing.assert_array_equal(cf(s, y).numpy(), want)
+    # a spread that makes the output bigger than the other operand stays
+    cf = tf.function(lambda s, y: tf.broadcast_to(s, [2, 4, 3]) * y).get_concrete_function(s, y)
+    assert "BroadcastTo" in ops_of(cf) and cf(s, y).shape == (2, 4, 3)
+
+
 def test_options_switch_each_pass_by_its_tensorflow_name():
     def f(x):
         return tf.sin(x) + tf.sin(x) + tf.constant(1.0, tf.float64) * 2.0

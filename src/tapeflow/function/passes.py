@@ -305,6 +305,34 @@ def _merge(node, ins, attrs):
     return None
 
 
+ELEMENTWISE_BINARY = ("Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum")
+
+
+def _scalar_spread(t):
+    """The scalar that `t` spreads out, when `t` is a BroadcastTo of a 0-d tensor."""
+    inner = _node_of(t)
+    if inner is not None and inner.op == "BroadcastTo" and inner.inputs["x"]._shape == ():
+        return inner.inputs["x"]
+    return None
+
+
+def _unspread(node, ins, out):
+    """Rewrites of a scalar spread out (the seeds of backward graphs: `1/n` broadcast to
+    the batch, then expanded, then multiplied): an elementwise op whose other operand has
+    the output's shape takes the scalar itself, and a reshape or expand_dims of the spread
+    spreads it to the new shape at once. (op, inputs, attrs) or None."""
+    if node.op in ELEMENTWISE_BINARY:
+        for name, other in (("x", "y"), ("y", "x")):
+            scalar = _scalar_spread(ins[name])
+            if scalar is not None and _same(ins[other], out) and scalar.dtype is out.dtype:
+                return node.op, {**ins, name: scalar}, node.attrs
+    elif node.op in ("ExpandDims", "Reshape") and None not in out._shape:
+        scalar = _scalar_spread(ins["x"])
+        if scalar is not None:
+            return "BroadcastTo", {"x": scalar}, {"shape": tuple(out._shape)}
+    return None
+
+
 class _Spec:
     __slots__ = ("_shape", "dtype")
 
@@ -341,6 +369,12 @@ class _Builder:
             if found is not None:
                 self.report.simplified += 1
                 return found
+            if "simplify" in self.passes and (op in ELEMENTWISE_BINARY or op in (
+                    "ExpandDims", "Reshape")) and not _dims_in(attrs):
+                spread = _unspread(node, ins, self._spec(op, ins, attrs))
+                if spread is not None:
+                    self.report.simplified += 1
+                    op, ins, attrs = spread
             if "simplify" in self.passes and op in ("Transpose", "Reshape"):
                 merged = _merge(node, ins, attrs)
                 if merged is not None:
