@@ -40,6 +40,7 @@ from ..ops.array import concat, reshape
 from ..ops.creation import constant, zeros_like
 from ..ops.indexing import where
 from ..ops.math import cast, divide_no_nan, greater, multiply
+from ._structure import leaves, map_leaves
 
 _replica = threading.local()  # .share: this replica's share of the global batch's rows
 
@@ -105,26 +106,10 @@ def unscale_loss(value):
 # --------------------------------------------------------------------------- the step
 
 
-def _map(fn, structure):
-    if isinstance(structure, (list, tuple)):
-        return type(structure)(_map(fn, s) for s in structure)
-    if isinstance(structure, dict):
-        return {k: _map(fn, v) for k, v in structure.items()}
-    return fn(structure)
-
-
 def _rows(structure) -> int:
-    for leaf in _leaves(structure):
+    for leaf in leaves(structure):
         return int(leaf.shape[0])
     return 0
-
-
-def _leaves(structure) -> list:
-    if isinstance(structure, (list, tuple)):
-        return [leaf for s in structure for leaf in _leaves(s)]
-    if isinstance(structure, dict):
-        return [leaf for k in sorted(structure) for leaf in _leaves(structure[k])]
-    return [] if structure is None else [structure]
 
 
 def split_batch(strategy: Strategy, batch) -> tuple:
@@ -134,14 +119,14 @@ def split_batch(strategy: Strategy, batch) -> tuple:
 
     def part(context):
         r = context.replica_id_in_sync_group
-        local = _map(lambda t: t if t is None else convert_to_tensor(t)[r::n], batch)
+        local = map_leaves(lambda t: t if t is None else convert_to_tensor(t)[r::n], batch)
         return local, constant(len(range(r, rows, n)) / rows if rows else 0.0, float32)
     return strategy.experimental_distribute_values_from_function(part)
 
 
 def first_replica(value):
     """Replica 0's part of a distributed nest (what the model is first built on)."""
-    return _map(lambda v: v.values[0] if isinstance(v, PerReplica) else v, value)
+    return map_leaves(lambda v: v.values[0] if isinstance(v, PerReplica) else v, value)
 
 
 def in_batch_order(rows: np.ndarray, n: int) -> np.ndarray:
@@ -206,10 +191,10 @@ def replicated_step(model, method, kind: str):
             outputs, weighted = outputs
             _assign_flat(state, strategy.reduce(ReduceOp.SUM, weighted, axis=None))
         if kind == "predict":
-            return _map(lambda v: strategy.gather(v, 0), outputs)
+            return map_leaves(lambda v: strategy.gather(v, 0), outputs)
         results = metric_results(model.metrics, strategy)
         if not isinstance(outputs, dict):
-            return _map(lambda v: strategy.reduce(ReduceOp.MEAN, v, axis=None), outputs)
+            return map_leaves(lambda v: strategy.reduce(ReduceOp.MEAN, v, axis=None), outputs)
         return {k: results[k] if k in results else
                 strategy.reduce(ReduceOp.MEAN, v, axis=None) for k, v in outputs.items()}
     return step
@@ -239,5 +224,5 @@ def gathered_in_batch_order(strategy: Strategy, outputs):
     n = strategy.num_replicas_in_sync
     if n == 1:
         return outputs
-    return _map(lambda t: convert_to_tensor(in_batch_order(
+    return map_leaves(lambda t: convert_to_tensor(in_batch_order(
         t.numpy() if isinstance(t, Tensor) else np.asarray(t), n)), outputs)

@@ -33,6 +33,7 @@ from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
 from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
     in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss, \
     uses_strategy
+from ._structure import leaves, map_leaves
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic, \
     set_keras_mask
 from .recurrent import keeping_states
@@ -53,22 +54,6 @@ def _as_array(value):
         return None
     array = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
     return array.astype(np.float32) if array.dtype == np.float64 else array
-
-
-def _map(fn, structure):
-    if isinstance(structure, (list, tuple)):
-        return type(structure)(_map(fn, s) for s in structure)
-    if isinstance(structure, dict):
-        return {k: _map(fn, v) for k, v in structure.items()}
-    return fn(structure)
-
-
-def _leaves(structure) -> list:
-    if isinstance(structure, (list, tuple)):
-        return [leaf for s in structure for leaf in _leaves(s)]
-    if isinstance(structure, dict):
-        return [leaf for k in sorted(structure) for leaf in _leaves(structure[k])]
-    return [] if structure is None else [structure]
 
 
 def _with_masks(inputs, mask):
@@ -96,7 +81,7 @@ def _adjust_rank(x, reference: KerasTensor, model: str):
 
 
 def _num_samples(x) -> int:
-    sizes = {len(leaf) for leaf in _leaves(x)}
+    sizes = {len(leaf) for leaf in leaves(x)}
     if len(sizes) != 1:
         raise ValueError(f"Data cardinality is ambiguous: the arrays have sizes "
                          f"{sorted(sizes)}; make sure all arrays contain the same number of "
@@ -140,11 +125,12 @@ class _Batches:
             self._iterator = None
             return
         self.dataset = None
-        self.arrays = (_map(_as_array, x), _map(_as_array, y), _as_array(sample_weight))
+        self.arrays = (map_leaves(_as_array, x), map_leaves(_as_array, y),
+                       _as_array(sample_weight))
         if class_weight is not None:
             if y is None:
                 raise ValueError("class_weight needs `y`")
-            labels = np.asarray(_leaves(self.arrays[1])[0])
+            labels = np.asarray(leaves(self.arrays[1])[0])
             labels = labels.argmax(-1) if labels.ndim > 1 and labels.shape[-1] > 1 else \
                 labels.reshape(len(labels), -1)[:, 0]
             weights = np.array([class_weight.get(int(c), 1.0) for c in labels], np.float32)
@@ -169,7 +155,7 @@ class _Batches:
         for step in range(self.steps):
             start = (step % per_epoch) * self.batch_size
             index = order[start:start + self.batch_size]
-            batch = [_map(lambda a: convert_to_tensor(a[index]), part)
+            batch = [map_leaves(lambda a: convert_to_tensor(a[index]), part)
                      if part is not None else None for part in self.arrays]
             while len(batch) > 1 and batch[-1] is None:  # (x, y) as Keras gives it
                 batch.pop()
@@ -236,7 +222,7 @@ def _per_output(values, names: list) -> list:
 
 
 def _batch_size(x) -> float:
-    return float(_leaves(x)[0].shape[0])
+    return float(leaves(x)[0].shape[0])
 
 
 def _accuracy_for(loss, y_true, y_pred) -> _metrics.Metric:
@@ -343,7 +329,7 @@ class Model(Layer):
             return v if isinstance(v, Tensor) else convert_to_tensor(_as_array(v))
         if isinstance(inputs, (list, tuple)) and not is_several(inputs):
             return convert(inputs)  # one input written as nested Python numbers
-        return _map(convert, inputs)
+        return map_leaves(convert, inputs)
 
     # ----------------------------------------------------------------- structure
     @property
@@ -542,11 +528,11 @@ class Model(Layer):
             if not 0 < validation_split < 1:
                 raise ValueError(f"validation_split must be in (0, 1), got "
                                  f"{validation_split}")
-            arrays = (_map(_as_array, x), _map(_as_array, y), _as_array(sample_weight))
+            arrays = (map_leaves(_as_array, x), map_leaves(_as_array, y), _as_array(sample_weight))
             n = _num_samples(arrays[0])
             split = int(n * (1.0 - validation_split))
-            head = [_map(lambda a: a[:split], p) if p is not None else None for p in arrays]
-            tail = [_map(lambda a: a[split:], p) if p is not None else None for p in arrays]
+            head = [map_leaves(lambda a: a[:split], p) if p is not None else None for p in arrays]
+            tail = [map_leaves(lambda a: a[split:], p) if p is not None else None for p in arrays]
             (x, y, sample_weight), validation_data = head, tuple(tail)
         batches = _Batches(x, y, sample_weight, batch_size, steps_per_epoch, shuffle,
                            class_weight, seed=agreed_seed(self.distribute_strategy))
@@ -639,14 +625,14 @@ class Model(Layer):
         outputs = []
         for step, data in enumerate(batches.epoch()):
             out = step_fn(data)
-            outputs.append(_map(lambda t: t.numpy(), out))
+            outputs.append(map_leaves(lambda t: t.numpy(), out))
             if bar is not None:
                 bar.update(step + 1, finalize=False)
         if bar is not None:
             bar.update(len(outputs), finalize=True)
         if not outputs:
             raise ValueError("predict: the data gave no batches")
-        flat = [_leaves(o) for o in outputs]
+        flat = [leaves(o) for o in outputs]
         joined = [np.concatenate([f[i] for f in flat]) for i in range(len(flat[0]))]
         first = outputs[0]
         return joined[0] if not isinstance(first, (list, tuple, dict)) else \
@@ -659,7 +645,7 @@ class Model(Layer):
         self._assert_compiled("train_on_batch")
         self.reset_metrics()
         data = next(_Batches(x, y, sample_weight, batch_size=_num_samples(
-            _map(_as_array, x)), class_weight=class_weight).epoch())
+            map_leaves(_as_array, x)), class_weight=class_weight).epoch())
         logs = self._logs(self._step("train")(data))
         return logs if return_dict else self._as_list(logs)
 
@@ -669,14 +655,14 @@ class Model(Layer):
         self._assert_compiled("test_on_batch")
         self.reset_metrics()
         data = next(_Batches(x, y, sample_weight, batch_size=_num_samples(
-            _map(_as_array, x))).epoch())
+            map_leaves(_as_array, x))).epoch())
         logs = self._logs(self._step("test")(data))
         return logs if return_dict else self._as_list(logs)
 
     @in_strategy_scope
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as NumPy."""
-        return _map(lambda t: t.numpy(), self._step("predict")((_map(
+        return map_leaves(lambda t: t.numpy(), self._step("predict")((map_leaves(
             lambda a: convert_to_tensor(_as_array(a)), x),)))
 
     # ----------------------------------------------------------------- weights on disk
@@ -895,14 +881,14 @@ class Functional(Model):
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
                 continue
-            args = _map(lambda kt: values[id(kt)], node.inputs)
+            args = map_leaves(lambda kt: values[id(kt)], node.inputs)
             kwargs = dict(node.kwargs)
             if training is not None:  # a training= given when the graph was drawn wins
                 kwargs.setdefault("training", training)
             out = node.layer(args, *node.args, **kwargs)
             for kt, value in zip(nest.flatten(node.outputs), nest.flatten(out)):
                 values[id(kt)] = value
-        return _map(lambda kt: values[id(kt)], self._outputs)
+        return map_leaves(lambda kt: values[id(kt)], self._outputs)
 
     def _summary_rows(self) -> list:
         rows = []
