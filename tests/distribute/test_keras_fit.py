@@ -101,14 +101,6 @@ def test_only_the_chief_prints_and_writes_files(ranks):
     np.testing.assert_allclose(model.get_weights()[0], chief["traced_weights"][0], atol=1e-6)
 
 
-@pytest.fixture
-def two_cpus():
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    yield
-    tf.config.set_logical_device_configuration(cpu, None)
-
-
 def test_mirrored_on_two_logical_cpus_trains_as_one_replica(two_cpus, single, tmp_path):
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     _assert_same_training(keras_job.train(strategy, str(tmp_path), verbose=0), single)

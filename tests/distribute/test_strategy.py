@@ -182,14 +182,6 @@ def test_gradients_are_packed_into_buckets():
 # --------------------------------------------------------------------------- MirroredStrategy
 
 
-@pytest.fixture
-def two_cpus():
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    yield
-    tf.config.set_logical_device_configuration(cpu, None)
-
-
 def _train_mirrored(strategy, traced: bool):
     from tests.distribute import mpi_job  # the MPI job's model: dense and embedding grads
     x, ids, y = mpi_job.problem()

@@ -50,7 +50,8 @@ def max_difference(a, b) -> float:
     return max(float(np.abs(p - q).max()) for p, q in zip(a.get_weights(), b.get_weights()))
 
 
-@pytest.mark.parametrize("name", ["adam", "sgd"])
+@pytest.mark.parametrize("name", ["adam", "sgd", "rmsprop", "adagrad", "nadam", "adamw",
+                                  "schedule"])
 def test_training_resumes_from_a_saved_model(name, tmp_path):
     x, y = batches()
     straight = model(OPTIMIZERS[name]())
@@ -62,24 +63,11 @@ def test_training_resumes_from_a_saved_model(name, tmp_path):
     assert int(resumed.optimizer.iterations) == 3
     train(resumed, x, y, range(3, 5))
     assert max_difference(resumed, straight) < 1e-6
-    # the state is what made it: a fresh optimizer on the same weights goes elsewhere
-    fresh = keras.models.load_model(tmp_path / "m.keras", compile=False)
-    fresh.compile(optimizer=OPTIMIZERS[name](), loss="mse")
-    train(fresh, x, y, range(3, 5))
-    assert max_difference(fresh, straight) > 1e-4
-
-
-@pytest.mark.parametrize("name", ["rmsprop", "adagrad", "nadam", "adamw", "schedule"])
-def test_every_optimizer_resumes(name, tmp_path):
-    x, y = batches()
-    straight = model(OPTIMIZERS[name]())
-    train(straight, x, y, range(5))
-    first = model(OPTIMIZERS[name]())
-    train(first, x, y, range(3))
-    first.save(tmp_path / "m.keras")
-    resumed = keras.models.load_model(tmp_path / "m.keras")
-    train(resumed, x, y, range(3, 5))
-    assert max_difference(resumed, straight) < 1e-6
+    if name in ("adam", "sgd"):  # the state is what made it: a fresh optimizer on the
+        fresh = keras.models.load_model(tmp_path / "m.keras", compile=False)  # same
+        fresh.compile(optimizer=OPTIMIZERS[name](), loss="mse")  # weights goes elsewhere
+        train(fresh, x, y, range(3, 5))
+        assert max_difference(fresh, straight) > 1e-4
 
 
 def test_a_schedule_is_saved_as_a_schedule(tmp_path):
