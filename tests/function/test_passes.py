@@ -125,6 +125,35 @@ def test_a_scalar_spread_out_is_used_as_the_scalar():
     assert "BroadcastTo" in ops_of(cf) and cf(s, y).shape == (2, 4, 3)
 
 
+def test_products_of_one_matrix_by_several_vectors_read_it_once():
+    rng = np.random.default_rng(0)
+    a = tf.constant(rng.standard_normal((5, 4)))
+    x, v = tf.constant(rng.standard_normal(4)), tf.constant(rng.standard_normal(4))
+    w = tf.constant(rng.standard_normal(5))
+
+    def products(a, x, v, w):
+        s = x + v
+        return (tf.linalg.matvec(a, x), tf.linalg.matvec(a, v) * 2.0,
+                tf.linalg.matvec(a, w, adjoint_a=True), tf.linalg.matvec(a, s))
+
+    cf = tf.function(products).get_concrete_function(a, x, v, w)
+    ops = ops_of(cf)
+    # the three products by A share one MatMul (x + v is made before the first one);
+    # the product by A^T stands alone
+    assert ops.count("MatMul") == 1 and ops.count("MatVec") == 1, cf.optimized_graph
+    want = [a.numpy() @ x.numpy(), 2 * a.numpy() @ v.numpy(), a.numpy().T @ w.numpy(),
+            a.numpy() @ (x.numpy() + v.numpy())]
+    for got, expected in zip(cf(a, x, v, w), want):
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+    # a product of a product must wait for it: the two are not merged
+    chain = tf.function(lambda a, x: tf.linalg.matvec(a, tf.linalg.matvec(a, x, adjoint_a=True)))
+    cf = chain.get_concrete_function(a, w)
+    assert ops_of(cf).count("MatVec") == 2 and "MatMul" not in ops_of(cf)
+    np.testing.assert_allclose(cf(a, w).numpy(), a.numpy() @ (a.numpy().T @ w.numpy()))
+    passes.set_experimental_options({"arithmetic_optimization": False})
+    assert "MatMul" not in ops_of(tf.function(products).get_concrete_function(a, x, v, w))
+
+
 def test_options_switch_each_pass_by_its_tensorflow_name():
     def f(x):
         return tf.sin(x) + tf.sin(x) + tf.constant(1.0, tf.float64) * 2.0

@@ -36,7 +36,7 @@ from .._core.shape import Dim
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from .graph import _dims_in, _rule_attrs, FuncGraph, late_attrs, live_nodes
-from .interpret import eval_graph, finish_rebuild, remap_dims, start_rebuild
+from .interpret import copy_node, eval_graph, finish_rebuild, remap_dims, start_rebuild
 
 # TensorFlow's option names (tf.config.optimizer.set_experimental_options); the ones
 # tapeflow has no pass for are accepted and kept, as settings with no effect.
@@ -129,10 +129,12 @@ class Report:
 
     def __init__(self):
         self.removed = self.simplified = self.deduplicated = self.folded = 0
+        self.merged = 0  # matrix-vector products merged into one matrix product
 
     def __repr__(self):
         return (f"Report(removed={self.removed}, simplified={self.simplified}, "
-                f"deduplicated={self.deduplicated}, folded={self.folded})")
+                f"deduplicated={self.deduplicated}, folded={self.folded}, "
+                f"merged={self.merged})")
 
 
 def optimize(graph: FuncGraph, outputs: list, passes: tuple,
@@ -155,7 +157,71 @@ def optimize(graph: FuncGraph, outputs: list, passes: tuple,
         ctx.graph = saved
         ctx.refresh()
     new_outputs = finish_rebuild(graph, new, env, outputs, "optimizing")  # (checks it)
+    if "simplify" in passes:
+        new, new_outputs = merge_matvecs(new, new_outputs, report)
     return new, new_outputs, report
+
+
+def _matvec_group(node):
+    """The key of the products `node` may merge with (one real matrix, static 2-D, by
+    static vectors), or None."""
+    if node.op != "MatVec":
+        return None
+    a, b = node.inputs["a"], node.inputs["b"]
+    if (node.stateful or node.dims or len(a._shape) != 2
+            or len(b._shape) != 1 or None in a._shape or None in b._shape
+            or a.dtype is not b.dtype or not a.dtype.is_floating):
+        return None
+    return a.id, node.attrs["adjoint_a"], b.dtype
+
+
+def merge_matvecs(graph: FuncGraph, outputs: list, report: Report) -> tuple:
+    """MatVecs of one matrix by several vectors (a JVP's primal and tangent products, a
+    Hessian-vector product's) become one product by the stacked vectors: the matrix is
+    read from memory once instead of once per vector (two 500x500 float64 products: 61
+    us apart, 33 us together). Only vectors made before the first such product merge, so
+    the merged product can stand where that first one stood."""
+    index = {id(n): k for k, n in enumerate(graph.nodes)}
+    made_at = {o.id: k for k, n in enumerate(graph.nodes) for o in n.outputs}
+    groups: dict = {}
+    for node in graph.nodes:
+        key = _matvec_group(node)
+        if key is not None:
+            groups.setdefault(key, []).append(node)
+    members: dict = {}  # id(first node) -> the group; id(other node) -> its group
+    for group in groups.values():
+        first = index[id(group[0])]
+        group = [n for n in group if made_at.get(n.inputs["b"].id, -1) < first]
+        if len(group) > 1:
+            for n in group:
+                members[id(n)] = group
+    if not members:
+        return graph, outputs
+    new, env = start_rebuild(graph)
+    merged: dict = {}  # id(node) -> its row of the merged product
+
+    def apply(node, ins):
+        group = members.get(id(node))
+        if group is None:
+            return copy_node(new, node, ins, env)
+        if id(node) not in merged:  # the group's first product: all of them, at once
+            vectors = new.add_op("Stack", {"values": [env[n.inputs["b"].id] for n in group]},
+                                 {"axis": 0}, name=f"{node.name}/stacked", site=node.site)
+            # rows b_k of B: A b_k are the rows of B A^T, and A^T b_k those of B A
+            product = new.add_op("MatMul", {"a": vectors[0], "b": ins["a"]},
+                                 {"adjoint_a": False,
+                                  "adjoint_b": not node.attrs["adjoint_a"],
+                                  "shared_b": False}, name=f"{node.name}/merged",
+                                 site=node.site)
+            rows = new.add_op("Unstack", {"x": product[0]}, {"axis": 0, "num": len(group)},
+                              name=f"{node.name}/rows", site=node.site)
+            for n, row in zip(group, rows):
+                merged[id(n)] = row
+            report.merged += len(group) - 1
+        return merged[id(node)]
+
+    env = eval_graph(graph, env, apply)
+    return new, finish_rebuild(graph, new, env, outputs, "merging matvecs")
 
 
 def _freeze(value):
