@@ -30,11 +30,13 @@ class ThreadChoice:
     choice is tried again every `EXPLORE` calls (and at calls 8 and 16), in case the
     machine has changed."""
     EXPLORE = 32
+    RECENT = 3  # a choice's estimate: the best of its last RECENT timed runs
 
     def __init__(self):
-        self.seconds = [0.0, 0.0]  # a running average per choice: [one, several]
+        self.seconds = [0.0, 0.0]  # the estimates: [one thread, several]
         self.runs = [0, 0]
         self.calls = 0
+        self._recent: list = [[], []]
 
     def several(self) -> bool:
         self.calls += 1
@@ -47,7 +49,13 @@ class ThreadChoice:
         return not faster if explore else faster
 
     def record(self, several: bool, seconds: float) -> None:
+        # the best of the last few runs: one run slowed by a passing load does not flip
+        # the choice, a load that stays does (every recent run of that choice is slow)
         k = int(several)
-        # (a choice's first run may include loading or compiling: its second replaces it)
-        self.seconds[k] = seconds if self.runs[k] < 2 else (self.seconds[k] + seconds) / 2
+        recent = self._recent[k]
+        if self.runs[k] == 1:  # a choice's first run may include loading or compiling
+            recent.clear()
+        recent.append(seconds)
+        del recent[:-self.RECENT]
+        self.seconds[k] = min(recent)
         self.runs[k] += 1
