@@ -47,6 +47,9 @@ def _model(tf, name: str):
 
 def worker(steps: int, plain: bool) -> None:
     import tapeflow as tf
+    # one core per replica in every configuration (as bench/distributed.py): with one
+    # process the intra-op threads would otherwise give the baseline the second core
+    tf.config.threading.set_intra_op_parallelism_threads(1)
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     n, rank = strategy.num_replicas_in_sync, strategy.cluster_resolver.task_id
     for name in ("W2 MLP", "demo CNN"):
