@@ -98,12 +98,7 @@ def _collect_layer(group, layer: Layer, where: str, out: list) -> None:
     if len(stored) != len(own):
         raise ValueError(f"{where}: the file holds {len(stored)} weights, layer "
                          f"{layer.name!r} has {len(own)}")
-    for i, v in enumerate(own):
-        array = np.asarray(stored[str(i)])
-        if array.shape != tuple(v.shape):
-            raise ValueError(f"{where}/vars/{i}: shape {array.shape} in the file, "
-                             f"{tuple(v.shape)} for {v.name}")
-        out.append((v, array))
+    out += _checked_pairs(stored, own, where, "")
     for key, sub in _nested(layer):
         if key not in group:
             if sub.weights:
@@ -175,12 +170,20 @@ def _collect_optimizer(f, model, out: list) -> None:
                             "(it is built by its first step)." if len(state) <= 2 else ""),
             UserWarning, stacklevel=4)
         return
-    for i, v in enumerate(state):
+    out += _checked_pairs(stored, state, "optimizer", "the optimizer's ")
+
+
+def _checked_pairs(stored, variables: list, where: str, whose: str) -> list:
+    """(variable, its array in the file) for `stored`'s vars 0, 1, ... in order, every
+    shape checked before anything is assigned."""
+    pairs = []
+    for i, v in enumerate(variables):
         array = np.asarray(stored[str(i)])
         if array.shape != tuple(v.shape):
-            raise ValueError(f"optimizer/vars/{i}: shape {array.shape} in the file, "
-                             f"{tuple(v.shape)} for the optimizer's {v.name}")
-        out.append((v, array))
+            raise ValueError(f"{where}/vars/{i}: shape {array.shape} in the file, "
+                             f"{tuple(v.shape)} for {whose}{v.name}")
+        pairs.append((v, array))
+    return pairs
 
 
 def save_weights_h5(model, filepath) -> None:
