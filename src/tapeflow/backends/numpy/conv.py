@@ -452,9 +452,10 @@ def _max_pool_2x2(xp, dy, out, sh, sw, grad, zero):  # pragma: no cover (numba r
 def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode):  # pragma: no cover (numba runs it)
     """The loop behind `_MAX_POOL_SCAN`, any window: each window's first maximum over the
     padded [N, H, W, C] `xp` (the first NaN when it holds one), in one pass where the
-    NumPy kernels make several per tap. `out` [N, OH, OW, C] gets the maxima (mode 0) or
-    `g` [like xp] read at them (mode 2, MaxPoolGradGrad); mode 1 (MaxPoolGrad) adds `g`
-    [N, OH, OW, C] into `out` (zeros like xp) at them."""
+    NumPy kernels make several per tap (MaxPool's maxima alone are as fast in NumPy but
+    for the 2x2 window). Mode 1 (MaxPoolGrad) adds `g` [N, OH, OW, C] into `out` (zeros
+    like xp) at them; mode 2 (MaxPoolGradGrad): `out` [N, OH, OW, C] gets `g` [like xp]
+    read at them."""
     n_, oh_, ow_, c_ = g.shape if mode == 1 else out.shape
     # Any window: the running maximum and its tap per channel. MaxPoolGrad keeps every
     # window's tap, then adds tap by tap as the NumPy kernel does (overlapping windows
@@ -477,10 +478,8 @@ def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode):  # pragma: no cover (numba
                         take = (v > m) | ((v != v) & (m == m))
                         best[c] = v if take else m
                         here[c] = t if take else here[c]
-                for c in range(c_):
-                    if mode == 0:
-                        out[n, i, j, c] = best[c]
-                    elif mode == 2:
+                if mode == 2:
+                    for c in range(c_):
                         out[n, i, j, c] = g[n, i0 + here[c] // kw, j0 + here[c] % kw, c]
     if mode == 1:
         for t in range(kh * kw):
