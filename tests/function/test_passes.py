@@ -154,6 +154,53 @@ def test_products_of_one_matrix_by_several_vectors_read_it_once():
     assert "MatMul" not in ops_of(tf.function(products).get_concrete_function(a, x, v, w))
 
 
+def test_a_product_times_a_scalar_scales_its_smaller_operand():
+    rng = np.random.default_rng(1)
+    x = tf.constant(rng.standard_normal((8, 30)))   # 240 elements
+    d = tf.constant(rng.standard_normal((8, 5)))    # 40: the one to scale
+    lr = tf.constant(0.01, tf.float64)
+
+    def step(x, d, lr):  # a weight gradient times the learning rate, both orders
+        return tf.matmul(x, d, transpose_a=True) * lr, 0.5 * tf.matmul(d, x, transpose_a=True)
+
+    cf = tf.function(step).get_concrete_function(x, d, lr)
+    graph = str(cf.optimized_graph)
+    # [30, 5] products: each scaled through d ([8, 5]), so no Mul of a product is left
+    assert graph.count("/scaled:0: float64[8, 5] = Mul") == 2, graph
+    for node in cf.optimized_graph.get_operations():
+        if node.op == "Mul":
+            assert list(node.outputs[0].shape) == [8, 5], graph
+    want = (x.numpy().T @ d.numpy() * 0.01, 0.5 * d.numpy().T @ x.numpy())
+    for got, expected in zip(cf(x, d, lr), want):
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-13)
+
+    # not rewritten: a product used twice, a scalar that is not 0-d, a product whose
+    # operands are both larger than it, and complex products (scaling commutes with the
+    # adjoint only for real scalars)
+    def shared(x, d):
+        p = tf.matmul(x, d, transpose_a=True)
+        return p * 2.0, p
+    cf = tf.function(shared).get_concrete_function(x, d)
+    assert "/scaled" not in str(cf.optimized_graph)
+    np.testing.assert_allclose(cf(x, d)[0].numpy(), 2 * x.numpy().T @ d.numpy(), rtol=1e-13)
+    row = tf.constant(rng.standard_normal((1, 5)))
+    cf = tf.function(lambda x, d, r: tf.matmul(x, d, transpose_a=True) * r
+                     ).get_concrete_function(x, d, row)
+    assert "/scaled" not in str(cf.optimized_graph)
+    cf = tf.function(lambda a, b: tf.matmul(a, b) * 3.0).get_concrete_function(
+        tf.ones([4, 50], tf.float64), tf.ones([50, 4], tf.float64))
+    assert "/scaled" not in str(cf.optimized_graph)
+    np.testing.assert_allclose(cf(tf.ones([4, 50], tf.float64), tf.ones([50, 4], tf.float64)
+                                  ).numpy(), np.full((4, 4), 150.0))
+    c = tf.complex(x, x)
+    cf = tf.function(lambda c: tf.matmul(c, c, adjoint_a=True) * tf.constant(2.0, tf.complex128)
+                     ).get_concrete_function(c)
+    assert "/scaled" not in str(cf.optimized_graph)
+    passes.set_experimental_options({"arithmetic_optimization": False})
+    cf = tf.function(step).get_concrete_function(x, d, lr)
+    assert "/scaled" not in str(cf.optimized_graph)
+
+
 def test_options_switch_each_pass_by_its_tensorflow_name():
     def f(x):
         return tf.sin(x) + tf.sin(x) + tf.constant(1.0, tf.float64) * 2.0

@@ -362,22 +362,28 @@ def _element_loop(parallel, lines, names, outputs, sums, arrays, sizes, row) -> 
     """Loop body source: every element through the whole region, one at a time."""
     loop = "prange" if parallel else "range"
     source = [] if parallel else [f"    acc{k} = 0.0" for k in range(len(sums))]
+    # views of [lo, hi): indices from a range starting at 0 are known non-negative, so
+    # numba drops its negative-index wraparound, which keeps LLVM from vectorizing
+    source += [f"    v{k} = a{k}[lo:hi]" for k in arrays if k not in sizes]
+    source += [f"    w{k} = o{k}[lo:hi]" for k in range(len(outputs))]
+    if parallel:
+        source += [f"    q{k} = r{k}[lo:hi]" for k in range(len(sums))]
     if sizes:  # rows of the widest suffix: its operands are read at the column
-        source += [f"    for r in {loop}(lo // {row}, hi // {row}):",
+        source += [f"    for r in {loop}((hi - lo) // {row}):",
                    f"        for c in range({row}):",
                    f"            j = r * {row} + c"]
         pad = "            "
         reads = [f"x{k} = a{k}[c]" if sizes.get(k) == row else
-                 f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else f"x{k} = a{k}[j]"
+                 f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else f"x{k} = v{k}[j]"
                  for k in arrays]
     else:
-        source += [f"    for j in {loop}(lo, hi):"]
+        source += [f"    for j in {loop}(hi - lo):"]
         pad = "        "
-        reads = [f"x{k} = a{k}[j]" for k in arrays]
+        reads = [f"x{k} = v{k}[j]" for k in arrays]
     source += [pad + line for line in reads + [f"{v} = {e}" for v, e in lines]]
-    source += [f"{pad}o{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
+    source += [f"{pad}w{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
     if parallel:
-        source += [f"{pad}r{k}[j] = {v}" for k, v in enumerate(sums)]
+        source += [f"{pad}q{k}[j] = {v}" for k, v in enumerate(sums)]
         return source + ["    return ()"]
     source += [f"{pad}acc{k} += {v}" for k, v in enumerate(sums)]
     return source + [f"    return ({''.join(f'acc{k}, ' for k in range(len(sums)))})"]
@@ -411,11 +417,11 @@ def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> 
                 m.group(0) if stage_of[m.group(0)] == n else f"buf[{slot[m.group(0)]}, i]"),
                 expression)
             expression = re.sub(r"\bx(\d+)\b", lambda m: (
-                f"b{m.group(1)}[i]" if int(m.group(1)) in sizes else f"a{m.group(1)}[s + i]"),
+                f"b{m.group(1)}[i]" if int(m.group(1)) in sizes else f"v{m.group(1)}[i]"),
                 expression)
             code.append(f"{var} = {expression}")
             if var in exported:
-                code.append(f"o{exported[var]}[s + i] = {var}")
+                code.append(f"w{exported[var]}[i] = {var}")
         # rows whose last reader is this stage are free for its own values (each
         # element's row is read before this iteration's stores, at its end)
         free += [slot.pop(t) for t in [t for t in slot if last[t] <= n]]
@@ -431,11 +437,11 @@ def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> 
 
     def ref(v):  # a summed value: a temp's slot, or an input read directly
         return (f"buf[{slot[v]}, i]" if v in slot else
-                re.sub(r"\bx(\d+)\b", lambda m: f"a{m.group(1)}[s + i]", v))
+                re.sub(r"\bx(\d+)\b", lambda m: f"v{m.group(1)}[i]", v))
 
     for k, v in enumerate(sums):
         body.append("        for i in range(n):")
-        body.append(f"            r{k}[s + i] = {ref(v)}" if parallel else
+        body.append(f"            q{k}[i] = {ref(v)}" if parallel else
                     f"            acc{k} += {ref(v)}")
     source = [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand, tiled\n"
               f"    for i in range({block}):\n"
@@ -452,8 +458,15 @@ def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> 
         source += [f"    buf = np.empty(({nslots}, {block}), T)",
                    f"    for blk in range((hi - lo + {block - 1}) // {block}):"]
     indent = "    " if parallel else ""
+    # this block's views: indices from range(n) are known non-negative, so numba drops
+    # its negative-index wraparound (with `a[s + i]` it cannot: the loops do not
+    # vectorize and run several times slower)
     source += [f"{indent}        s = lo + blk * {block}",
                f"{indent}        n = min({block}, hi - s)"]
+    source += [f"{indent}        v{k} = a{k}[s:s + n]" for k in arrays if k not in sizes]
+    source += [f"{indent}        w{k} = o{k}[s:s + n]" for k in range(len(outputs))]
+    if parallel:
+        source += [f"{indent}        q{k} = r{k}[s:s + n]" for k in range(len(sums))]
     body = [indent + line for line in body]
     source += body
     if parallel:

@@ -130,11 +130,12 @@ class Report:
     def __init__(self):
         self.removed = self.simplified = self.deduplicated = self.folded = 0
         self.merged = 0  # matrix-vector products merged into one matrix product
+        self.rescaled = 0  # products scaled through their smaller operand
 
     def __repr__(self):
         return (f"Report(removed={self.removed}, simplified={self.simplified}, "
                 f"deduplicated={self.deduplicated}, folded={self.folded}, "
-                f"merged={self.merged})")
+                f"merged={self.merged}, rescaled={self.rescaled})")
 
 
 def optimize(graph: FuncGraph, outputs: list, passes: tuple,
@@ -159,6 +160,7 @@ def optimize(graph: FuncGraph, outputs: list, passes: tuple,
     new_outputs = finish_rebuild(graph, new, env, outputs, "optimizing")  # (checks it)
     if "simplify" in passes:
         new, new_outputs = merge_matvecs(new, new_outputs, report)
+        new, new_outputs = scale_products(new, new_outputs, report)
     return new, new_outputs, report
 
 
@@ -222,6 +224,80 @@ def merge_matvecs(graph: FuncGraph, outputs: list, report: Report) -> tuple:
 
     env = eval_graph(graph, env, apply)
     return new, finish_rebuild(graph, new, env, outputs, "merging matvecs")
+
+
+def _scaled_product(node, uses: dict, made_at: dict, index: dict):
+    """(the MatMul node, the name of its operand to scale, the scalar) when `node` is a
+    real product times a scalar that can scale the product's smaller operand instead,
+    else None. The product must feed nothing else, every shape be static, and the scalar
+    be a constant or made before the product."""
+    if node.op != "Mul" or node.stateful:
+        return None
+    for name, other in (("x", "y"), ("y", "x")):
+        s, p = node.inputs[name], node.inputs[other]
+        product = _node_of(p)
+        if (s._shape != () or product is None or product.op != "MatMul" or product.stateful
+                or product.dims or uses.get(p.id, 0) != 1 or s.dtype is not p.dtype
+                or not p.dtype.is_floating or p.dtype.is_complex):
+            continue
+        a, b = product.inputs["a"], product.inputs["b"]
+        if None in a._shape or None in b._shape or None in p._shape:
+            continue
+        if _node_of(s) is not None and _node_of(s).op != "Const" and \
+                made_at.get(s.id, -1) > index[id(product)]:
+            continue
+        smaller = "a" if math.prod(a._shape) <= math.prod(b._shape) else "b"
+        if math.prod(product.inputs[smaller]._shape) < math.prod(p._shape):
+            return product, smaller, s
+    return None
+
+
+def scale_products(graph: FuncGraph, outputs: list, report: Report) -> tuple:
+    """A matrix product times a scalar (the learning rate times a weight gradient x^T dy,
+    a loss scale) becomes the product of its smaller operand scaled: `s * (A @ B)` ->
+    `A @ (s * B)`, one pass over B where there was one over the larger product (W2's
+    first-layer gradient: 32 K elements scaled instead of 200 K). Equal to float rounding
+    (the scalar is applied before the sums), as TensorFlow's optimizer folds a multiply
+    into a convolution."""
+    uses: dict = {}
+    for n in graph.nodes:
+        for v in n.inputs.values():
+            for t in (v if type(v) is list else (v,)):
+                if isinstance(t, Tensor):
+                    uses[t.id] = uses.get(t.id, 0) + 1
+    for t in outputs:
+        if isinstance(t, Tensor):
+            uses[t.id] = uses.get(t.id, 0) + 1
+    index = {id(n): k for k, n in enumerate(graph.nodes)}
+    made_at = {o.id: k for k, n in enumerate(graph.nodes) for o in n.outputs}
+    plan: dict = {}  # id(MatMul) -> (operand, scalar); id(Mul) -> the MatMul
+    for node in graph.nodes:
+        found = _scaled_product(node, uses, made_at, index)
+        if found is not None and id(found[0]) not in plan:
+            plan[id(found[0])] = found[1:]
+            plan[id(node)] = found[0]
+    if not plan:
+        return graph, outputs
+    new, env = start_rebuild(graph)
+
+    def apply(node, ins):
+        todo = plan.get(id(node))
+        if todo is None:
+            return copy_node(new, node, ins, env)
+        if node.op == "Mul":  # its product was scaled already: that is its value
+            return [env[todo.outputs[0].id]]
+        operand, s = todo
+        scalar_node = _node_of(s)
+        if scalar_node is not None and scalar_node.op == "Const" and s.id not in env:
+            env[s.id] = copy_node(new, scalar_node, {}, env)  # (made later in order)
+        scaled = new.add_op("Mul", {"x": ins[operand], "y": env[s.id]}, {},
+                            name=f"{node.name}/scaled", site=node.site)[0]
+        report.rescaled += 1
+        return new.add_op("MatMul", {**ins, operand: scaled}, remap_dims(node.attrs, env),
+                          name=node.name, site=node.site)
+
+    env = eval_graph(graph, env, apply)
+    return new, finish_rebuild(graph, new, env, outputs, "scaling products")
 
 
 def _freeze(value):
