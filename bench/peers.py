@@ -49,11 +49,16 @@ def _bind(lib) -> None:
 
 def timed(fn, repeat: int) -> tuple[float, float]:
     """(first call s, best of `repeat` later calls s). tapeflow compiles fused kernels in
-    the background while its first calls run unfused: the steady state is timed after
-    those compiles finish."""
+    the background while its first calls run unfused (and a kernel's variants, such as its
+    multi-threaded loop, compile on the calls that first need them): the steady state is
+    timed after a few warm-up calls and those compiles, so a compile on the other core
+    does not slow the timed calls."""
     t0 = time.perf_counter()
     fn()
     first = time.perf_counter() - t0
+    wait_compiled()
+    for _ in range(3):
+        fn()
     wait_compiled()
     return first, rm.best_of(fn, repeat)
 
