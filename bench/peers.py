@@ -209,6 +209,9 @@ def main() -> None:
         for name, (lib, fns) in runners.items():
             if lib is not None:
                 _bind(lib)  # functions trace on their first call, with this `tf`
+            # each framework starts on a quiet machine: the last one's worker threads
+            # (TensorFlow's and XLA's pools spin a while before they sleep) are idle
+            time.sleep(0.5)
             results[(w, name)] = timed(fns[w], rep)
             print(f"  {w} {name}: first {results[(w, name)][0] * 1e3:.0f} ms, "
                   f"best {results[(w, name)][1] * 1e3:.3f} ms", file=sys.stderr, flush=True)

@@ -146,6 +146,36 @@ def test_max_pool_nonfinite_gradients_stay_at_the_argmax(name, bad):
                                   _gather_ref(x, dx, name))
 
 
+@pytest.mark.parametrize("name", ["valid_2x2", "same_overlap_3x3"])
+def test_max_pool_loops_split_the_batch_over_threads_with_equal_results(name):
+    """Large poolings run their loop on batch parts in the intra-op threads when that is
+    measured faster: both choices (ThreadChoice tries each in its first calls) give the
+    reference's values, ties and NaN included."""
+    from tapeflow.backends.numpy import conv
+    attrs = _pool_attrs(name)
+    x = _tied((5, 128, 64, 8))  # 327,680 elements: above SPLIT_POOLING_FROM
+    assert x.size >= conv.SPLIT_POOLING_FROM
+    x[1, 5, 7, 2] = x[4, 60, 1, 7] = np.nan
+    y_ref = ref_max_pool(x, *POOLS[name])
+    dy = rng.standard_normal(y_ref.shape).astype(np.float32)
+    dx = rng.standard_normal(x.shape).astype(np.float32)
+    want = ref_max_pool_grad(x, dy, *POOLS[name]), _gather_ref(x, dx, name)
+    before = tf.config.threading.get_intra_op_parallelism_threads()
+    tf.config.threading.set_intra_op_parallelism_threads(2)
+    try:
+        for _ in range(5):
+            np.testing.assert_array_equal(run("MaxPool", {"x": x}, **attrs), y_ref)
+            np.testing.assert_allclose(run("MaxPoolGrad", {"x": x, "dy": dy}, **attrs),
+                                       want[0], rtol=1e-6, atol=1e-6)
+            np.testing.assert_array_equal(run("MaxPoolGradGrad", {"x": x, "dx": dx}, **attrs),
+                                          want[1])
+    finally:
+        tf.config.threading.set_intra_op_parallelism_threads(before)
+    tried = [c for (mode, shape, *_), c in conv._POOL_CHOICES.items()
+             if shape[0] == 5 and mode == 1]
+    assert tried and all(min(c.runs) >= 2 for c in tried)  # both ways ran, twice each
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.float64])
 def test_max_pool_grad_exact_dtypes(dtype):
     attrs = _pool_attrs("same_overlap_3x3")
