@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+import types
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -61,15 +62,24 @@ def submit(fn: Callable, *args) -> Future:
     return future
 
 
+def set_threads(n: int) -> None:
+    """The threads the next parallel loop called from this thread may use (numba's
+    setting is per calling thread); only called once a parallel loop has compiled."""
+    import numba  # optional: the jit extra (already imported by then)
+    numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
+
+
 class Loop:
     """`fn`, a loop over arrays written in numba's subset of Python, compiled (and cached
     on disk by numba) once per argument types. `ready(*args)` returns the compiled
     function for the types of `args`, or None while it compiles in the background, when
     numba is not installed, or when numba could not compile it: the caller then runs its
-    NumPy formulation, which the loop must equal."""
+    NumPy formulation, which the loop must equal. With `parallel=True`, a loop over
+    `prange(...)` (a global the loop's module binds to `range`) splits over threads."""
 
-    def __init__(self, fn: Callable):
+    def __init__(self, fn: Callable, parallel: bool = False):
         self.fn = fn
+        self.parallel = parallel  # compiled with parallel=True: its `prange` splits over threads
         self._jit: Any = None
         self._state: dict = {}  # argument types -> True | False (failed) | Future
 
@@ -96,7 +106,14 @@ class Loop:
     def _compile(self, key: tuple, args: tuple) -> bool:
         import numba  # optional: the jit extra
         if self._jit is None:
-            self._jit = numba.njit(cache=True, nogil=True, error_model="numpy")(self.fn)
+            fn = self.fn
+            if self.parallel:  # the same code, its global `prange` bound to numba's
+                scope = dict(fn.__globals__, prange=numba.prange)
+                fn = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
+                                        fn.__closure__)
+                fn.__module__, fn.__qualname__ = self.fn.__module__, self.fn.__qualname__
+            self._jit = numba.njit(cache=True, nogil=True, error_model="numpy",
+                                   parallel=self.parallel)(fn)
         try:
             self._jit.compile(tuple(numba.typeof(a) for a in args))
         except Exception as e:  # noqa: BLE001 - numba could not compile: NumPy runs

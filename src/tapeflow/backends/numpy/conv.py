@@ -13,8 +13,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..._core.buffers import Spares
 from ..._core.context import intra_op_threads
-from ..._core.jit import Loop
-from ..._core.threads import ThreadChoice, pool
+from ..._core.jit import Loop, set_threads
+from ..._core.threads import ThreadChoice
 from ._kernel import broadcast_shapes, kernel
 
 
@@ -399,111 +399,117 @@ def _maskable(g) -> bool:
     return kind in "iu" or (kind == "f" and bool(np.isfinite(g).all()))
 
 
-def _max_pool_2x2(xp, dy, out, sh, sw, grad, zero):  # pragma: no cover (numba runs it)
+# The loops below run only compiled by numba (jit.Loop with parallel=True binds `prange`
+# to numba's, which splits its iterations over threads); as plain Python, a range.
+prange = range
+
+
+def _max_pool_2x2(xp, dy, out, sh, sw, grad, zero, parts):  # pragma: no cover (numba runs it)
     """The loop behind `_MAX_POOL_2X2`, the common window: each window's first maximum
     (the first NaN when it holds one, as np.argmax picks) from flags that vectorize across
     channels (written one statement each: numba's tuple assignments vectorize worse).
     grad=False: `out` [N, OH, OW, C] gets the maxima; grad=True (disjoint windows): `out`
-    [like xp] gets `dy` at them and `zero` (out's type: no widening) elsewhere."""
+    [like xp] gets `dy` at them and `zero` (out's type: no widening) elsewhere. The images
+    go in `parts` runs, one per thread."""
     n_, oh_, ow_, c_ = dy.shape
-    for n in range(n_):
-        for i in range(oh_):
-            i0 = i * sh
-            for j in range(ow_):
-                j0 = j * sw
-                r0 = xp[n, i0, j0]
-                r1 = xp[n, i0, j0 + 1]
-                r2 = xp[n, i0 + 1, j0]
-                r3 = xp[n, i0 + 1, j0 + 1]
-                if grad:
-                    g = dy[n, i, j]
-                    d0 = out[n, i0, j0]
-                    d1 = out[n, i0, j0 + 1]
-                    d2 = out[n, i0 + 1, j0]
-                    d3 = out[n, i0 + 1, j0 + 1]
-                    for c in range(c_):
-                        a = r0[c]
-                        b = r1[c]
-                        e = r2[c]
-                        f = r3[c]
-                        m = max(max(a, b), max(e, f))
-                        na = a != a
-                        nb = b != b
-                        ne = e != e
-                        num = ~(na | nb | ne | (f != f))  # no NaN: the first maximum
-                        t0 = na | (num & (a == m))
-                        t1 = ~t0 & (nb | (num & (b == m)))
-                        t2 = ~(t0 | t1) & (ne | (num & (e == m)))
-                        t3 = ~(t0 | t1 | t2)
-                        gc = g[c]
-                        d0[c] = gc if t0 else zero
-                        d1[c] = gc if t1 else zero
-                        d2[c] = gc if t2 else zero
-                        d3[c] = gc if t3 else zero
-                else:
-                    o = out[n, i, j]
-                    for c in range(c_):
-                        a = r0[c]
-                        b = r1[c]
-                        e = r2[c]
-                        f = r3[c]
-                        m = max(max(a, b), max(e, f))
-                        nan = (a != a) | (b != b) | (e != e) | (f != f)
-                        o[c] = a + b + e + f if nan else m
+    for part in prange(parts):
+        for n in range(n_ * part // parts, n_ * (part + 1) // parts):
+            for i in range(oh_):
+                i0 = i * sh
+                for j in range(ow_):
+                    j0 = j * sw
+                    r0 = xp[n, i0, j0]
+                    r1 = xp[n, i0, j0 + 1]
+                    r2 = xp[n, i0 + 1, j0]
+                    r3 = xp[n, i0 + 1, j0 + 1]
+                    if grad:
+                        g = dy[n, i, j]
+                        d0 = out[n, i0, j0]
+                        d1 = out[n, i0, j0 + 1]
+                        d2 = out[n, i0 + 1, j0]
+                        d3 = out[n, i0 + 1, j0 + 1]
+                        for c in range(c_):
+                            a = r0[c]
+                            b = r1[c]
+                            e = r2[c]
+                            f = r3[c]
+                            m = max(max(a, b), max(e, f))
+                            na = a != a
+                            nb = b != b
+                            ne = e != e
+                            num = ~(na | nb | ne | (f != f))  # no NaN: the first maximum
+                            t0 = na | (num & (a == m))
+                            t1 = ~t0 & (nb | (num & (b == m)))
+                            t2 = ~(t0 | t1) & (ne | (num & (e == m)))
+                            t3 = ~(t0 | t1 | t2)
+                            gc = g[c]
+                            d0[c] = gc if t0 else zero
+                            d1[c] = gc if t1 else zero
+                            d2[c] = gc if t2 else zero
+                            d3[c] = gc if t3 else zero
+                    else:
+                        o = out[n, i, j]
+                        for c in range(c_):
+                            a = r0[c]
+                            b = r1[c]
+                            e = r2[c]
+                            f = r3[c]
+                            m = max(max(a, b), max(e, f))
+                            nan = (a != a) | (b != b) | (e != e) | (f != f)
+                            o[c] = a + b + e + f if nan else m
 
 
-def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode):  # pragma: no cover (numba runs it)
+def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode, parts):  # pragma: no cover (numba)
     """The loop behind `_MAX_POOL_SCAN`, any window: each window's first maximum over the
     padded [N, H, W, C] `xp` (the first NaN when it holds one), in one pass where the
     NumPy kernels make several per tap (MaxPool's maxima alone are as fast in NumPy but
     for the 2x2 window). Mode 1 (MaxPoolGrad) adds `g` [N, OH, OW, C] into `out` (zeros
     like xp) at them; mode 2 (MaxPoolGradGrad): `out` [N, OH, OW, C] gets `g` [like xp]
-    read at them."""
+    read at them. The images go in `parts` runs, one per thread."""
     n_, oh_, ow_, c_ = g.shape if mode == 1 else out.shape
     # Any window: the running maximum and its tap per channel. MaxPoolGrad keeps every
     # window's tap, then adds tap by tap as the NumPy kernel does (overlapping windows
     # add several values into one element: the same order gives the same rounding).
-    best = np.empty(c_, xp.dtype)
     arg = np.empty((n_, oh_, ow_, c_), np.int32)
-    for n in range(n_):
-        for i in range(oh_):
-            i0 = i * sh
-            for j in range(ow_):
-                j0 = j * sw
-                here = arg[n, i, j]
-                for c in range(c_):
-                    best[c] = xp[n, i0, j0, c]
-                    here[c] = 0
-                for t in range(1, kh * kw):
-                    a, b = i0 + t // kw, j0 + t % kw
+    for part in prange(parts):
+        best = np.empty(c_, xp.dtype)
+        for n in range(n_ * part // parts, n_ * (part + 1) // parts):
+            for i in range(oh_):
+                i0 = i * sh
+                for j in range(ow_):
+                    j0 = j * sw
+                    here = arg[n, i, j]
                     for c in range(c_):
-                        v, m = xp[n, a, b, c], best[c]
-                        take = (v > m) | ((v != v) & (m == m))
-                        best[c] = v if take else m
-                        here[c] = t if take else here[c]
-                if mode == 2:
-                    for c in range(c_):
-                        out[n, i, j, c] = g[n, i0 + here[c] // kw, j0 + here[c] % kw, c]
-    if mode == 1:
-        for t in range(kh * kw):
-            for n in range(n_):
-                for i in range(oh_):
-                    a = i * sh + t // kw
-                    for j in range(ow_):
-                        b = j * sw + t % kw
+                        best[c] = xp[n, i0, j0, c]
+                        here[c] = 0
+                    for t in range(1, kh * kw):
+                        a, b = i0 + t // kw, j0 + t % kw
                         for c in range(c_):
-                            out[n, a, b, c] += g[n, i, j, c] if arg[n, i, j, c] == t else 0
+                            v, m = xp[n, a, b, c], best[c]
+                            take = (v > m) | ((v != v) & (m == m))
+                            best[c] = v if take else m
+                            here[c] = t if take else here[c]
+                    if mode == 2:
+                        for c in range(c_):
+                            out[n, i, j, c] = g[n, i0 + here[c] // kw, j0 + here[c] % kw, c]
+            if mode == 1:  # this image's sums, tap by tap
+                for t in range(kh * kw):
+                    for i in range(oh_):
+                        a = i * sh + t // kw
+                        for j in range(ow_):
+                            b = j * sw + t % kw
+                            for c in range(c_):
+                                out[n, a, b, c] += g[n, i, j, c] if arg[n, i, j, c] == t else 0
 
 
 # The scan compiled by numba (the `jit` extra) when installed; its results equal the NumPy
 # formulations below exactly (it only compares and selects), which run until it is ready.
-_MAX_POOL_SCAN, _MAX_POOL_2X2 = Loop(_max_pool_scan), Loop(_max_pool_2x2)
+_MAX_POOL_SCAN = Loop(_max_pool_scan, parallel=True)
+_MAX_POOL_2X2 = Loop(_max_pool_2x2, parallel=True)
 _SCANNED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (numba has no halves)
 _SPARE_Y, _SPARE_DX = Spares(), Spares()  # the loops' outputs, taken again when free
 _SPARE_CONV = Spares()  # Conv2D's outputs
-SPLIT_POOLING_FROM = 1 << 18  # input elements: smaller poolings run on the calling thread
-# (handing a part to a pool thread costs about 0.1 ms here: [32, 26, 26, 8] runs faster on
-# one thread; [32, 56, 56, 32] 1.6x faster on two)
+SPLIT_POOLING_FROM = 1 << 16  # input elements: smaller poolings run on the calling thread
 _POOL_CHOICES: dict = {}  # (mode, shapes, dtype) -> ThreadChoice
 
 
@@ -522,6 +528,7 @@ def _scan(xp, g, out, attrs, mode) -> bool:
         return False  # the NumPy maxima of any other window are as fast
     else:
         loop, args = _MAX_POOL_SCAN, (xp, g, out, kh, kw, sh, sw, mode)
+    args += (1,)  # images in one run: on this thread
     run = loop.ready(*args)
     if run is None:
         return False
@@ -529,8 +536,8 @@ def _scan(xp, g, out, attrs, mode) -> bool:
     if xp.size < SPLIT_POOLING_FROM or batch < 2 or intra_op_threads() < 2:
         run(*args)
         return True
-    # every window of an image is that image's own: the batch splits over the intra-op
-    # threads (the loop releases the GIL), when measured faster (ThreadChoice)
+    # every window belongs to one image: the images split over the intra-op threads (the
+    # loop's prange) when measured faster (ThreadChoice)
     key = (mode, xp.shape, g.shape, xp.dtype)
     choice = _POOL_CHOICES.get(key)
     if choice is None:
@@ -541,14 +548,8 @@ def _scan(xp, g, out, attrs, mode) -> bool:
     start = time.perf_counter()
     if several:
         parts = min(intra_op_threads(), batch)
-        bounds = [batch * k // parts for k in range(parts + 1)]
-
-        def part(lo, hi):
-            run(xp[lo:hi], g[lo:hi], out[lo:hi], *args[3:])
-        futures = [pool().submit(part, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
-        part(0, bounds[1])  # the first part on this thread
-        for f in futures:
-            f.result()
+        set_threads(parts)
+        run(*args[:-1], parts)
     else:
         run(*args)
     choice.record(several, time.perf_counter() - start)
