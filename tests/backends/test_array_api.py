@@ -172,6 +172,39 @@ def test_training_steps_match_numpy(strict, traced):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+def test_sgd_steps_accumulate_products_on_the_backend(strict):
+    """SGD written out, traced: the optimizer makes the weight update an AssignAddMatMul
+    node; on this backend its array-API kernel updates the variable, as NumPy's does."""
+    def run():
+        rng = np.random.default_rng(1)
+        x = tf.constant(rng.standard_normal((16, 5)).astype(np.float32))
+        w = tf.Variable(rng.standard_normal((5, 3)).astype(np.float32))
+
+        @tf.function
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(tf.matmul(x, w)))
+            w.assign_sub(tape.gradient(loss, w) * 0.01)
+            return loss
+        for _ in range(3):
+            step(x)
+        return w, step.get_concrete_function(x)
+    w, cf = run()
+    assert type(w._value._native) is Strict
+    got = w.numpy()
+    assert "AssignAddMatMul" in [n.op for n in cf.optimized_graph.get_operations()]
+    # the kernel itself, on this backend's arrays
+    a, b, r = (np.arange(6.0).reshape(3, 2), np.ones((3, 4)), np.full((2, 4), 10.0))
+    out = tf.engine.run_kernel("InplaceAddMatMul", {
+        "ref": tf.constant(r), "a": tf.constant(a), "b": tf.constant(b),
+        "alpha": tf.constant(0.5, tf.float64)}, {"adjoint_a": True, "adjoint_b": False,
+                                                 "sign": -1.0})
+    assert type(out._native) is Strict
+    np.testing.assert_allclose(out.numpy(), r - 0.5 * a.T @ b)
+    tf.set_backend("numpy")
+    np.testing.assert_allclose(got, run()[0].numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_traced_programs_run_per_op_kernels(strict):
     """Fused regions are numba loops over NumPy arrays: on another backend the program
     calls the backend's kernels one op at a time, and gives the eager values."""

@@ -4,7 +4,17 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.backends.numpy import linalg
+from tapeflow.backends.numpy import gemm, linalg
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """The split runs only over a BLAS of one thread (one with threads of its own splits
+    large products itself)."""
+    before = gemm.blas_threads()
+    gemm.set_blas_threads(1)
+    yield
+    gemm.set_blas_threads(before)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])

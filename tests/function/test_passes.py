@@ -201,6 +201,77 @@ def test_a_product_times_a_scalar_scales_its_smaller_operand():
     assert "/scaled" not in str(cf.optimized_graph)
 
 
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_a_variable_updated_by_a_product_accumulates_it_in_one_product(dtype):
+    passes.set_experimental_options({"remapping": True})  # (TensorFlow's remapper name)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((64, 40))
+    d = rng.standard_normal((64, 30))
+    w0, b0 = rng.standard_normal((40, 30)), rng.standard_normal((30, 40))
+    w, b = tf.Variable(w0, dtype=dtype), tf.Variable(b0, dtype=dtype)
+    lr = tf.constant(0.1, dtype)
+
+    @tf.function
+    def step(x, d):  # SGD on two weights: x^T d scaled, then d^T x added
+        w.assign_sub(tf.matmul(x, d, transpose_a=True) * lr)
+        b.assign_add(tf.matmul(d, x, transpose_a=True))
+        return w.read_value()
+
+    tx, td = tf.constant(x, dtype), tf.constant(d, dtype)
+    cf = step.get_concrete_function(tx, td)
+    ops = ops_of(cf)
+    assert ops.count("AssignAddMatMul") == 2 and "MatMul" not in ops, cf.optimized_graph
+    assert "AssignSubVariableOp" not in ops and "AssignAddVariableOp" not in ops
+    tol = 2e-5 if dtype == tf.float32 else 1e-13  # (float32 sums of 64 products)
+    for k in range(1, 3):
+        got = step(tx, td).numpy()
+        want_w = w0 - k * 0.1 * (x.T @ d)
+        np.testing.assert_allclose(got, want_w, rtol=tol, atol=tol)
+        np.testing.assert_allclose(b.numpy(), b0 + k * (d.T @ x), rtol=tol, atol=tol)
+    # the same function unoptimized: equal to rounding
+    w.assign(w0)
+    b.assign(b0)
+    passes.set_experimental_options({"remapping": False})
+    plain = tf.function(step.python_function)
+    assert "AssignAddMatMul" not in ops_of(plain.get_concrete_function(tx, td))
+    np.testing.assert_allclose(plain(tx, td).numpy(), w0 - 0.1 * (x.T @ d), rtol=tol, atol=tol)
+
+
+def test_a_product_update_keeps_values_that_share_the_variable():
+    """A read of the variable alive across the update keeps the old value: the update
+    then runs as a new value (the product, then a subtraction), not into the buffer."""
+    passes.set_experimental_options({"remapping": True})
+    rng = np.random.default_rng(5)
+    w0 = rng.standard_normal((6, 4))
+    x, g = rng.standard_normal((8, 6)), rng.standard_normal((8, 4))
+    w = tf.Variable(w0)
+
+    @tf.function
+    def step(x, g):
+        before = w.read_value()
+        w.assign_sub(tf.matmul(x, g, transpose_a=True))
+        return before
+
+    cf = step.get_concrete_function(tf.constant(x), tf.constant(g))
+    assert "AssignAddMatMul" in ops_of(cf), cf.optimized_graph
+    np.testing.assert_array_equal(step(tf.constant(x), tf.constant(g)).numpy(), w0)
+    np.testing.assert_allclose(w.numpy(), w0 - x.T @ g, rtol=1e-13)
+    # not rewritten: a product also returned, and an integer product
+    w.assign(w0)
+
+    @tf.function
+    def shared(x, g):
+        p = tf.matmul(x, g, transpose_a=True)
+        w.assign_sub(p)
+        return p
+    cf = shared.get_concrete_function(tf.constant(x), tf.constant(g))
+    assert "AssignAddMatMul" not in ops_of(cf)
+    np.testing.assert_allclose(shared(tf.constant(x), tf.constant(g)).numpy(), x.T @ g)
+    n = tf.Variable(np.zeros((2, 2), np.int32))
+    ints = tf.function(lambda a: n.assign_add(tf.matmul(a, a)))
+    assert "AssignAddMatMul" not in ops_of(ints.get_concrete_function(tf.ones([2, 2], tf.int32)))
+
+
 def test_options_switch_each_pass_by_its_tensorflow_name():
     def f(x):
         return tf.sin(x) + tf.sin(x) + tf.constant(1.0, tf.float64) * 2.0

@@ -65,11 +65,12 @@ debug_on = [False]  # config.set_debug: process-wide, read through a list for sp
 # tf.config.threading: threads one op may use (fused loops, NumPy blocks) and threads for
 # independent ops; 0 lets tapeflow choose (the machine's cores)
 parallelism = {"intra_op": 0, "inter_op": 0}
+_CORES = os.cpu_count() or 1  # (asked once: the call costs microseconds, on every op)
 
 
 def intra_op_threads() -> int:
     """Threads one op may use: the configured number, else the machine's cores."""
-    return parallelism["intra_op"] or os.cpu_count() or 1
+    return parallelism["intra_op"] or _CORES
 
 
 def set_parallelism(kind: str, n: int) -> None:

@@ -77,9 +77,10 @@ class Loop:
     NumPy formulation, which the loop must equal. With `parallel=True`, a loop over
     `prange(...)` (a global the loop's module binds to `range`) splits over threads."""
 
-    def __init__(self, fn: Callable, parallel: bool = False):
+    def __init__(self, fn: Callable, parallel: bool = False, cache: bool = True):
         self.fn = fn
         self.parallel = parallel  # compiled with parallel=True: its `prange` splits over threads
+        self.cache = cache  # on disk (not for a loop calling C functions by address)
         self._jit: Any = None
         self._state: dict = {}  # argument types -> True | False (failed) | Future
 
@@ -112,7 +113,7 @@ class Loop:
                 fn = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
                                         fn.__closure__)
                 fn.__module__, fn.__qualname__ = self.fn.__module__, self.fn.__qualname__
-            self._jit = numba.njit(cache=True, nogil=True, error_model="numpy",
+            self._jit = numba.njit(cache=self.cache, nogil=True, error_model="numpy",
                                    parallel=self.parallel)(fn)
         try:
             self._jit.compile(tuple(numba.typeof(a) for a in args))

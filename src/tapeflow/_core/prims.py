@@ -83,6 +83,15 @@ def asinh(x, **attrs):
     return run_kernel("Asinh", {"x": x}, attrs)
 
 
+def assign_add_mat_mul(resource, a, b, alpha, **attrs):
+    """AssignAddMatMul (tapeflow/ops/state.py)."""
+    return run_kernel("AssignAddMatMul", {
+        "resource": resource,
+        "a": a,
+        "b": b,
+        "alpha": alpha}, attrs)
+
+
 def assign_add_variable_op(resource, value, **attrs):
     """AssignAddVariableOp (tapeflow/ops/state.py)."""
     return run_kernel("AssignAddVariableOp", {"resource": resource, "value": value}, attrs)
@@ -361,6 +370,11 @@ def imag(x, **attrs):
 def inplace_add(ref, value, **attrs):
     """InplaceAdd (tapeflow/ops/state.py)."""
     return run_kernel("InplaceAdd", {"ref": ref, "value": value}, attrs)
+
+
+def inplace_add_mat_mul(ref, a, b, alpha, **attrs):
+    """InplaceAddMatMul (tapeflow/ops/state.py)."""
+    return run_kernel("InplaceAddMatMul", {"ref": ref, "a": a, "b": b, "alpha": alpha}, attrs)
 
 
 def inplace_scatter_add(ref, indices, updates, **attrs):

@@ -131,11 +131,13 @@ class Report:
         self.removed = self.simplified = self.deduplicated = self.folded = 0
         self.merged = 0  # matrix-vector products merged into one matrix product
         self.rescaled = 0  # products scaled through their smaller operand
+        self.accumulated = 0  # variable updates by a product made in one product
 
     def __repr__(self):
         return (f"Report(removed={self.removed}, simplified={self.simplified}, "
                 f"deduplicated={self.deduplicated}, folded={self.folded}, "
-                f"merged={self.merged}, rescaled={self.rescaled})")
+                f"merged={self.merged}, rescaled={self.rescaled}, "
+                f"accumulated={self.accumulated})")
 
 
 def optimize(graph: FuncGraph, outputs: list, passes: tuple,
@@ -161,6 +163,8 @@ def optimize(graph: FuncGraph, outputs: list, passes: tuple,
     if "simplify" in passes:
         new, new_outputs = merge_matvecs(new, new_outputs, report)
         new, new_outputs = scale_products(new, new_outputs, report)
+    if "fuse" in passes:
+        new, new_outputs = accumulate_products(new, new_outputs, report)
     return new, new_outputs, report
 
 
@@ -259,15 +263,7 @@ def scale_products(graph: FuncGraph, outputs: list, report: Report) -> tuple:
     first-layer gradient: 32 K elements scaled instead of 200 K). Equal to float rounding
     (the scalar is applied before the sums), as TensorFlow's optimizer folds a multiply
     into a convolution."""
-    uses: dict = {}
-    for n in graph.nodes:
-        for v in n.inputs.values():
-            for t in (v if type(v) is list else (v,)):
-                if isinstance(t, Tensor):
-                    uses[t.id] = uses.get(t.id, 0) + 1
-    for t in outputs:
-        if isinstance(t, Tensor):
-            uses[t.id] = uses.get(t.id, 0) + 1
+    uses = _uses(graph, outputs)
     index = {id(n): k for k, n in enumerate(graph.nodes)}
     made_at = {o.id: k for k, n in enumerate(graph.nodes) for o in n.outputs}
     plan: dict = {}  # id(MatMul) -> (operand, scalar); id(Mul) -> the MatMul
@@ -298,6 +294,94 @@ def scale_products(graph: FuncGraph, outputs: list, report: Report) -> tuple:
 
     env = eval_graph(graph, env, apply)
     return new, finish_rebuild(graph, new, env, outputs, "scaling products")
+
+
+def _uses(graph: FuncGraph, outputs: list) -> dict:
+    """tensor id -> how many node inputs and graph outputs read it."""
+    uses: dict = {}
+    for n in graph.nodes:
+        for v in n.inputs.values():
+            for t in (v if type(v) is list else (v,)):
+                if isinstance(t, Tensor):
+                    uses[t.id] = uses.get(t.id, 0) + 1
+    for t in outputs:
+        if isinstance(t, Tensor):
+            uses[t.id] = uses.get(t.id, 0) + 1
+    return uses
+
+
+_SIGNS = {"AssignAddVariableOp": 1.0, "AssignSubVariableOp": -1.0}
+
+
+def _accumulated(node, uses: dict):
+    """(the MatMul, its scale: a 0-d tensor or None) when `node` assigns a (scaled) real
+    matrix product that nothing else reads, else None."""
+    value = node.inputs["value"]
+    scale, found = None, _node_of(value)
+    if uses.get(value.id, 0) != 1 or found is None:
+        return None
+    if found.op == "Mul" and not found.stateful:  # a scalar times the product, either way
+        for name, other in (("x", "y"), ("y", "x")):
+            s, p = found.inputs[name], found.inputs[other]
+            inner = _node_of(p)
+            if (s._shape == () and s.dtype is value.dtype and inner is not None
+                    and inner.op == "MatMul" and uses.get(p.id, 0) == 1):
+                scale, found = s, inner
+                break
+    if (found.op != "MatMul" or found.stateful or found.dims or not value.dtype.is_floating
+            or value.dtype.is_complex or found.outputs[0].dtype is not value.dtype
+            or any(len(found.inputs[k]._shape) != 2 for k in ("a", "b"))):
+        return None
+    return found, scale
+
+
+def accumulate_products(graph: FuncGraph, outputs: list, report: Report) -> tuple:
+    """A variable updated by a (scaled) matrix product nothing else reads (SGD's
+    `w.assign_sub(lr * x^T @ g)`) becomes one AssignAddMatMul at the assignment's place:
+    BLAS accumulates the product into the variable's buffer (C = -lr A B + C), with no
+    product array and no second pass over it (as TensorFlow's remapper fuses ops into one
+    kernel). Equal to rounding."""
+    uses = _uses(graph, outputs)
+    plan: dict = {}  # id(MatMul or its Mul) -> None (skipped); id(assignment) -> the plan
+    for node in graph.nodes:
+        sign = _SIGNS.get(node.op)
+        found = _accumulated(node, uses) if sign is not None else None
+        if found is None:
+            continue
+        product, scale = found
+        plan[id(product)] = None
+        if scale is not None:
+            plan[id(_node_of(node.inputs["value"]))] = None
+        plan[id(node)] = (product, scale, sign)
+    if not plan:
+        return graph, outputs
+    new, env = start_rebuild(graph)
+    operands: dict = {}  # id(MatMul) -> its inputs in the new graph
+
+    def apply(node, ins):
+        if id(node) not in plan:
+            return copy_node(new, node, ins, env)
+        todo = plan[id(node)]
+        if todo is None:  # the product (and its scaling): made by the assignment
+            if node.op == "MatMul":
+                operands[id(node)] = ins
+            return [None]
+        product, scale, sign = todo
+        mm = operands[id(product)]
+        if scale is None:
+            alpha = new.const_node(np.ones((), node.inputs["value"].dtype._np),
+                                   node.inputs["value"].dtype)
+        else:
+            alpha = env[scale.id]
+        report.accumulated += 1
+        return new.add_op("AssignAddMatMul", {"resource": ins["resource"], "a": mm["a"],
+                                              "b": mm["b"], "alpha": alpha},
+                          {"adjoint_a": product.attrs["adjoint_a"],
+                           "adjoint_b": product.attrs["adjoint_b"], "sign": sign},
+                          name=node.name, site=node.site)
+
+    env = eval_graph(graph, env, apply)
+    return new, finish_rebuild(graph, new, env, outputs, "accumulating products")
 
 
 def _freeze(value):

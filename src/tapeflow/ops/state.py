@@ -128,6 +128,70 @@ defop("InplaceSub", ["ref", "value"], shape=_inplace_shape, differentiable=False
       stateful=True)
 
 
+
+
+# ---------------------------------------------------------------- product updates
+# `var += sign * alpha * (op(a) @ op(b))` (alpha a 0-d tensor), made by the optimizer
+# (function/passes.py) from an assignment of a scaled matrix product, SGD's
+# `w.assign_sub(lr * x^T dy)`: where nothing else shares the variable's buffer, one BLAS
+# product accumulates into it (InplaceAddMatMul), with no product array and no second pass.
+
+
+def _product_update_shape(shapes, dtypes, attrs):
+    a, b = shapes["a"], shapes["b"]
+    if len(a) != 2 or len(b) != 2 or shapes["alpha"] != ():
+        raise InvalidArgumentError(f"AssignAddMatMul: operands must be matrices and alpha a "
+                                   f"scalar, got shapes {list(a)}, {list(b)} and "
+                                   f"{list(shapes['alpha'])}")
+    m, k = (a[1], a[0]) if attrs["adjoint_a"] else (a[0], a[1])
+    k2, n = (b[1], b[0]) if attrs["adjoint_b"] else (b[0], b[1])
+    var = tuple(shapes["resource"])
+    if (None not in (k, k2) and k != k2) or (None not in (m, n) and None not in var
+                                             and var != (m, n)):
+        raise InvalidArgumentError(f"AssignAddMatMul: a product of shapes {list(a)} and "
+                                   f"{list(b)} does not update a variable of shape {list(var)}")
+    return []
+
+
+def _product_attrs(attrs) -> dict:
+    return {"adjoint_a": attrs["adjoint_a"], "adjoint_b": attrs["adjoint_b"],
+            "shared_b": False}
+
+
+def _updates(attrs) -> tuple:
+    return ("InplaceAdd", "Add") if attrs["sign"] > 0 else ("InplaceSub", "Sub")
+
+
+def _product_update(inputs, attrs):
+    product = run_kernel("MatMul", {"a": inputs["a"], "b": inputs["b"]}, _product_attrs(attrs))
+    product = run_kernel("Mul", {"x": product, "y": inputs["alpha"]})
+    _update(*_updates(attrs))({"resource": inputs["resource"], "value": product}, _NO_ATTRS)
+
+
+def _product_update_native(inputs, attrs, backend):
+    var = inputs["resource"]
+    fused = _reg.KERNELS.get("InplaceAddMatMul", {}).get(backend.name)
+    if fused is not None:
+        with var._lock:
+            target = var._value
+            if _unshared(target, backend):
+                fused.func({"ref": target._native, "a": inputs["a"], "b": inputs["b"],
+                            "alpha": inputs["alpha"]}, attrs, backend)
+                return
+    product = _kernel("MatMul", backend)({"a": inputs["a"], "b": inputs["b"]},
+                                         _product_attrs(attrs), backend)
+    product = _kernel("Mul", backend)({"x": product, "y": inputs["alpha"]}, _NO_ATTRS, backend)
+    _update_native(*_updates(attrs))({"resource": var, "value": product}, _NO_ATTRS, backend)
+
+
+defop("AssignAddMatMul", ["resource", "a", "b", "alpha"], num_outputs=0,
+      shape=_product_update_shape, impl=_product_update, native=_product_update_native,
+      differentiable=False, stateful=True)
+# ref += sign * alpha * (op(a) @ op(b)) in ref's buffer; used only through AssignAddMatMul
+defop("InplaceAddMatMul", ["ref", "a", "b", "alpha"], shape=lambda shapes, dtypes, attrs: [
+    (tuple(shapes["ref"]), dtypes["ref"])], differentiable=False, stateful=True)
+
+
 _UNSHARED: list = []
 
 

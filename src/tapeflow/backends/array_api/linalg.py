@@ -1,5 +1,6 @@
 """Array-API kernels of linear algebra: matmul (the factorizations, solves and einsum
 fall back to NumPy/LAPACK)."""
+from ..._core.dispatch import Alias
 from ._kernel import xp_kernel
 
 
@@ -16,6 +17,15 @@ def matmul(inputs, attrs, b):
     if attrs["adjoint_b"]:
         y = _adjoint(xp, y)
     return xp.matmul(x, y)
+
+
+@xp_kernel("InplaceAddMatMul")
+def inplace_add_matmul(inputs, attrs, b):
+    """ref += sign * alpha * (op(a) @ op(b)) (ops/state.py's AssignAddMatMul)."""
+    xp, ref = b.xp, inputs["ref"]
+    product = matmul(inputs, attrs, b) * inputs["alpha"]
+    ref[...] = xp.astype(ref + product if attrs["sign"] > 0 else ref - product, ref.dtype)
+    return Alias("ref", ref.shape)
 
 
 @xp_kernel("MatVec")

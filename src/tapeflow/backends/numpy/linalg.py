@@ -7,7 +7,9 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..._core.context import intra_op_threads
+from ..._core.dispatch import Alias
 from ..._core.threads import ThreadChoice, pool
+from . import gemm
 from ._kernel import MAX_RANK, broadcast_shapes, check_rank, kernel
 
 # NumPy's linalg gufuncs need the loop dims and every operand's core dims to fit in its
@@ -52,9 +54,10 @@ def _adjoint(x):
     return x.conj() if x.dtype.kind == "c" else x
 
 
-# A product of at least this many multiply-adds is split by rows over the intra-op
-# threads (each part one single-threaded BLAS call, run while the GIL is released), as
-# TensorFlow's CPU matmul uses its intra-op pool. Smaller ones lose more than they gain
+# Without numba's loop (gemm.py), a product of at least this many multiply-adds is split
+# by rows over the intra-op threads from the thread pool (each part one single-threaded
+# BLAS call, run while the GIL is released), as TensorFlow's CPU matmul uses its
+# intra-op pool. Smaller ones lose more than they gain
 # inside a step (measured: W2's 128x784x256 products, 25 M multiply-adds, split made the
 # whole step 5% slower although each product alone was 15% faster).
 SPLIT_FROM = 1 << 26
@@ -69,10 +72,31 @@ def matmul(inputs, attrs, backend):
     if attrs["adjoint_b"]:
         y = _adjoint(y)
     if x.ndim == y.ndim == 2 and x.dtype == y.dtype and x.dtype.kind in "fc":
+        out = gemm.product(x, y)  # rows split from a numba loop (the jit extra)
+        if out is not None:
+            return out
         m, n = x.shape
-        if m * n * y.shape[1] >= SPLIT_FROM and intra_op_threads() > 1 and m >= 16:
-            return _split_matmul(x, y)
+        if (m * n * y.shape[1] >= SPLIT_FROM and intra_op_threads() > 1 and m >= 16
+                and gemm.blas_threads() in (1, None)):
+            return _split_matmul(x, y)  # rows split from the thread pool
     return np.matmul(x, y)
+
+
+@kernel("InplaceAddMatMul")
+def inplace_add_matmul(inputs, attrs, backend):
+    """ref += sign * alpha * (op(a) @ op(b)), in ref's buffer: one BLAS product
+    accumulating into it where BLAS reads the operands in place (gemm.update), else the
+    product, scaled, then an in-place add."""
+    ref, x, y, alpha = inputs["ref"], inputs["a"], inputs["b"], inputs["alpha"]
+    if attrs["adjoint_a"]:
+        x = _adjoint(x)
+    if attrs["adjoint_b"]:
+        y = _adjoint(y)
+    sign = attrs["sign"]
+    if not gemm.update(ref, x, y, sign * float(alpha)):
+        product = np.multiply(np.matmul(x, y), alpha)
+        (np.add if sign > 0 else np.subtract)(ref, product, out=ref, casting="unsafe")
+    return Alias("ref", ref.shape)
 
 
 def _split_matmul(x, y):
