@@ -9,9 +9,11 @@ from tapeflow.backends.numpy import gemm
 
 
 @pytest.fixture
-def two_threads():
+def two_threads(monkeypatch):
     """Two intra-op threads, and a BLAS of one thread (the split's condition: a BLAS
-    with threads of its own splits products itself)."""
+    with threads of its own splits products itself); the split loop from the first
+    product on."""
+    monkeypatch.setattr(gemm, "COMPILE_AFTER", 0)
     before, blas = tf.config.threading.get_intra_op_parallelism_threads(), gemm.blas_threads()
     tf.config.threading.set_intra_op_parallelism_threads(2)
     gemm.set_blas_threads(1)
@@ -50,6 +52,17 @@ def test_split_product_equals_matmul_bit_for_bit(dtype, layout, two_threads):
     # and through the op, adjoints included
     a = tf.constant(np.ascontiguousarray(x.T))
     np.testing.assert_array_equal(tf.matmul(a, y, adjoint_a=True).numpy(), want)
+
+
+def test_the_split_loop_compiles_after_a_few_large_products(monkeypatch, two_threads):
+    """Not during a traced function's first call: its compile would hold numba's lock
+    while the function's fused kernels load from the disk cache."""
+    monkeypatch.setattr(gemm, "COMPILE_AFTER", 3)
+    monkeypatch.setattr(gemm, "_seen", {})
+    big = np.ones((256, 256), np.float32)
+    assert [gemm.product(big, big) is None for _ in range(3)] == [True] * 3
+    out = gemm.product(big, big)  # (compiled already in this session: it runs)
+    np.testing.assert_array_equal(out, np.full((256, 256), 256.0, np.float32))
 
 
 def test_products_the_path_does_not_take(two_threads):

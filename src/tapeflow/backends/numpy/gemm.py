@@ -109,6 +109,21 @@ _LOOPS = {} if _BLAS is None else {
     np.dtype(np.float32): Loop(_split_sgemm, parallel=True, cache=False),
     np.dtype(np.float64): Loop(_split_dgemm, parallel=True, cache=False)}
 _choices: dict = {}  # (shapes, layouts, dtype) -> ThreadChoice
+# Large products seen per dtype: the split loop is compiled (in the background, about a
+# second: numba's parallel pipeline holds its compiler lock, so a fused kernel loading
+# from the disk cache meanwhile waits) only once a program has run several, not during
+# the first call of a traced function.
+COMPILE_AFTER = 3
+_seen: dict = {}
+
+
+def _loop_ready(dtype, args):
+    """The compiled split loop for `dtype`, or None (not yet asked for, compiling)."""
+    seen = _seen.get(dtype, 0)
+    if seen < COMPILE_AFTER:
+        _seen[dtype] = seen + 1
+        return None
+    return _LOOPS[dtype].ready(*args)
 
 
 def _operand(x, rows: int, cols: int) -> tuple | None:
@@ -139,7 +154,7 @@ def _gemm(x, y, out, alpha: float, beta: float, split_from: int) -> bool:
     # (a BLAS running threads of its own splits large products itself, its own way)
     run = None
     if parts > 1 and m * k * n >= split_from and blas_threads() == 1:
-        run = _LOOPS[x.dtype].ready(*args, 1)
+        run = _loop_ready(x.dtype, args + (1,))
     if run is None:  # one BLAS call from here
         (_SGEMM if x.dtype == np.float32 else _DGEMM)(
             _ROW_MAJOR, a[0], b[0], m, n, k, alpha, x.ctypes.data, a[1], y.ctypes.data, b[1],
@@ -173,7 +188,7 @@ def product(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
         return None
     out = np.empty((m, y.shape[1]), x.dtype)
     args = (_NO_TRANS, _NO_TRANS, 0, 0, 0, 1.0, 0, 1, 0, 0, 1, 0.0, 0, 1)
-    if _LOOPS[x.dtype].ready(*args) is None or not _gemm(x, y, out, 1.0, 0.0, SPLIT_FROM):
+    if _loop_ready(x.dtype, args) is None or not _gemm(x, y, out, 1.0, 0.0, SPLIT_FROM):
         return None
     return out
 
