@@ -237,6 +237,50 @@ def test_a_variable_updated_by_a_product_accumulates_it_in_one_product(dtype):
     np.testing.assert_allclose(plain(tx, td).numpy(), w0 - 0.1 * (x.T @ d), rtol=tol, atol=tol)
 
 
+def test_an_optimizer_step_accumulates_its_product_updates():
+    """tf.optimizers.SGD writes `var.assign(var - lr * g)`: with g a product, the update is
+    one AssignAddMatMul too, and training matches the unoptimized steps."""
+    passes.set_experimental_options({"remapping": True})
+    rng = np.random.default_rng(8)
+    x = tf.constant(rng.standard_normal((32, 6)))
+    w0 = rng.standard_normal((6, 3))
+
+    def train(optimize: bool):
+        passes.set_experimental_options({"remapping": optimize})
+        w = tf.Variable(w0)
+        opt = tf.optimizers.SGD(0.05)
+
+        @tf.function
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(tf.matmul(x, w)))
+            opt.apply_gradients([(tape.gradient(loss, w), w)])
+            return loss
+        losses = [float(step(x)) for _ in range(4)]
+        return w.numpy(), losses, ops_of(step.get_concrete_function(x))
+    w_opt, losses_opt, ops = train(True)
+    assert "AssignAddMatMul" in ops and "AssignVariableOp" not in ops, ops
+    w_plain, losses_plain, plain_ops = train(False)
+    assert "AssignAddMatMul" not in plain_ops
+    np.testing.assert_allclose(w_opt, w_plain, rtol=1e-12)
+    np.testing.assert_allclose(losses_opt, losses_plain, rtol=1e-12)
+
+    # a write to the variable between its read and the assignment: left as written
+    passes.set_experimental_options({"remapping": True})
+    v = tf.Variable(w0)
+    g = tf.constant(rng.standard_normal((32, 3)))
+
+    @tf.function
+    def odd(x, g):
+        before = v.read_value()
+        v.assign_add(tf.ones([6, 3], tf.float64))
+        v.assign(before - tf.matmul(x, g, transpose_a=True))
+    odd.get_concrete_function(x, g)
+    assert "AssignAddMatMul" not in ops_of(odd.get_concrete_function(x, g))
+    odd(x, g)
+    np.testing.assert_allclose(v.numpy(), w0 - x.numpy().T @ g.numpy(), rtol=1e-12)
+
+
 def test_a_product_update_keeps_values_that_share_the_variable():
     """A read of the variable alive across the update keeps the old value: the update
     then runs as a new value (the product, then a subtraction), not into the buffer."""

@@ -313,12 +313,36 @@ def _uses(graph: FuncGraph, outputs: list) -> dict:
 _SIGNS = {"AssignAddVariableOp": 1.0, "AssignSubVariableOp": -1.0}
 
 
-def _accumulated(node, uses: dict):
-    """(the MatMul, its scale: a 0-d tensor or None) when `node` assigns a (scaled) real
-    matrix product that nothing else reads, else None."""
-    value = node.inputs["value"]
+def _accumulated(node, uses: dict, index: dict, graph: FuncGraph):
+    """(the MatMul, its scale: a 0-d tensor or None, the sign, the nodes it replaces) when
+    `node` assigns a (scaled) real matrix product that nothing else reads: `var +=/-=
+    s * P`, or `var = read(var) -/+ s * P` with no write to the variable between its read
+    and the assignment (optimizers write their rules that way), else None."""
+    sign, value, replaced = _SIGNS.get(node.op), node.inputs.get("value"), []
+    if value is None or uses.get(value.id, 0) != 1:
+        return None
+    if sign is None:  # an AssignVariableOp of var -/+ product, read just before
+        step = _node_of(value)
+        if node.op != "AssignVariableOp" or step is None or step.op not in ("Sub", "Add"):
+            return None
+        read = _node_of(step.inputs["x"])
+        if (read is None or read.op != "ReadVariableOp"
+                or read.inputs["resource"] is not node.inputs["resource"]
+                or uses.get(step.inputs["x"].id, 0) != 1 or step.inputs["x"].dtype is not
+                value.dtype or tuple(step.inputs["x"]._shape) != tuple(value._shape)):
+            return None
+        var = node.inputs["resource"]
+        for between in graph.nodes[index[id(read)] + 1:index[id(node)]]:
+            if between.stateful and between.op != "ReadVariableOp" and any(
+                    m is var for v in between.inputs.values()
+                    for m in (v if type(v) is list else (v,))):
+                return None  # the variable may change between the read and the assignment
+        sign, value, replaced = (1.0 if step.op == "Add" else -1.0), step.inputs["y"], [
+            step, read]
+        if uses.get(value.id, 0) != 1:
+            return None
     scale, found = None, _node_of(value)
-    if uses.get(value.id, 0) != 1 or found is None:
+    if found is None:
         return None
     if found.op == "Mul" and not found.stateful:  # a scalar times the product, either way
         for name, other in (("x", "y"), ("y", "x")):
@@ -326,32 +350,35 @@ def _accumulated(node, uses: dict):
             inner = _node_of(p)
             if (s._shape == () and s.dtype is value.dtype and inner is not None
                     and inner.op == "MatMul" and uses.get(p.id, 0) == 1):
+                replaced.append(found)
                 scale, found = s, inner
                 break
     if (found.op != "MatMul" or found.stateful or found.dims or not value.dtype.is_floating
             or value.dtype.is_complex or found.outputs[0].dtype is not value.dtype
+            or tuple(found.outputs[0]._shape) != tuple(value._shape)
             or any(len(found.inputs[k]._shape) != 2 for k in ("a", "b"))):
         return None
-    return found, scale
+    return found, scale, sign, replaced
 
 
 def accumulate_products(graph: FuncGraph, outputs: list, report: Report) -> tuple:
     """A variable updated by a (scaled) matrix product nothing else reads (SGD's
-    `w.assign_sub(lr * x^T @ g)`) becomes one AssignAddMatMul at the assignment's place:
+    `w.assign_sub(lr * x^T @ g)`, or `w.assign(w - lr * x^T @ g)` as the optimizers write
+    it) becomes one AssignAddMatMul at the assignment's place:
     BLAS accumulates the product into the variable's buffer (C = -lr A B + C), with no
     product array and no second pass over it (as TensorFlow's remapper fuses ops into one
     kernel). Equal to rounding."""
     uses = _uses(graph, outputs)
-    plan: dict = {}  # id(MatMul or its Mul) -> None (skipped); id(assignment) -> the plan
+    index = {id(n): k for k, n in enumerate(graph.nodes)}
+    plan: dict = {}  # id(a node replaced) -> None (skipped); id(assignment) -> the plan
     for node in graph.nodes:
-        sign = _SIGNS.get(node.op)
-        found = _accumulated(node, uses) if sign is not None else None
+        found = _accumulated(node, uses, index, graph) if node.op in (
+            "AssignVariableOp", *_SIGNS) else None
         if found is None:
             continue
-        product, scale = found
-        plan[id(product)] = None
-        if scale is not None:
-            plan[id(_node_of(node.inputs["value"]))] = None
+        product, scale, sign, replaced = found
+        for n in [product, *replaced]:
+            plan[id(n)] = None
         plan[id(node)] = (product, scale, sign)
     if not plan:
         return graph, outputs
@@ -362,10 +389,10 @@ def accumulate_products(graph: FuncGraph, outputs: list, report: Report) -> tupl
         if id(node) not in plan:
             return copy_node(new, node, ins, env)
         todo = plan[id(node)]
-        if todo is None:  # the product (and its scaling): made by the assignment
+        if todo is None:  # the product, its scaling, the read: made by the assignment
             if node.op == "MatMul":
                 operands[id(node)] = ins
-            return [None]
+            return [None] * len(node.outputs)
         product, scale, sign = todo
         mm = operands[id(product)]
         if scale is None:
