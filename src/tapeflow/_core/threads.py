@@ -59,3 +59,14 @@ class ThreadChoice:
         del recent[:-self.RECENT]
         self.seconds[k] = min(recent)
         self.runs[k] += 1
+
+
+def choice_for(choices: dict, key) -> ThreadChoice:
+    """The ThreadChoice a kernel keeps for `key` (its operands' shapes) in `choices`, made
+    on first use; the table starts over past 4096 keys (shapes that keep changing)."""
+    choice = choices.get(key)
+    if choice is None:
+        if len(choices) > 4096:
+            choices.clear()
+        choice = choices[key] = ThreadChoice()
+    return choice

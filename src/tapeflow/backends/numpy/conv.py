@@ -14,7 +14,7 @@ from numpy.lib.stride_tricks import as_strided
 from ..._core.buffers import Spares
 from ..._core.context import intra_op_threads
 from ..._core.jit import Loop, set_threads
-from ..._core.threads import ThreadChoice
+from ..._core.threads import choice_for
 from ._kernel import broadcast_shapes, kernel
 
 
@@ -538,12 +538,7 @@ def _scan(xp, g, out, attrs, mode) -> bool:
         return True
     # every window belongs to one image: the images split over the intra-op threads (the
     # loop's prange) when measured faster (ThreadChoice)
-    key = (mode, xp.shape, g.shape, xp.dtype)
-    choice = _POOL_CHOICES.get(key)
-    if choice is None:
-        if len(_POOL_CHOICES) > 4096:  # (shapes that keep changing: start over)
-            _POOL_CHOICES.clear()
-        choice = _POOL_CHOICES[key] = ThreadChoice()
+    choice = choice_for(_POOL_CHOICES, (mode, xp.shape, g.shape, xp.dtype))
     several = choice.several()
     start = time.perf_counter()
     if several:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..._core.context import intra_op_threads
 from ..._core.jit import Loop, set_threads
-from ..._core.threads import ThreadChoice
+from ..._core.threads import choice_for
 
 SPLIT_FROM = 1 << 22  # multiply-adds: smaller products run as one np.matmul
 # Parts start on multiples of this many rows: BLAS computes rows in blocks of a few (its
@@ -160,12 +160,7 @@ def _gemm(x, y, out, alpha: float, beta: float, split_from: int) -> bool:
             _ROW_MAJOR, a[0], b[0], m, n, k, alpha, x.ctypes.data, a[1], y.ctypes.data, b[1],
             beta, out.ctypes.data, n)
         return True
-    key = (x.shape, y.shape, a[0], b[0], x.dtype, beta)
-    choice = _choices.get(key)
-    if choice is None:
-        if len(_choices) > 4096:  # (shapes that keep changing: start over)
-            _choices.clear()
-        choice = _choices[key] = ThreadChoice()
+    choice = choice_for(_choices, (x.shape, y.shape, a[0], b[0], x.dtype, beta))
     several = choice.several()
     start = time.perf_counter()
     if several:

@@ -8,7 +8,7 @@ import scipy.linalg as sla
 
 from ..._core.context import intra_op_threads
 from ..._core.dispatch import Alias
-from ..._core.threads import ThreadChoice, pool
+from ..._core.threads import choice_for, pool
 from . import gemm
 from ._kernel import MAX_RANK, broadcast_shapes, check_rank, kernel
 
@@ -103,12 +103,7 @@ def _split_matmul(x, y):
     """x @ y with its rows in one part per intra-op thread, when measured faster than one
     call (ThreadChoice: not when other processes keep the cores busy). Every row is the
     same BLAS computation either way: the results are identical."""
-    key = (x.shape, y.shape, x.dtype)
-    choice = _choices.get(key)
-    if choice is None:
-        if len(_choices) > 4096:  # (shapes that keep changing: start over)
-            _choices.clear()
-        choice = _choices[key] = ThreadChoice()
+    choice = choice_for(_choices, (x.shape, y.shape, x.dtype))
     several = choice.several()
     start = time.perf_counter()
     if several:
