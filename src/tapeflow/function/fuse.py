@@ -703,7 +703,11 @@ class FusedKernel:
         shape = self.shape or next(a.shape for a in arrays if a.ndim)
         args = [np.ascontiguousarray(a).reshape(-1) if a.ndim else a[()] for a in arrays]
         n = int(np.prod(shape))
-        outs = [np.empty(n, self.dtype) for _ in range(self.n_outputs)]
+        # (a region of a static shape keeps its outputs: NumPy blocks run this path on
+        # every call of a large region with transcendental ops, and new large arrays
+        # page-fault as they are written)
+        outs = (self._outputs(n) if self.shape is not None else
+                [np.empty(n, self.dtype) for _ in range(self.n_outputs)])
         variant = 0 if n < PARALLEL_FROM else 2
         if (self.compiled and not (self.transcendental and variant == 2)
                 and self._loop_ready(variant, args, outs)):
