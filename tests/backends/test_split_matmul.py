@@ -1,5 +1,8 @@
 """MatMul's split over the intra-op threads (backends/numpy/linalg.py): the same values
 as one BLAS call, for either choice of ThreadChoice, and only for products large enough."""
+import os
+import threading
+
 import numpy as np
 import pytest
 
@@ -50,3 +53,22 @@ def test_small_products_and_one_thread_are_not_split():
         tf.config.threading.set_intra_op_parallelism_threads(0)
     np.testing.assert_array_equal(out.numpy(), np.full((256, 256), 256.0))
     assert not linalg._choices
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="pinning needs Linux and at least two usable cores")
+def test_pool_threads_keep_a_core_each():
+    """The intra-op pool's threads are pinned to distinct cores (left free, the scheduler
+    could put both parts of a split on one core)."""
+    from tapeflow._core.threads import pool
+    workers = min(2, pool()._max_workers)
+    barrier = threading.Barrier(workers)
+
+    def where():
+        barrier.wait(timeout=10)  # (every task on a thread of its own)
+        return threading.get_ident(), frozenset(os.sched_getaffinity(0))
+    seen = dict(f.result() for f in [pool().submit(where) for _ in range(workers)])
+    cores = list(seen.values())
+    assert len(seen) == workers and all(len(c) == 1 for c in cores), cores
+    assert len(set(cores)) == workers, cores  # one core each, all different
+    assert len(os.sched_getaffinity(0)) >= 2  # the caller stays free
