@@ -785,10 +785,12 @@ class FusedKernel:
             _touch(self._marker(variant))
             self._ready[variant] = True
             if self.shape is not None and (variant == 2) == (n >= PARALLEL_FROM):
-                # compiled for good: later calls go straight to it
+                # compiled for good: later calls go straight to it, their thread choice
+                # measured anew (the times so far were of NumPy blocks, not of this loop)
                 self._size = n
                 self._parallel = variant == 2
                 self._loop = self._kernels[variant]
+                self._threads = ThreadChoice()
         return sums
 
     def _split(self, run_range, n: int, args: list, outs: list, block: int) -> tuple:
