@@ -55,14 +55,19 @@ def test_split_product_equals_matmul_bit_for_bit(dtype, layout, two_threads):
 
 
 def test_the_split_loop_compiles_after_a_few_large_products(monkeypatch, two_threads):
-    """Not during a traced function's first call: its compile would hold numba's lock
-    while the function's fused kernels load from the disk cache."""
+    """Not during a traced function's first call (its compile would hold numba's lock
+    while the function's fused kernels load from the disk cache): until then each product
+    is one call of the same BLAS, equal to np.matmul."""
     monkeypatch.setattr(gemm, "COMPILE_AFTER", 3)
     monkeypatch.setattr(gemm, "_seen", {})
-    big = np.ones((256, 256), np.float32)
-    assert [gemm.product(big, big) is None for _ in range(3)] == [True] * 3
-    out = gemm.product(big, big)  # (compiled already in this session: it runs)
-    np.testing.assert_array_equal(out, np.full((256, 256), 256.0, np.float32))
+    gemm._choices.clear()
+    big = np.arange(256 * 256, dtype=np.float32).reshape(256, 256) / 65536
+    want = big @ big
+    for _ in range(3):
+        np.testing.assert_array_equal(gemm.product(big, big), want)
+    assert not gemm._choices  # no split tried yet
+    np.testing.assert_array_equal(gemm.product(big, big), want)
+    assert len(gemm._choices) == 1  # (compiled already in this session: it runs)
 
 
 def test_products_the_path_does_not_take(two_threads):

@@ -128,8 +128,6 @@ defop("InplaceSub", ["ref", "value"], shape=_inplace_shape, differentiable=False
       stateful=True)
 
 
-
-
 # ---------------------------------------------------------------- product updates
 # `var += sign * alpha * (op(a) @ op(b))` (alpha a 0-d tensor), made by the optimizer
 # (function/passes.py) from an assignment of a scaled matrix product, SGD's

@@ -49,7 +49,9 @@ def const(inputs, attrs, b):
     hit = _moved.get(key)
     if hit is None or hit[0]() is not value:
         try:
-            ref = weakref.ref(value, lambda _, k=key: _moved.pop(k, None))
+            # (the dict bound now: at interpreter exit the module's globals are gone
+            # when the last constants die)
+            ref = weakref.ref(value, lambda _, k=key, moved=_moved: moved.pop(k, None))
         except TypeError:  # (a NumPy scalar cannot be referenced weakly: moved each time)
             return b.to_native(value)
         hit = _moved[key] = (ref, b.to_native(value))

@@ -79,6 +79,8 @@ def set_blas_threads(n: int) -> None:
     """Set NumPy's BLAS threads (tests; threadpoolctl does this for users)."""
     if _BLAS is not None:
         _BLAS[3](int(n))
+
+
 # The loops run only compiled by numba (jit.Loop with parallel=True binds `prange` to
 # numba's); as plain Python, a range.
 prange = range
@@ -174,18 +176,16 @@ def _gemm(x, y, out, alpha: float, beta: float, split_from: int) -> bool:
 
 def product(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     """`x @ y` for large 2-D operands of one real float dtype, its rows split over the
-    intra-op threads when that was measured faster; None where that split cannot apply
-    (small, not contiguous, numba's loop not compiled yet, no known BLAS, a BLAS with
-    threads of its own): the caller computes the product (np.matmul) itself."""
+    intra-op threads when that was measured faster (until the split loop has compiled,
+    one call of the same BLAS np.matmul calls); None where the split cannot apply (small,
+    not contiguous, no known BLAS, a BLAS with threads of its own): the caller computes
+    the product (np.matmul) itself."""
     m, k = x.shape
     if (x.dtype not in _LOOPS or m * k * y.shape[1] < SPLIT_FROM or blas_threads() != 1
             or min(intra_op_threads(), m // ROWS) < 2):
         return None
     out = np.empty((m, y.shape[1]), x.dtype)
-    args = (_NO_TRANS, _NO_TRANS, 0, 0, 0, 1.0, 0, 1, 0, 0, 1, 0.0, 0, 1)
-    if _loop_ready(x.dtype, args) is None or not _gemm(x, y, out, 1.0, 0.0, SPLIT_FROM):
-        return None
-    return out
+    return out if _gemm(x, y, out, 1.0, 0.0, SPLIT_FROM) else None
 
 
 def update(ref: np.ndarray, x: np.ndarray, y: np.ndarray, sign: float) -> bool:
