@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tapeflow as tf
+from tapeflow._core import jit
 from tapeflow._core.threads import ThreadChoice
 from tapeflow.function import fuse, passes
 
@@ -268,12 +269,12 @@ def test_the_disk_cache_keeps_the_recently_used_kernels_under_its_limit(tmp_path
         (folder / f"tapeflow_fused_{name}.0.ready").write_bytes(b"")
         os.utime(module, (1000.0 + age, 1000.0 + age))
     (folder / "unrelated.txt").write_bytes(b"z" * 10)
-    removed = fuse.sweep_cache(str(folder), 1.3)  # three kernels of 0.6 MB: one goes
+    removed = jit.sweep_cache(str(folder), 1.3)  # three kernels of 0.6 MB: one goes
     assert removed == 1
     left = sorted(p.name for p in folder.rglob("*") if p.is_file())
     assert not any("_old" in n for n in left) and "unrelated.txt" in left
     assert sum("_mid" in n for n in left) == 3 and sum("_new" in n for n in left) == 3
-    assert fuse.sweep_cache(str(folder), 100) == 0
+    assert jit.sweep_cache(str(folder), 100) == 0
 
 
 def test_a_multi_pass_op_alone_runs_as_one_loop_on_large_arrays():

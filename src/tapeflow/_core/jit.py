@@ -9,11 +9,18 @@ instead; `wait_compiled()` waits for every compile started so far).
 
     >>> loop = Loop(lambda x, out: ...)     # a function numba can compile
     >>> run = loop.ready(x, out)            # the compiled loop for these types, or None
+
+Generated code (fused kernels, convolutions specialized to their filter sizes) is a
+module written once under `$TAPEFLOW_CACHE` (default `~/.cache/tapeflow`) and imported
+from there (`source_module`), so numba's disk cache serves it to later processes.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib.util
 import os
+import sys
 import threading
 import types
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -69,6 +76,125 @@ def set_threads(n: int) -> None:
     numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
 
 
+# ------------------------------------------------------------------ generated modules
+_modules: dict = {}  # source -> module
+
+
+def cache_dir() -> str:
+    """Where generated modules and numba's cache of them live."""
+    base = os.environ.get("TAPEFLOW_CACHE") or os.path.join(os.path.expanduser("~"),
+                                                             ".cache", "tapeflow")
+    return os.path.join(base, "fused")
+
+
+# The disk cache is kept under this many MB (TAPEFLOW_CACHE_MB): when a process first
+# writes to it, the kernels used least recently go until it fits.
+CACHE_MB = float(os.environ.get("TAPEFLOW_CACHE_MB", "256"))
+_swept: list = []
+_PREFIX = "tapeflow_"  # every generated module's name starts so (the sweep keeps others)
+
+
+def sweep_cache(directory: str, limit_mb: float) -> int:
+    """Remove the least recently used kernels (module, numba's files, markers) from
+    `directory` until it holds at most `limit_mb` MB; returns how many went. A kernel's
+    module file is touched whenever a process loads it, so its mtime is its last use."""
+    groups: dict = {}  # module name -> [(path, size)]
+    last_use: dict = {}
+    for folder in (directory, os.path.join(directory, "__pycache__")):
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            if not entry.name.startswith(_PREFIX) or not entry.is_file():
+                continue
+            name = entry.name.split(".")[0]
+            stat = entry.stat()
+            groups.setdefault(name, []).append((entry.path, stat.st_size))
+            if entry.name == name + ".py":
+                last_use[name] = stat.st_mtime
+    total = sum(size for files in groups.values() for _, size in files)
+    removed = 0
+    for name in sorted(groups, key=lambda n: last_use.get(n, 0.0)):
+        if total <= limit_mb * 2**20:
+            break
+        for path, size in groups[name]:
+            try:
+                os.remove(path)
+                total -= size
+            except OSError:  # (another process removed or holds it)
+                pass
+        removed += 1
+    return removed
+
+
+def module_name(source: str, kind: str = "fused") -> str:
+    return f"{_PREFIX}{kind}_" + hashlib.sha1(source.encode()).hexdigest()[:20]
+
+
+def marker(source: str, variant: str, kind: str = "fused") -> str:
+    """The path of a file whose existence says a compiled variant of `source` is in
+    numba's disk cache (later processes load it on their first call instead of
+    compiling in the background)."""
+    return os.path.join(cache_dir(), f"{module_name(source, kind)}.{variant}.ready")
+
+
+def touch(path: str) -> None:
+    """Create the marker file `path` (see `marker`)."""
+    if not os.path.exists(path):
+        with open(path, "w"):
+            pass
+
+
+def source_module(source: str, kind: str = "fused"):
+    """The module of generated `source`, imported from its file in the cache directory
+    (written there first if new): numba caches a function's compiled code beside its
+    module's file, so only code with a file can be cached."""
+    module = _modules.get(source)
+    if module is not None:
+        return module
+    name = module_name(source, kind)
+    directory = cache_dir()
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, name + ".py")
+    if not _swept:
+        _swept.append(True)
+        sweep_cache(directory, CACHE_MB)
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)  # atomic: another process may write the same module
+    else:
+        try:
+            os.utime(path)  # its last use, for sweep_cache
+        except OSError:
+            pass
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # numba's cache finds a module's functions through it
+    spec.loader.exec_module(module)
+    _modules[source] = module
+    return module
+
+
+@contextlib.contextmanager
+def slp_vectorized():
+    """numba compiles with LLVM's SLP vectorizer inside this block (numba turns it off by
+    default, after LLVM miscompiled some code with it). Generated convolutions need it:
+    their statements per filter, unrolled, become one vector operation across filters.
+    numba's compiler lock keeps compiles of other threads out of the block."""
+    from numba.core import config  # optional: the jit extra
+    from numba.core.compiler_lock import global_compiler_lock
+    with global_compiler_lock:
+        old = config.SLP_VECTORIZE
+        config.SLP_VECTORIZE = 1
+        try:
+            yield
+        finally:
+            config.SLP_VECTORIZE = old
+
+
 class Loop:
     """`fn`, a loop over arrays written in numba's subset of Python, compiled (and cached
     on disk by numba) once per argument types. `ready(*args)` returns the compiled
@@ -116,7 +242,8 @@ class Loop:
             self._jit = numba.njit(cache=self.cache, nogil=True, error_model="numpy",
                                    parallel=self.parallel)(fn)
         try:
-            self._jit.compile(tuple(numba.typeof(a) for a in args))
+            with slp_vectorized() if self.slp else contextlib.nullcontext():
+                self._jit.compile(tuple(numba.typeof(a) for a in args))
         except Exception as e:  # noqa: BLE001 - numba could not compile: NumPy runs
             if "numba" not in type(e).__module__:
                 raise

@@ -18,9 +18,7 @@ parallel sum may differ from NumPy's in the last bits.
 """
 from __future__ import annotations
 
-import hashlib
 import heapq
-import importlib.util
 import os
 import re
 import sys
@@ -558,91 +556,13 @@ BLOCK = 1 << 17  # elements per NumPy block: temporaries stay in cache, calls st
 _compiled: dict = {}  # source -> (numba loop, NumPy block function, parallel numba loop)
 
 
-def _cache_dir() -> str:
-    base = os.environ.get("TAPEFLOW_CACHE") or os.path.join(os.path.expanduser("~"),
-                                                             ".cache", "tapeflow")
-    return os.path.join(base, "fused")
-
-
-# The disk cache is kept under this many MB (TAPEFLOW_CACHE_MB): when a process first
-# writes to it, the kernels used least recently go until it fits.
-CACHE_MB = float(os.environ.get("TAPEFLOW_CACHE_MB", "256"))
-_swept: list = []
-
-
-def sweep_cache(directory: str, limit_mb: float) -> int:
-    """Remove the least recently used kernels (module, numba's files, markers) from
-    `directory` until it holds at most `limit_mb` MB; returns how many went. A kernel's
-    module file is touched whenever a process loads it, so its mtime is its last use."""
-    groups: dict = {}  # module name -> [(path, size)]
-    last_use: dict = {}
-    for folder in (directory, os.path.join(directory, "__pycache__")):
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            continue
-        for entry in entries:
-            if not entry.name.startswith("tapeflow_fused_") or not entry.is_file():
-                continue
-            name = entry.name.split(".")[0]
-            stat = entry.stat()
-            groups.setdefault(name, []).append((entry.path, stat.st_size))
-            if entry.name == name + ".py":
-                last_use[name] = stat.st_mtime
-    total = sum(size for files in groups.values() for _, size in files)
-    removed = 0
-    for name in sorted(groups, key=lambda n: last_use.get(n, 0.0)):
-        if total <= limit_mb * 2**20:
-            break
-        for path, size in groups[name]:
-            try:
-                os.remove(path)
-                total -= size
-            except OSError:  # (another process removed or holds it)
-                pass
-        removed += 1
-    return removed
-
-
-def _module_name(source: str) -> str:
-    return "tapeflow_fused_" + hashlib.sha1(source.encode()).hexdigest()[:20]
-
-
-def _touch(path: str) -> None:
-    """Mark a compiled variant as in numba's disk cache (later processes load it on
-    their first call instead of compiling in the background)."""
-    if not os.path.exists(path):
-        with open(path, "w"):
-            pass
-
-
 def compile_source(source: str):
     """The (parallel, serial) numba kernels of a generated module, from memory, from
     the disk cache (numba's, beside the module file), or compiled now."""
     kernels = _compiled.get(source)
     if kernels is not None:
         return kernels
-    name = _module_name(source)
-    directory = _cache_dir()
-    os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, name + ".py")
-    if not _swept:
-        _swept.append(True)
-        sweep_cache(directory, CACHE_MB)
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)  # atomic: another process may write the same module
-    else:
-        try:
-            os.utime(path)  # its last use, for sweep_cache
-        except OSError:
-            pass
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # numba's cache finds a module's functions through it
-    spec.loader.exec_module(module)
+    module = jit.source_module(source)
     kernels = _compiled[source] = (module.kernel, module.chunk, module.kernel_parallel,
                                    module.ROW, module.threads)
     return kernels
@@ -724,7 +644,7 @@ class FusedKernel:
         return [spare.empty((n,), self.dtype) for spare in self._spares]
 
     def _marker(self, variant: int) -> str:
-        return os.path.join(_cache_dir(), f"{_module_name(self.source)}.{variant}.ready")
+        return jit.marker(self.source, str(variant))
 
     def _loop_ready(self, variant: int, args: list, outs: list) -> bool:
         """Whether the compiled loop can run now; starts its background compile if not
@@ -760,7 +680,7 @@ class FusedKernel:
                 raise
             self.compiled = False
             return
-        _touch(self._marker(variant))
+        jit.touch(self._marker(variant))
 
     def _run_loop(self, variant: int, n: int, args: list, outs: list) -> tuple:
         limit = sys.getrecursionlimit()
@@ -782,7 +702,7 @@ class FusedKernel:
         finally:
             sys.setrecursionlimit(limit)
         if self._ready[variant] is not True:
-            _touch(self._marker(variant))
+            jit.touch(self._marker(variant))
             self._ready[variant] = True
             if self.shape is not None and (variant == 2) == (n >= PARALLEL_FROM):
                 # compiled for good: later calls go straight to it, their thread choice
