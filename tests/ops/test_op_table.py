@@ -36,6 +36,8 @@ EXEMPT = {
     "Const",  # a traced graph's constants: no public function; tests/function/test_graph_ops.py
     "FusedElementwise",  # made by the fusion pass only; tests/function/test_fuse.py
     "InplaceAddMatMul",  # made by the optimizer only (AssignAddMatMul); test_passes.py
+    "FusedConv2D",  # made by the optimizer only; tests/function/test_conv_fusion.py
+    "Conv2DBackpropFilterWithBias",  # likewise
 }
 
 # Generated cases known to fail because of an op's rule (src/tapeflow/ops), by (test, case

@@ -22,6 +22,7 @@ import importlib.util
 import os
 import sys
 import threading
+import time
 import types
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
@@ -91,13 +92,16 @@ def cache_dir() -> str:
 # writes to it, the kernels used least recently go until it fits.
 CACHE_MB = float(os.environ.get("TAPEFLOW_CACHE_MB", "256"))
 _swept: list = []
+SWEEP_GRACE = 600.0
 _PREFIX = "tapeflow_"  # every generated module's name starts so (the sweep keeps others)
 
 
 def sweep_cache(directory: str, limit_mb: float) -> int:
     """Remove the least recently used kernels (module, numba's files, markers) from
     `directory` until it holds at most `limit_mb` MB; returns how many went. A kernel's
-    module file is touched whenever a process loads it, so its mtime is its last use."""
+    module file is touched whenever a process loads it, so its mtime is its last use.
+    Kernels used in the last SWEEP_GRACE seconds stay: another process may be loading
+    them (numba reads a kernel's index, then its code)."""
     groups: dict = {}  # module name -> [(path, size)]
     last_use: dict = {}
     for folder in (directory, os.path.join(directory, "__pycache__")):
@@ -115,8 +119,9 @@ def sweep_cache(directory: str, limit_mb: float) -> int:
                 last_use[name] = stat.st_mtime
     total = sum(size for files in groups.values() for _, size in files)
     removed = 0
+    recent = time.time() - SWEEP_GRACE
     for name in sorted(groups, key=lambda n: last_use.get(n, 0.0)):
-        if total <= limit_mb * 2**20:
+        if total <= limit_mb * 2**20 or last_use.get(name, 0.0) > recent:
             break
         for path, size in groups[name]:
             try:
@@ -201,12 +206,15 @@ class Loop:
     function for the types of `args`, or None while it compiles in the background, when
     numba is not installed, or when numba could not compile it: the caller then runs its
     NumPy formulation, which the loop must equal. With `parallel=True`, a loop over
-    `prange(...)` (a global the loop's module binds to `range`) splits over threads."""
+    `prange(...)` (a global the loop's module binds to `range`) splits over threads;
+    `slp=True` compiles it with LLVM's SLP vectorizer (`slp_vectorized`)."""
 
-    def __init__(self, fn: Callable, parallel: bool = False, cache: bool = True):
+    def __init__(self, fn: Callable, parallel: bool = False, cache: bool = True,
+                 slp: bool = False):
         self.fn = fn
         self.parallel = parallel  # compiled with parallel=True: its `prange` splits over threads
         self.cache = cache  # on disk (not for a loop calling C functions by address)
+        self.slp = slp
         self._jit: Any = None
         self._state: dict = {}  # argument types -> True | False (failed) | Future
 

@@ -207,6 +207,11 @@ def conv2d_backprop_filter(x, dy, **attrs):
     return run_kernel("Conv2DBackpropFilter", {"x": x, "dy": dy}, attrs)
 
 
+def conv2d_backprop_filter_with_bias(x, dy, **attrs):
+    """Conv2DBackpropFilterWithBias (tapeflow/ops/conv.py)."""
+    return run_kernel("Conv2DBackpropFilterWithBias", {"x": x, "dy": dy}, attrs)
+
+
 def conv2d_backprop_input(dy, filters, **attrs):
     """Conv2DBackpropInput (tapeflow/ops/conv.py)."""
     return run_kernel("Conv2DBackpropInput", {"dy": dy, "filters": filters}, attrs)
@@ -320,6 +325,11 @@ def floor_div(x, y, **attrs):
 def floor_mod(x, y, **attrs):
     """FloorMod (tapeflow/ops/math.py)."""
     return run_kernel("FloorMod", {"x": x, "y": y}, attrs)
+
+
+def fused_conv2d(x, filters, bias, **attrs):
+    """FusedConv2D (tapeflow/ops/conv.py)."""
+    return run_kernel("FusedConv2D", {"x": x, "filters": filters, "bias": bias}, attrs)
 
 
 def fused_elementwise(inputs, **attrs):

@@ -132,12 +132,13 @@ class Report:
         self.merged = 0  # matrix-vector products merged into one matrix product
         self.rescaled = 0  # products scaled through their smaller operand
         self.accumulated = 0  # variable updates by a product made in one product
+        self.convolutions = 0  # convolutions fused with their bias, activation or gradient
 
     def __repr__(self):
         return (f"Report(removed={self.removed}, simplified={self.simplified}, "
                 f"deduplicated={self.deduplicated}, folded={self.folded}, "
                 f"merged={self.merged}, rescaled={self.rescaled}, "
-                f"accumulated={self.accumulated})")
+                f"accumulated={self.accumulated}, convolutions={self.convolutions})")
 
 
 def optimize(graph: FuncGraph, outputs: list, passes: tuple,
@@ -165,6 +166,7 @@ def optimize(graph: FuncGraph, outputs: list, passes: tuple,
         new, new_outputs = scale_products(new, new_outputs, report)
     if "fuse" in passes:
         new, new_outputs = accumulate_products(new, new_outputs, report)
+        new, new_outputs = fuse_convolutions(new, new_outputs, report)
     return new, new_outputs, report
 
 
@@ -409,6 +411,183 @@ def accumulate_products(graph: FuncGraph, outputs: list, report: Report) -> tupl
 
     env = eval_graph(graph, env, apply)
     return new, finish_rebuild(graph, new, env, outputs, "accumulating products")
+
+
+_ACTIVATIONS = ("Relu", "Relu6")  # fused into FusedConv2D (ops/conv.py)
+
+
+def _one_use(t, uses: dict) -> bool:
+    return uses.get(t.id, 0) == 1
+
+
+def _static_nhwc_conv(node) -> bool:
+    x, w = node.inputs["x"], node.inputs.get("filters", node.inputs.get("dy"))
+    return (not node.stateful and not node.dims and node.attrs["data_format"] == "NHWC"
+            and node.attrs["groups"] == 1 and len(x._shape) == 4 and len(w._shape) == 4
+            and x.dtype.is_floating and not x.dtype.is_complex)
+
+
+def _biased(node, conv, consumers: dict, uses: dict):
+    """The bias when `node` adds a vector over the channels to `conv`'s output, else None."""
+    y = conv.outputs[0]
+    if node.stateful or node.op not in ("Add", "AddV2", "BiasAdd"):
+        return None
+    if node.op == "BiasAdd":
+        if node.attrs.get("data_format") not in (None, "NHWC") or node.inputs["value"] is not y:
+            return None
+        bias = node.inputs["bias"]
+    else:
+        bias = node.inputs["y"] if node.inputs["x"] is y else node.inputs["x"]
+        if bias is y:
+            return None
+    f = y._shape[-1]
+    if (len(bias._shape) != 1 or f is None or bias._shape[0] != f or bias.dtype is not y.dtype
+            or tuple(node.outputs[0]._shape) != tuple(y._shape)):
+        return None
+    return bias
+
+
+def _conv_chains(graph: FuncGraph, uses: dict, consumers: dict) -> dict:
+    """id(last node) -> (Conv2D, bias-add node, activation node or None) for each
+    convolution whose output only a bias addition reads (and that only an activation)."""
+    chains = {}
+    for node in graph.nodes:
+        if node.op != "Conv2D" or not _static_nhwc_conv(node):
+            continue
+        y = node.outputs[0]
+        if not _one_use(y, uses) or len(consumers.get(y.id, ())) != 1:
+            continue
+        add = consumers[y.id][0]
+        bias = _biased(add, node, consumers, uses)
+        if bias is None:
+            continue
+        act = None
+        z = add.outputs[0]
+        if _one_use(z, uses) and len(consumers.get(z.id, ())) == 1:
+            nxt = consumers[z.id][0]
+            if nxt.op in _ACTIVATIONS and not nxt.stateful:
+                act = nxt
+        chains[id(act or add)] = (node, add, bias, act)
+    return chains
+
+
+def _bias_grads(graph: FuncGraph, consumers: dict, made_at: dict, index: dict) -> dict:
+    """id(first node) -> (Conv2DBackpropFilter, Sum) where a filter gradient's dy is also
+    summed over its images and pixels (the bias gradient), and the filter gradient's
+    input is made before the first of the two."""
+    pairs = {}
+    for node in graph.nodes:
+        if node.op != "Conv2DBackpropFilter" or not _static_nhwc_conv(node):
+            continue
+        dy = node.inputs["dy"]
+        for other in consumers.get(dy.id, ()):
+            axis = other.attrs.get("axis") if other.op == "Sum" else None
+            if (other.stateful or axis is None or other.attrs.get("keepdims")
+                    or sorted(a % 4 for a in axis) != [0, 1, 2]
+                    or other.inputs["x"] is not dy or other.outputs[0].dtype is not dy.dtype):
+                continue
+            first = min(index[id(node)], index[id(other)])
+            if made_at.get(node.inputs["x"].id, -1) < first:
+                pairs[id(graph.nodes[first])] = (node, other)
+                break
+    return pairs
+
+
+def _relu_through_pool(graph: FuncGraph, uses: dict, consumers: dict, made_at: dict,
+                       index: dict) -> dict:
+    """id(ReluGrad) -> (MaxPoolGrad, MaxPool) for ReluGrad(MaxPoolGrad(y, g), y): the
+    pooling gradient puts each g at its window's maximum, where y equals the pooled
+    value, so masking by y > 0 after it equals masking g by pooled > 0 before it
+    (MaxPoolGrad(y, ReluGrad(g, MaxPool(y)))): a quarter of the elements for 2x2 windows.
+    Needs y's MaxPool (with the same windows) made before the ReluGrad."""
+    found = {}
+    pools: dict = {}
+    for node in graph.nodes:
+        if node.op == "MaxPool" and not node.stateful:
+            pools.setdefault(node.inputs["x"].id, []).append(node)
+    for node in graph.nodes:
+        if node.op != "ReluGrad" or node.stateful:
+            continue
+        grad = _node_of(node.inputs["dy"])
+        y = node.inputs["y"]
+        if (grad is None or grad.op != "MaxPoolGrad" or grad.stateful
+                or grad.inputs["x"] is not y or not _one_use(node.inputs["dy"], uses)):
+            continue
+        for pool in pools.get(y.id, ()):
+            if (pool.attrs == grad.attrs and index[id(pool)] < index[id(node)]
+                    and pool.outputs[0].dtype is y.dtype):
+                found[id(node)] = (grad, pool)
+                break
+    return found
+
+
+def fuse_convolutions(graph: FuncGraph, outputs: list, report: Report) -> tuple:
+    """Convolution patterns of forward and backward graphs, as TensorFlow's remapper
+    fuses them (equal to rounding):
+    - Conv2D, + bias (Add/BiasAdd of a channel vector), [Relu/Relu6] -> FusedConv2D, at
+      the chain's last node;
+    - Conv2DBackpropFilter(x, dy) and Sum(dy, over images and pixels) -> one
+      Conv2DBackpropFilterWithBias, at the first of the two;
+    - ReluGrad(MaxPoolGrad(y, g), y) -> MaxPoolGrad(y, ReluGrad(g, MaxPool(y))) (exact).
+    All in NHWC, with one use of each value a fused chain hides."""
+    uses = _uses(graph, outputs)
+    consumers: dict = {}
+    for n in graph.nodes:
+        for v in n.inputs.values():
+            for t in (v if type(v) is list else (v,)):
+                if isinstance(t, Tensor) and n not in consumers.setdefault(t.id, []):
+                    consumers[t.id].append(n)
+    index = {id(n): k for k, n in enumerate(graph.nodes)}
+    made_at = {o.id: k for k, n in enumerate(graph.nodes) for o in n.outputs}
+    chains = _conv_chains(graph, uses, consumers)
+    pairs = _bias_grads(graph, consumers, made_at, index)
+    relus = _relu_through_pool(graph, uses, consumers, made_at, index)
+    if not (chains or pairs or relus):
+        return graph, outputs
+    deferred = {id(n) for conv, add, _, act in chains.values() for n in (conv, add, act)
+                if n is not None and n is not (act or add)}
+    deferred |= {id(grad) for grad, _ in relus.values()}
+    later: dict = {}  # id(a member after its fused node) -> its outputs
+    for first_id, (filt, total) in pairs.items():
+        later[id(total) if id(filt) == first_id else id(filt)] = None
+    new, env = start_rebuild(graph)
+
+    def apply(node, ins):
+        key = id(node)
+        if key in deferred:
+            return [None] * len(node.outputs)
+        if key in later:
+            return later[key]
+        if key in chains:
+            conv, add, bias, act = chains[key]
+            attrs = {k: conv.attrs[k] for k in
+                     ("strides", "padding", "dilations", "data_format", "groups")}
+            attrs["activation"] = act.op if act is not None else ""
+            report.convolutions += 1
+            return new.add_op("FusedConv2D", {"x": env[conv.inputs["x"].id],
+                                              "filters": env[conv.inputs["filters"].id],
+                                              "bias": env[bias.id]},
+                              attrs, name=node.name, site=node.site)
+        if key in pairs:
+            filt, total = pairs[key]
+            dw, db = new.add_op("Conv2DBackpropFilterWithBias",
+                                {"x": env[filt.inputs["x"].id], "dy": env[filt.inputs["dy"].id]},
+                                dict(filt.attrs), name=filt.name, site=filt.site)
+            report.convolutions += 1
+            later[id(total) if node is filt else id(filt)] = [db] if node is filt else [dw]
+            return [dw] if node is filt else [db]
+        if key in relus:
+            grad, pool = relus[key]
+            masked = new.add_op("ReluGrad", {"dy": env[grad.inputs["dy"].id],
+                                             "y": env[pool.outputs[0].id]},
+                                {}, name=f"{node.name}/pooled", site=node.site)
+            report.convolutions += 1
+            return new.add_op("MaxPoolGrad", {"x": env[grad.inputs["x"].id], "dy": masked[0]},
+                              dict(grad.attrs), name=grad.name, site=grad.site)
+        return copy_node(new, node, ins, env)
+
+    env = eval_graph(graph, env, apply)
+    return new, finish_rebuild(graph, new, env, outputs, "fusing convolutions")
 
 
 def _freeze(value):

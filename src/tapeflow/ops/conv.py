@@ -11,6 +11,7 @@ matmul's batch dimensions; that is how batched tangents go through them.
 """
 from __future__ import annotations
 
+from .._core import registry as _reg
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.shape import broadcast_shapes, dims_of, known_dims, size_of
@@ -612,3 +613,81 @@ defop("AvgPool", ["x"], shape=_avg_pool_shape,
 defop("AvgPoolGrad", ["dy"], shape=_avg_pool_grad_shape,
       vjp={"dy": lambda g, **a: _avg_pool(g, a)},
       jvp={"dy": lambda t, **a: _avg_pool_grad(t, a["input_hw"], a)})
+
+
+# --------------------------------------------------------------------------- fused
+# Made by the graph optimizer (function/passes.py `fuse_convolutions`, as TensorFlow's
+# remapper makes _FusedConv2D) after differentiation, in NHWC only: no derivative rules.
+# Each is its ops one after another on every backend; a backend with a kernel of the
+# fused op's name (NumPy: generated direct convolutions) runs that instead.
+FUSED_ACTIVATIONS = ("", "Relu", "Relu6")  # FusedConv2D's `activation` attribute
+
+
+def _fused_conv2d_shape(shapes, dtypes, attrs):
+    op = "FusedConv2D"
+    dtype = _check_dtypes(op, dtypes)
+    out = _conv_out_shape(op, shapes["x"], shapes["filters"], attrs)
+    bias, channels = tuple(shapes["bias"]), out[-1]
+    if len(bias) != 1 or _known_ne(bias[0], channels) or attrs["data_format"] != "NHWC":
+        raise InvalidArgumentError(f"{op}: the bias must be a vector of the {channels} "
+                                   f"output channels of an NHWC convolution, got shape "
+                                   f"{list(bias)} ({attrs['data_format']})")
+    if attrs["activation"] not in FUSED_ACTIVATIONS:
+        raise InvalidArgumentError(f"{op}: activation must be one of {FUSED_ACTIVATIONS}, "
+                                   f"got {attrs['activation']!r}")
+    return [(out, dtype)]
+
+
+def _fused_conv2d(inputs, attrs):
+    y = run_kernel("Add", {"x": _conv(inputs["x"], inputs["filters"], attrs),
+                           "y": inputs["bias"]})
+    return run_kernel(attrs["activation"], {"x": y}) if attrs["activation"] else y
+
+
+def _native_kernel(name: str, backend):
+    return _reg.KERNELS[name][backend.name].func
+
+
+def _fused_conv2d_native(inputs, attrs, backend):
+    fused = _reg.KERNELS.get("FusedConv2D", {}).get(backend.name)
+    if fused is not None:
+        return fused.func(inputs, attrs, backend)
+    y = _native_kernel("Conv2D", backend)({"x": inputs["x"], "filters": inputs["filters"]},
+                                          {k: attrs[k] for k in _CONV_ATTRS}, backend)
+    y = _native_kernel("Add", backend)({"x": y, "y": inputs["bias"]}, {}, backend)
+    if attrs["activation"]:
+        y = _native_kernel(attrs["activation"], backend)({"x": y}, {}, backend)
+    return y
+
+
+def _filter_bias_grad_shape(shapes, dtypes, attrs):
+    (dw, dtype), = _backprop_filter_shape(shapes, dtypes, attrs)
+    if attrs["data_format"] != "NHWC" or len(shapes["dy"]) != 4:
+        raise InvalidArgumentError(f"Conv2DBackpropFilterWithBias: NHWC operands of rank 4 "
+                                   f"only, got dy of shape {list(shapes['dy'])} "
+                                   f"({attrs['data_format']})")
+    return [(dw, dtype), ((shapes["dy"][-1],), dtype)]
+
+
+def _filter_bias_grad(inputs, attrs):
+    return [_conv_filter(inputs["x"], inputs["dy"], attrs["filter_hw"], attrs),
+            run_kernel("Sum", {"x": inputs["dy"]}, {"axis": (0, 1, 2), "keepdims": False})]
+
+
+def _filter_bias_grad_native(inputs, attrs, backend):
+    fused = _reg.KERNELS.get("Conv2DBackpropFilterWithBias", {}).get(backend.name)
+    if fused is not None:
+        return fused.func(inputs, attrs, backend)
+    return [_native_kernel("Conv2DBackpropFilter", backend)(inputs, attrs, backend),
+            _native_kernel("Sum", backend)({"x": inputs["dy"]},
+                                           {"axis": (0, 1, 2), "keepdims": False}, backend)]
+
+
+# act(conv2d(x, filters) + bias), act one of FUSED_ACTIVATIONS ("" for none)
+defop("FusedConv2D", ["x", "filters", "bias"], shape=_fused_conv2d_shape, impl=_fused_conv2d,
+      native=_fused_conv2d_native, differentiable=False)
+# (Conv2DBackpropFilter(x, dy), the sum of dy over its images and pixels): a convolution's
+# filter gradient with its bias's, in one pass over dy
+defop("Conv2DBackpropFilterWithBias", ["x", "dy"], num_outputs=2,
+      shape=_filter_bias_grad_shape, impl=_filter_bias_grad, native=_filter_bias_grad_native,
+      differentiable=False)

@@ -15,6 +15,7 @@ from ..._core.buffers import Spares
 from ..._core.context import intra_op_threads
 from ..._core.jit import Loop, set_threads
 from ..._core.threads import choice_for
+from . import conv_direct
 from ._kernel import broadcast_shapes, kernel
 
 
@@ -217,11 +218,30 @@ def _depthwise_filters(w, groups):
     return w.reshape(w.shape[:-2] + (groups, w.shape[-1] // groups))
 
 
+def _direct(x, w, bias, attrs, activation: str):
+    """act(conv(x, w) + bias) by a generated direct loop (conv_direct), or None where it
+    does not apply or is not compiled yet."""
+    work = _work_dtype(x.dtype)
+    x = _nhwc(x, attrs["data_format"])
+    if not conv_direct.applies(x.shape, w.shape, work, attrs["groups"]):
+        return None
+    x = x.astype(work, copy=False)
+    out, pads = _geometry(x.shape[1:3], w.shape[:2], attrs)
+    xp = _pad(x, pads, scratch="pad")
+    y = conv_direct.forward(xp, w.astype(work, copy=False), bias, out, attrs["strides"],
+                            attrs["dilations"], activation,
+                            _SPARE_CONV.empty((x.shape[0],) + out + w.shape[-1:], work))
+    return None if y is None else _from_nhwc(y, attrs["data_format"], x.dtype)
+
+
 @kernel("Conv2D")
 def conv2d(inputs, attrs, backend):
     fmt, groups = attrs["data_format"], attrs["groups"]
     x, w = inputs["x"], inputs["filters"]
     dtype = x.dtype
+    direct = _direct(x, w, None, attrs, "")
+    if direct is not None:
+        return direct.astype(dtype, copy=False)
     work = _work_dtype(dtype)
     x = _nhwc(x, fmt).astype(work, copy=False)
     w = w.astype(work, copy=False)
@@ -319,6 +339,9 @@ def conv2d_backprop_filter(inputs, attrs, backend):
     out, pads = _geometry((h, wd), (kh, kw), attrs)
     if out != (oh, ow):
         raise ValueError(f"dy has spatial size {(oh, ow)} but the input gives {out}")
+    direct = _direct_filter_grad(x, dy, pads, attrs)
+    if direct is not None:
+        return direct[0].astype(dtype, copy=False)
     p = _windows(_pad(x, pads, scratch="pad"), out, (kh, kw), attrs["strides"], attrs["dilations"])
     cg = c // groups
     if groups == 1 and x.ndim == 4 and dy.ndim == 4:
@@ -341,6 +364,49 @@ def conv2d_backprop_filter(inputs, attrs, backend):
         return np.ascontiguousarray(dw.reshape(dw.shape[:-2] + (kh, kw, c, o)), dtype=dtype)
     dw = np.moveaxis(dw, -3, -2)  # [..., G, K, M] -> [..., K, G, M]
     return np.ascontiguousarray(dw.reshape(dw.shape[:-3] + (kh, kw, cg, o)), dtype=dtype)
+
+
+def _direct_filter_grad(x, dy, pads, attrs):
+    """(filter gradient, bias gradient) by a generated direct loop (conv_direct) for
+    NHWC work-dtype `x` and `dy`, or None where it does not apply or is not compiled yet."""
+    if x.ndim != 4 or dy.ndim != 4 or dy.shape[0] != x.shape[0] or not conv_direct.applies(
+            x.shape, tuple(attrs["filter_hw"]) + (x.shape[-1], dy.shape[-1]), x.dtype,
+            attrs["groups"]):
+        return None
+    return conv_direct.filter_grad(_pad(x, pads, scratch="pad"), dy, attrs["filter_hw"],
+                                   attrs["strides"], attrs["dilations"])
+
+
+@kernel("FusedConv2D")
+def fused_conv2d(inputs, attrs, backend):
+    """act(conv2d(x, filters) + bias) (ops/conv.py): one direct loop where it applies."""
+    x, w, bias = inputs["x"], inputs["filters"], inputs["bias"]
+    y = _direct(x, w, bias, attrs, attrs["activation"])
+    if y is not None:
+        return y.astype(x.dtype, copy=False)
+    y = conv2d({"x": x, "filters": w}, attrs, backend)
+    y += bias  # (a new array: Conv2D's output is this kernel's alone)
+    if attrs["activation"] == "Relu":
+        np.maximum(y, 0, out=y)
+    elif attrs["activation"] == "Relu6":
+        np.clip(y, 0, 6, out=y)
+    return y
+
+
+@kernel("Conv2DBackpropFilterWithBias")
+def conv2d_backprop_filter_with_bias(inputs, attrs, backend):
+    """(Conv2DBackpropFilter, dy summed over its images and pixels) (ops/conv.py)."""
+    x, dy = inputs["x"], inputs["dy"]
+    dtype, work = x.dtype, _work_dtype(x.dtype)
+    if x.ndim == dy.ndim == 4:
+        out, pads = _geometry(x.shape[1:3], attrs["filter_hw"], attrs)
+        if out == dy.shape[1:3]:
+            direct = _direct_filter_grad(x.astype(work, copy=False),
+                                         dy.astype(work, copy=False), pads, attrs)
+            if direct is not None:
+                return [d.astype(dtype, copy=False) for d in direct]
+    return [conv2d_backprop_filter(inputs, attrs, backend),
+            np.add.reduce(dy, axis=(0, 1, 2), dtype=dy.dtype)]
 
 
 # --------------------------------------------------------------------------- pooling
