@@ -638,7 +638,14 @@ def _fused_conv2d_shape(shapes, dtypes, attrs):
     return [(out, dtype)]
 
 
+def _checked(rule, inputs, attrs) -> None:
+    """Run a composite op's shape rule on its operands (its ops would report theirs)."""
+    rule({k: tuple(v._shape) for k, v in inputs.items()},
+         {k: v.dtype for k, v in inputs.items()}, attrs)
+
+
 def _fused_conv2d(inputs, attrs):
+    _checked(_fused_conv2d_shape, inputs, attrs)
     y = run_kernel("Add", {"x": _conv(inputs["x"], inputs["filters"], attrs),
                            "y": inputs["bias"]})
     return run_kernel(attrs["activation"], {"x": y}) if attrs["activation"] else y
@@ -670,6 +677,7 @@ def _filter_bias_grad_shape(shapes, dtypes, attrs):
 
 
 def _filter_bias_grad(inputs, attrs):
+    _checked(_filter_bias_grad_shape, inputs, attrs)
     return [_conv_filter(inputs["x"], inputs["dy"], attrs["filter_hw"], attrs),
             run_kernel("Sum", {"x": inputs["dy"]}, {"axis": (0, 1, 2), "keepdims": False})]
 

@@ -3,7 +3,7 @@ convolution as im2col (one strided slice per filter tap, stacked) and one matmul
 input gradient scatters the taps back with slice assignments. Grouped or batched
 filters, and the average pool, fall back to NumPy's kernels."""
 from ..numpy.conv import _geometry, _pool_geometry, _window_counts
-from ._kernel import numpy_fallback, xp_kernel
+from ._kernel import numpy_fallback, xp_kernel, XP_KERNELS
 
 
 def _nhwc(xp, x, fmt):
@@ -204,3 +204,16 @@ def avg_pool_grad(inputs, attrs, b):
             at = _tap(i, j, out, attrs["strides"], (1, 1))
             dx[at] = dx[at] + share
     return _from_nhwc(xp, dx[:, pt:pt + hw[0], pl:pl + hw[1], :], fmt)
+
+
+# The optimizer's fused convolutions (ops/conv.py): this backend's kernels in turn.
+@xp_kernel("FusedConv2D")
+def fused_conv2d(inputs, attrs, b):
+    y = conv2d(inputs, attrs, b) + inputs["bias"]
+    return XP_KERNELS[attrs["activation"]]({"x": y}, {}, b) if attrs["activation"] else y
+
+
+@xp_kernel("Conv2DBackpropFilterWithBias")
+def conv2d_backprop_filter_with_bias(inputs, attrs, b):
+    return [conv2d_backprop_filter(inputs, attrs, b),
+            b.xp.sum(inputs["dy"], axis=(0, 1, 2))]

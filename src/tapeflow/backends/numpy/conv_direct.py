@@ -32,8 +32,9 @@ from ..._core.threads import choice_for
 DIRECT_MAX_CHANNELS = 4
 DIRECT_MAX_FILTERS = 32
 UNROLL_WEIGHTS = 128  # filter elements up to which the taps are unrolled (`_source`)
-# Output elements from which a convolution runs directly: each geometry compiles for
-# seconds (in the background), which only convolutions that recur on real data repay.
+# Input pixels times filters (about the output's elements) from which a convolution runs
+# directly: each geometry compiles for seconds (in the background), which only
+# convolutions on real data repay.
 DIRECT_FROM = 1 << 14
 ACTIVATIONS = ("", "Relu", "Relu6")  # those fused into the forward loop
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
