@@ -21,8 +21,9 @@ def default_options():
 
 
 @pytest.fixture
-def compile_now():
-    """Loops compiled on first use (not in the background) for the test."""
+def compile_now(monkeypatch):
+    """Loops compiled on first use (not in the background, not after a few calls)."""
+    monkeypatch.setattr(conv_direct, "COMPILE_AFTER", 1)
     jit.set_background(False)
     yield
     jit.set_background(True)
@@ -262,3 +263,17 @@ def test_small_and_unsupported_convolutions_keep_im2col():
     assert not conv_direct.applies((32, 28, 28, 1), (3, 3, 1, 64), f32, 1)  # many filters
     assert not conv_direct.applies((32, 28, 28, 1), (3, 3, 1, 8), np.dtype(np.int32), 1)
     assert not conv_direct.applies((32, 28, 28, 2), (3, 3, 1, 8), f32, 1)  # mismatch
+
+
+def test_a_geometry_compiles_only_once_it_recurs(monkeypatch):
+    """A traced function's first call must not wait for numba: the loops of a geometry
+    are made from its COMPILE_AFTER-th call (until then and while they compile, im2col)."""
+    monkeypatch.setattr(conv_direct, "_loops", {})
+    monkeypatch.setattr(conv_direct, "_calls", {})
+    x = np.ones((8, 20, 20, 1), np.float32)
+    w = np.ones((3, 3, 1, 8), np.float32)
+    for call in range(1, conv_direct.COMPILE_AFTER):
+        assert conv_direct.forward(x, w, None, (18, 18), (1, 1), (1, 1), "") is None
+        assert not conv_direct._loops
+    conv_direct.forward(x, w, None, (18, 18), (1, 1), (1, 1), "")
+    assert len(conv_direct._loops) == 1

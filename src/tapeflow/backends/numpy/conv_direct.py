@@ -39,7 +39,11 @@ DIRECT_FROM = 1 << 14
 ACTIVATIONS = ("", "Relu", "Relu6")  # those fused into the forward loop
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 SPLIT_FROM = 1 << 15  # output elements: smaller convolutions run on the calling thread
+# Calls of one geometry before its loops compile: a compile holds the GIL for seconds in
+# numba's Python passes, which would slow a traced function's first call several times.
+COMPILE_AFTER = 3
 _loops: dict = {}  # geometry -> (forward Loop, filter_grad Loop)
+_calls: dict = {}  # geometry -> calls so far, until COMPILE_AFTER
 _CHOICES: dict = {}  # (kind, shapes, dtype) -> ThreadChoice
 
 
@@ -152,10 +156,14 @@ def _source(kh: int, kw: int, c: int, f: int, strides: tuple, dilations: tuple,
     return "\n".join(lines) + "\n"
 
 
-def _loops_for(w_shape: tuple, strides: tuple, dilations: tuple, activation: str) -> tuple:
+def _loops_for(w_shape: tuple, strides: tuple, dilations: tuple, activation: str):
+    """The (forward, filter_grad) Loops of a geometry, or None for its first calls."""
     key = (tuple(w_shape), tuple(strides), tuple(dilations), activation)
     loops = _loops.get(key)
     if loops is None:
+        calls = _calls[key] = _calls.get(key, 0) + 1
+        if calls < COMPILE_AFTER:
+            return None
         module = source_module(_source(*w_shape, tuple(strides), tuple(dilations),
                                        activation), "conv")
         loops = _loops[key] = (Loop(module.forward, parallel=True, slp=True),
@@ -193,7 +201,8 @@ def forward(xp: np.ndarray, w: np.ndarray, b: np.ndarray | None, out_hw: tuple,
                                              dtype)
     zero = dtype.type(0)
     args = (xp, w, b, y, zero)
-    run = _loops_for(w.shape, strides, dilations, activation)[0].ready(*args, 1)
+    loops = _loops_for(w.shape, strides, dilations, activation)
+    run = None if loops is None else loops[0].ready(*args, 1)
     if run is None:
         return None
     _run(run, args, "forward", xp.shape[0], y.size, (xp.shape, w.shape, dtype))
@@ -209,7 +218,8 @@ def filter_grad(xp: np.ndarray, dy: np.ndarray, filter_hw: tuple, strides: tuple
     w_shape = tuple(filter_hw) + (xp.shape[-1], dy.shape[-1])
     out = np.empty(math.prod(w_shape) + dy.shape[-1], dtype)
     args = (xp, dy, out, dtype.type(0))
-    run = _loops_for(w_shape, strides, dilations, "")[1].ready(*args, 1)
+    loops = _loops_for(w_shape, strides, dilations, "")
+    run = None if loops is None else loops[1].ready(*args, 1)
     if run is None:
         return None
     _run(run, args, "filter_grad", xp.shape[0], dy.size, (xp.shape, w_shape, dtype))
