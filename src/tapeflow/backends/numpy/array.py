@@ -99,7 +99,16 @@ def split(inputs, attrs, backend):
 def stack(inputs, attrs, backend):
     xs = inputs["values"]
     check_rank("stack", (xs[0].ndim if xs else 0) + 1)
-    return np.stack(inputs["values"], axis=attrs["axis"])
+    first = xs[0] if xs else None
+    if attrs["axis"] == 0 and first is not None and all(
+            type(v) is np.ndarray and v.shape == first.shape and v.dtype == first.dtype
+            for v in xs):
+        # rows copied into one array: np.stack's generic path costs ~10 us a call
+        out = np.empty((len(xs),) + first.shape, first.dtype)
+        for k, v in enumerate(xs):
+            out[k] = v
+        return out
+    return np.stack(xs, axis=attrs["axis"])
 
 
 @kernel("Unstack")
