@@ -277,3 +277,20 @@ def test_a_geometry_compiles_only_once_it_recurs(monkeypatch):
         assert not conv_direct._loops
     conv_direct.forward(x, w, None, (18, 18), (1, 1), (1, 1), "")
     assert len(conv_direct._loops) == 1
+
+
+def test_without_numba_fused_convolutions_run_im2col(monkeypatch):
+    monkeypatch.setattr(jit, "available", lambda: False)
+    monkeypatch.setattr(conv_direct, "_loops", {})
+    monkeypatch.setattr(conv_direct, "COMPILE_AFTER", 1)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 20, 20, 1))
+    w, b = rng.standard_normal((3, 3, 1, 8)), rng.standard_normal(8)
+    assert conv_direct.forward(x, w, b, (18, 18), (1, 1), (1, 1), "Relu") is None
+    assert conv_direct.filter_grad(x, np.ones((8, 18, 18, 8)), (3, 3), (1, 1), (1, 1)) is None
+    attrs = {"strides": (1, 1), "padding": "VALID", "dilations": (1, 1),
+             "data_format": "NHWC", "groups": 1}
+    got = np_conv.fused_conv2d({"x": x, "filters": w, "bias": b},
+                               dict(attrs, activation="Relu6"), None)
+    want = np.clip(np_conv.conv2d({"x": x, "filters": w}, attrs, None) + b, 0, 6)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
