@@ -34,6 +34,7 @@ from .._core.registry import define_op
 from .._core.threads import ThreadChoice, pool
 from .._core.tensor import Tensor
 from .graph import FuncGraph
+from . import vmath
 from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
 
 # op -> (input names, expression over them; T is the dtype's scalar type)
@@ -518,6 +519,15 @@ def generate(region: Region, exported: set) -> tuple:
               "", "def threads(n):  # (numba's setting is per calling thread)",
               "    set_num_threads(max(1, min(n, config.NUMBA_NUM_THREADS)))", "",
               f"T = np.{region.dtype.name}", ""]
+    loop_lines = lines
+    if _vector_math(region.dtype.name, [n.op for n in region.members]):
+        # float32 exp and tanh as arithmetic LLVM vectorizes (vmath.py), in the loops only
+        source += vmath.PRELUDE.splitlines() + [""]
+        loop_lines = []
+        for var, expression in lines:
+            for old, new in vmath.RENAMES:
+                expression = expression.replace(old, new)
+            loop_lines.append((var, expression))
     empty = row == 0 or 0 in sizes.values()  # (no elements: nothing to tile)
     row = max(row, 1)
     block = row * max(1, BLOCK_ELEMENTS // row)
@@ -530,9 +540,10 @@ def generate(region: Region, exported: set) -> tuple:
                    f"def {variant}(lo, hi, {'parts, ' if parallel else ''}"
                    f"{', '.join(params + stored)}):"]
         if row > MAX_BLOCK_ROW or empty:
-            source += _element_loop(parallel, lines, names, outputs, sums, arrays, sizes, row)
+            source += _element_loop(parallel, loop_lines, names, outputs, sums, arrays, sizes,
+                                    row)
         else:
-            source += _block_loop(parallel, lines, names, outputs, sums, arrays, sizes,
+            source += _block_loop(parallel, loop_lines, names, outputs, sums, arrays, sizes,
                                   block)
         source.append("")
     # NumPy blocks start and end on rows of the widest suffix: full operands are viewed
@@ -549,8 +560,14 @@ def generate(region: Region, exported: set) -> tuple:
 
 
 # Ops whose NumPy loops are vectorized (SIMD) where numba calls a scalar libm function:
-# a large region holding one runs as NumPy blocks from threads instead of one numba loop.
+# a large region holding one runs as NumPy blocks from threads instead of one numba loop
+# (except float32's exp, tanh and sigmoid: vmath.py vectorizes them).
 TRANSCENDENTAL = {"Exp", "Expm1", "Log", "Log1p", "Sin", "Cos", "Tanh", "Sigmoid"}
+
+
+def _vector_math(dtype_name: str, members) -> bool:
+    """Whether a region's loops use vmath's functions."""
+    return dtype_name == "float32" and any(op in vmath.OPS for op in members)
 BLOCK = 1 << 17  # elements per NumPy block: temporaries stay in cache, calls stay few
 
 _compiled: dict = {}  # source -> (numba loop, NumPy block function, parallel numba loop)
@@ -585,7 +602,8 @@ class FusedKernel:
         self.source, self.n_outputs, self.reductions = source, n_outputs, reductions
         self.shape = shape  # the region's (static) shape; None: the first array input's
         self.dtype, self.members = np.dtype(dtype._np), members
-        self.transcendental = bool(TRANSCENDENTAL.intersection(members))
+        scalar = TRANSCENDENTAL - (set(vmath.OPS) if self.dtype == np.float32 else set())
+        self.transcendental = bool(scalar.intersection(members))
         self._kernels = None
         self.compiled = True  # False once numba failed on it: the NumPy blocks run instead
         # per loop variant (0 serial, 2 parallel): True when compiled, else the future

@@ -1,0 +1,72 @@
+"""float32 exp, tanh and sigmoid in fused loops (function/vmath.py): within 1-2 ulp of
+the exact values over their whole range, IEEE special values as NumPy gives them, and
+large float32 regions holding them run as one loop (not NumPy blocks)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow._core import jit
+from tapeflow.function import fuse, vmath
+
+pytestmark = pytest.mark.skipif(not jit.available(), reason="fused loops need numba")
+
+SPECIALS = np.array([0.0, -0.0, 1e-30, -1e-30, 1e-45, 0.624, 0.625, -0.626, 9.0, 20.0,
+                     88.72, 88.73, 89.0, 100.0, -87.3, -88.0, -100.0, -103.9, -104.0,
+                     -200.0, np.inf, -np.inf, np.nan], np.float32)
+
+
+@pytest.fixture
+def compile_now():
+    jit.set_background(False)
+    yield
+    jit.set_background(True)
+
+
+def fused_call(op, x):
+    """op(x) * y (y ones: a two-op float32 region) through a fused loop, and its kernel."""
+    f = tf.function(lambda x, y: op(x) * y)
+    y = tf.ones_like(x)
+    out = f(x, y).numpy()
+    kernels = [n.attrs["kernel"] for n in f.get_concrete_function(x, y).optimized_graph
+               .get_operations() if n.op == "FusedElementwise"]
+    assert len(kernels) == 1
+    return out, kernels[0]
+
+
+def ulps(got, exact):
+    """|got - exact| in units of the float32 spacing at `exact` (finite, normal only)."""
+    spacing = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    return np.abs(got.astype(np.float64) - exact) / spacing
+
+
+@pytest.mark.parametrize("name, op, exact, bound", [
+    ("exp", tf.exp, np.exp, 1.0),
+    ("tanh", tf.tanh, np.tanh, 2.0),
+    ("sigmoid", tf.sigmoid, lambda v: 1 / (1 + np.exp(-v)), 3.0),
+])
+def test_float32_transcendentals_are_within_a_few_ulp(name, op, exact, bound, compile_now):
+    sweep = np.concatenate([np.linspace(-110, 95, 300_001, dtype=np.float32),
+                            np.geomspace(1e-6, 2.0, 20_001, dtype=np.float32)])
+    x = np.concatenate([sweep, -sweep[-20_001:], SPECIALS])
+    got, kernel = fused_call(op, tf.constant(x))
+    assert not kernel.transcendental and kernel._ready.get(2) is True  # the fused loop ran
+    want = exact(x.astype(np.float64))
+    normal = np.isfinite(want) & (np.abs(want) >= np.finfo(np.float32).tiny) & (
+        np.abs(want) < np.finfo(np.float32).max)
+    assert ulps(got[normal], want[normal]).max() <= bound
+    # special values as NumPy's float32 functions give them (subnormals: within 3 steps
+    # of 1.4e-45: the polynomial's result is rounded again as it is scaled)
+    with np.errstate(all="ignore"):
+        numpy = exact(x).astype(np.float32)
+    np.testing.assert_allclose(got[~normal], numpy[~normal], rtol=0, atol=4.3e-45)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(x))
+
+
+def test_float64_regions_keep_numpy_blocks_for_transcendentals():
+    _, kernel = fused_call(tf.exp, tf.constant(np.linspace(-1, 1, 10), tf.float64))
+    assert kernel.transcendental
+    _, kernel = fused_call(tf.math.log, tf.constant(np.linspace(1, 2, 10), tf.float32))
+    assert kernel.transcendental  # (no vectorized log: NumPy's SIMD loop for large arrays)
+    assert set(vmath.OPS) <= fuse.TRANSCENDENTAL
