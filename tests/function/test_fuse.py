@@ -197,10 +197,13 @@ def test_a_kernel_compiles_in_the_background_while_numpy_blocks_run(monkeypatch,
         x = tf.constant(np.linspace(-2, 2, 64), dtype=tf.float64)
         want = tf.function(f, jit_compile=False)(x).numpy()
         g = tf.function(f)
-        first = g(x).numpy()  # runs at once as NumPy blocks; the loop compiles meanwhile
+        first = g(x).numpy()  # runs at once as NumPy blocks, compiling nothing yet
         kernel = fused_nodes(g.get_concrete_function(x))[0].attrs["kernel"]
+        assert 0 not in kernel._ready and fuse.COMPILE_AFTER == 2
+        second = g(x).numpy()  # NumPy blocks again; the loop compiles meanwhile
         assert not isinstance(kernel._ready[0], (bool, str))  # a background future
         np.testing.assert_allclose(first, want, rtol=1e-13)
+        np.testing.assert_allclose(second, want, rtol=1e-13)
         fuse.wait_compiled()
         later = g(x).numpy()  # the compiled loop from now on
         assert kernel._ready[0] is True and kernel.compiled

@@ -587,7 +587,11 @@ def compile_source(source: str):
 
 # Tiered compilation: a kernel not yet in the disk cache is compiled by one background
 # thread while its region runs as NumPy blocks; the compiled loop takes over from the
-# first call after it is ready. A first call then costs tracing and optimizing only.
+# first call after it is ready. A first call then costs tracing and optimizing only: the
+# compile starts on the COMPILE_AFTER-th call (numba's passes are Python, holding the
+# GIL for much of a compile: begun during a first call, they slowed W3's from 25 to
+# 155 ms), and never for a kernel that runs once.
+COMPILE_AFTER = 2
 def _deep_recursion(members: int) -> int:
     """The recursion limit numba needs for a kernel of `members` ops."""
     return max(sys.getrecursionlimit(), 10 * members + 1000)
@@ -610,6 +614,7 @@ class FusedKernel:
         # of its background compile, or None before its first call
         self._ready: dict = {}
         self._loop = None  # the compiled loop once it ran (a static shape: one variant)
+        self._calls = 0  # calls before the loop took over (see COMPILE_AFTER)
         self._size, self._parallel = 0, False
         self._threads = ThreadChoice()
         self._spares = [Spares() for _ in range(n_outputs)]  # steady-state outputs
@@ -636,6 +641,7 @@ class FusedKernel:
                 self._threads.record(True, time.perf_counter() - start)
             shape = self.shape
             return [o.reshape(shape) for o in outs] + [np.asarray(v, dtype) for v in sums]
+        self._calls += 1
         if self._kernels is None:
             self._kernels = compile_source(self.source)  # (imports; numba compiles later)
         shape = self.shape or next(a.shape for a in arrays if a.ndim)
@@ -677,6 +683,8 @@ class FusedKernel:
             if not jit.background() or os.path.exists(self._marker(variant)):
                 self._ready[variant] = "now"  # compiled (or loaded) by this call
                 return True
+            if self._calls < COMPILE_AFTER:
+                return False  # not yet: a compile now would slow this (first) call
             # a zero-length call with arrays of the same types compiles the loop
             dummy = [np.empty(1, a.dtype) if isinstance(a, np.ndarray) else a
                      for a in args + outs]
