@@ -165,6 +165,7 @@ def test_a_region_numba_cannot_compile_runs_as_numpy_blocks(monkeypatch):
     kernel._kernels = fuse.compile_source(kernel.source)
     kernel._kernels = (refuse, kernel._kernels[1], refuse, *kernel._kernels[3:])
     kernel._loop, kernel._ready = None, {}  # (another test may have run this region)
+    monkeypatch.setattr(fuse, "COMPILE_AFTER", 1)  # (a cold cache: compile on this call)
     got = f(x)
     fuse.wait_compiled()  # (on a cold cache the refused compile runs in the background)
     assert kernel.compiled is False
