@@ -3,10 +3,10 @@ by numba (the `jit` extra), for the convolutions where im2col and BLAS do badly.
 
 A first layer (3x3 taps, 1-3 channels, 8-32 filters) multiplies matrices with an inner
 dimension of 9-27: BLAS runs them at a fraction of its speed, and im2col first copies
-the input nine times over. Here every weight is a local variable and the taps and
-filters are unrolled, so each output pixel is a few vector multiply-adds across the
-filters (LLVM's SLP vectorizer joins the per-filter statements) and the input is read in
-place. For W6's 3x3x1x8 convolution: 46 us against 240 for im2col + BLAS, and the
+the input nine times over. Here the filters are unrolled (and, for small filters, the
+taps too, every weight a local variable), so each output pixel is a few vector
+multiply-adds across the filters (LLVM's SLP vectorizer joins the per-filter statements)
+and the input is read in place. For W6's 3x3x1x8 convolution: 46 us against 240 for im2col + BLAS, and the
 filter gradient (with the bias gradient, its sum over pixels) 56 against 240 + 40.
 
     forward(xp, w, b, y, zero, parts)     y = act(conv(xp, w) + b)
@@ -36,7 +36,6 @@ UNROLL_WEIGHTS = 128  # filter elements up to which the taps are unrolled (`_sou
 # directly: each geometry compiles for seconds (in the background), which only
 # convolutions on real data repay.
 DIRECT_FROM = 1 << 14
-ACTIVATIONS = ("", "Relu", "Relu6")  # those fused into the forward loop
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 SPLIT_FROM = 1 << 15  # output elements: smaller convolutions run on the calling thread
 # Calls of one geometry before its loops compile: a compile holds the GIL for seconds in
