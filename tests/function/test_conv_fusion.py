@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow._core import jit
+from tapeflow._core import jit, threads
 from tapeflow.backends.numpy import conv as np_conv, conv_direct
 from tapeflow.function import passes
 
@@ -245,7 +245,7 @@ def test_direct_loops_split_images_over_threads(compile_now, monkeypatch):
     b = np.zeros(8, np.float32)
     one = conv_direct.forward(x, w, b, (38, 38), (1, 1), (1, 1), "Relu")
     dw1, db1 = conv_direct.filter_grad(x, one, (3, 3), (1, 1), (1, 1))
-    monkeypatch.setattr(conv_direct, "intra_op_threads", lambda: 3)
+    monkeypatch.setattr(threads, "intra_op_threads", lambda: 3)
     for _ in range(8):  # (the thread choice tries both ways)
         split = conv_direct.forward(x, w, b, (38, 38), (1, 1), (1, 1), "Relu")
         np.testing.assert_array_equal(split, one)  # each image alone: the same sums

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
+
+from .context import intra_op_threads
+from .jit import set_threads
 
 _pool: list = []
 _started = itertools.count()
@@ -87,3 +91,22 @@ def choice_for(choices: dict, key) -> ThreadChoice:
             choices.clear()
         choice = choices[key] = ThreadChoice()
     return choice
+
+
+def run_images(run, args: tuple, batch: int, choices: dict, key) -> None:
+    """`run(*args, parts)`, a compiled parallel loop whose `parts` runs of images split
+    over numba's threads: one run on the calling thread for a batch of one or one intra-op
+    thread, else split when measured faster (the ThreadChoice `choices[key]`)."""
+    if batch < 2 or intra_op_threads() < 2:
+        run(*args, 1)
+        return
+    choice = choice_for(choices, key)
+    several = choice.several()
+    start = time.perf_counter()
+    if several:
+        parts = min(intra_op_threads(), batch)
+        set_threads(parts)
+        run(*args, parts)
+    else:
+        run(*args, 1)
+    choice.record(several, time.perf_counter() - start)

@@ -6,15 +6,13 @@ matmul's batch dimensions; batched tangents go through the same kernels that way
 """
 import math
 import threading
-import time
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..._core.buffers import Spares
-from ..._core.context import intra_op_threads
-from ..._core.jit import Loop, set_threads
-from ..._core.threads import choice_for
+from ..._core.jit import Loop
+from ..._core.threads import run_images
 from . import conv_direct
 from ._kernel import broadcast_shapes, kernel
 
@@ -598,22 +596,13 @@ def _scan(xp, g, out, attrs, mode) -> bool:
     run = loop.ready(*args)
     if run is None:
         return False
-    batch = out.shape[0]
-    if xp.size < SPLIT_POOLING_FROM or batch < 2 or intra_op_threads() < 2:
+    if xp.size < SPLIT_POOLING_FROM:
         run(*args)
         return True
     # every window belongs to one image: the images split over the intra-op threads (the
-    # loop's prange) when measured faster (ThreadChoice)
-    choice = choice_for(_POOL_CHOICES, (mode, xp.shape, g.shape, xp.dtype))
-    several = choice.several()
-    start = time.perf_counter()
-    if several:
-        parts = min(intra_op_threads(), batch)
-        set_threads(parts)
-        run(*args[:-1], parts)
-    else:
-        run(*args)
-    choice.record(several, time.perf_counter() - start)
+    # loop's prange) when measured faster
+    run_images(run, args[:-1], out.shape[0], _POOL_CHOICES,
+               (mode, xp.shape, g.shape, xp.dtype))
     return True
 
 

@@ -19,13 +19,11 @@ equal the im2col kernels' to rounding: the sums run in another order.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
-from ..._core.context import intra_op_threads
-from ..._core.jit import Loop, set_threads, source_module
-from ..._core.threads import choice_for
+from ..._core.jit import Loop, source_module
+from ..._core.threads import run_images
 
 # Input channels and filters up to which a convolution runs directly: past them BLAS's
 # products are long enough to win, or the filters' sums no longer fit in registers.
@@ -170,22 +168,11 @@ def _loops_for(w_shape: tuple, strides: tuple, dilations: tuple, activation: str
     return loops
 
 
-def _run(run, args: tuple, kind: str, batch: int, size: int, key: tuple) -> None:
-    """`run(*args, parts)` with the images in one run, or split over the intra-op
-    threads when measured faster (ThreadChoice)."""
-    if size < SPLIT_FROM or batch < 2 or intra_op_threads() < 2:
+def _run(run, args: tuple, kind: str, size: int, key: tuple) -> None:
+    if size < SPLIT_FROM:  # (too small to repay starting threads)
         run(*args, 1)
-        return
-    choice = choice_for(_CHOICES, (kind,) + key)
-    several = choice.several()
-    start = time.perf_counter()
-    if several:
-        parts = min(intra_op_threads(), batch)
-        set_threads(parts)
-        run(*args, parts)
     else:
-        run(*args, 1)
-    choice.record(several, time.perf_counter() - start)
+        run_images(run, args, args[0].shape[0], _CHOICES, (kind,) + key)
 
 
 def forward(xp: np.ndarray, w: np.ndarray, b: np.ndarray | None, out_hw: tuple,
@@ -204,7 +191,7 @@ def forward(xp: np.ndarray, w: np.ndarray, b: np.ndarray | None, out_hw: tuple,
     run = None if loops is None else loops[0].ready(*args, 1)
     if run is None:
         return None
-    _run(run, args, "forward", xp.shape[0], y.size, (xp.shape, w.shape, dtype))
+    _run(run, args, "forward", y.size, (xp.shape, w.shape, dtype))
     return y
 
 
@@ -221,5 +208,5 @@ def filter_grad(xp: np.ndarray, dy: np.ndarray, filter_hw: tuple, strides: tuple
     run = None if loops is None else loops[1].ready(*args, 1)
     if run is None:
         return None
-    _run(run, args, "filter_grad", xp.shape[0], dy.size, (xp.shape, w_shape, dtype))
+    _run(run, args, "filter_grad", dy.size, (xp.shape, w_shape, dtype))
     return out[:-dy.shape[-1]].reshape(w_shape), out[-dy.shape[-1]:]
