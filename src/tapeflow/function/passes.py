@@ -427,7 +427,7 @@ def _static_nhwc_conv(node) -> bool:
             and x.dtype.is_floating and not x.dtype.is_complex)
 
 
-def _biased(node, conv, consumers: dict, uses: dict):
+def _biased(node, conv):
     """The bias when `node` adds a vector over the channels to `conv`'s output, else None."""
     y = conv.outputs[0]
     if node.stateful or node.op not in ("Add", "AddV2", "BiasAdd"):
@@ -458,7 +458,7 @@ def _conv_chains(graph: FuncGraph, uses: dict, consumers: dict) -> dict:
         if not _one_use(y, uses) or len(consumers.get(y.id, ())) != 1:
             continue
         add = consumers[y.id][0]
-        bias = _biased(add, node, consumers, uses)
+        bias = _biased(add, node)
         if bias is None:
             continue
         act = None
@@ -493,8 +493,7 @@ def _bias_grads(graph: FuncGraph, consumers: dict, made_at: dict, index: dict) -
     return pairs
 
 
-def _relu_through_pool(graph: FuncGraph, uses: dict, consumers: dict, made_at: dict,
-                       index: dict) -> dict:
+def _relu_through_pool(graph: FuncGraph, uses: dict, index: dict) -> dict:
     """id(ReluGrad) -> (MaxPoolGrad, MaxPool) for ReluGrad(MaxPoolGrad(y, g), y): the
     pooling gradient puts each g at its window's maximum, where y equals the pooled
     value, so masking by y > 0 after it equals masking g by pooled > 0 before it
@@ -541,7 +540,7 @@ def fuse_convolutions(graph: FuncGraph, outputs: list, report: Report) -> tuple:
     made_at = {o.id: k for k, n in enumerate(graph.nodes) for o in n.outputs}
     chains = _conv_chains(graph, uses, consumers)
     pairs = _bias_grads(graph, consumers, made_at, index)
-    relus = _relu_through_pool(graph, uses, consumers, made_at, index)
+    relus = _relu_through_pool(graph, uses, index)
     if not (chains or pairs or relus):
         return graph, outputs
     deferred = {id(n) for conv, add, _, act in chains.values() for n in (conv, add, act)
