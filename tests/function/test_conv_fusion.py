@@ -24,9 +24,12 @@ def default_options():
 def compile_now(monkeypatch):
     """Loops compiled on first use (not in the background, not after a few calls)."""
     monkeypatch.setattr(conv_direct, "COMPILE_AFTER", 1)
+    # (the setting is restored, not turned on: a compile left running in the background
+    # would race later tests' warning filters through numba's catch_warnings)
+    before = jit.background()
     jit.set_background(False)
     yield
-    jit.set_background(True)
+    jit.set_background(before)
 
 
 @pytest.fixture

@@ -19,9 +19,10 @@ SPECIALS = np.array([0.0, -0.0, 1e-30, -1e-30, 1e-45, 0.624, 0.625, -0.626, 9.0,
 
 @pytest.fixture
 def compile_now():
+    before = jit.background()
     jit.set_background(False)
     yield
-    jit.set_background(True)
+    jit.set_background(before)
 
 
 def fused_call(op, x):
