@@ -238,6 +238,24 @@ class Loop:
             state = self._state[key] = state.result()
         return self._jit if state else None
 
+    def ready_now(self, *args) -> Callable | None:
+        """The compiled function for the types of `args`, compiled (or loaded from the
+        disk cache) on this call if need be, waiting for a background compile of it;
+        None only without numba or when numba could not compile it. For loops whose
+        results differ in bits from their NumPy formulation: a caller that switched
+        from one to the other between calls would not give the same bits every call."""
+        key = tuple((a.dtype.num, a.ndim, a.flags.c_contiguous) if isinstance(a, np.ndarray)
+                    else type(a) for a in args)
+        state = self._state.get(key)
+        if state is None:
+            if not available():
+                self._state[key] = False
+                return None
+            state = self._compile(key, args)
+        elif isinstance(state, Future):
+            state = self._state[key] = state.result()
+        return self._jit if state else None
+
     def _compile(self, key: tuple, args: tuple) -> bool:
         import numba  # optional: the jit extra
         if self._jit is None:

@@ -13,8 +13,9 @@ Kernels are cached by their generated source: in memory, and on disk (numba's ca
 next to the generated module under `$TAPEFLOW_CACHE`, default `~/.cache/tapeflow`), so a
 retrace or a new process does not compile again. Without numba, or with
 `function(..., jit_compile=False)` or the "remapping" option off, nothing is fused.
-Fused results equal the unfused ones to rounding: numba's transcendental functions and a
-parallel sum may differ from NumPy's in the last bits.
+Fused results equal the unfused ones to rounding: numba's transcendental functions and the
+fixed order of fused sums (`_core/summation.py`) may differ from NumPy's in the last bits;
+a fused kernel itself gives the same bits on every call, whatever its thread count.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from .._core import jit
 from .._core.buffers import Spares
 from .._core.context import intra_op_threads
 from .._core.jit import available, set_background, wait_compiled  # noqa: F401 (API)
+from .._core.summation import ordered_sum
 from .._core.registry import define_op
 from .._core.threads import ThreadChoice, pool
 from .._core.tensor import Tensor
@@ -360,13 +362,12 @@ MAX_BLOCK_ROW = 2048  # broadcast rows longer than this: one loop over the eleme
 def _element_loop(parallel, lines, names, outputs, sums, arrays, sizes, row) -> list:
     """Loop body source: every element through the whole region, one at a time."""
     loop = "prange" if parallel else "range"
-    source = [] if parallel else [f"    acc{k} = 0.0" for k in range(len(sums))]
+    source = []
     # views of [lo, hi): indices from a range starting at 0 are known non-negative, so
     # numba drops its negative-index wraparound, which keeps LLVM from vectorizing
     source += [f"    v{k} = a{k}[lo:hi]" for k in arrays if k not in sizes]
     source += [f"    w{k} = o{k}[lo:hi]" for k in range(len(outputs))]
-    if parallel:
-        source += [f"    q{k} = r{k}[lo:hi]" for k in range(len(sums))]
+    source += [f"    q{k} = r{k}[lo:hi]" for k in range(len(sums))]
     if sizes:  # rows of the widest suffix: its operands are read at the column
         source += [f"    for r in {loop}((hi - lo) // {row}):",
                    f"        for c in range({row}):",
@@ -381,11 +382,8 @@ def _element_loop(parallel, lines, names, outputs, sums, arrays, sizes, row) -> 
         reads = [f"x{k} = v{k}[j]" for k in arrays]
     source += [pad + line for line in reads + [f"{v} = {e}" for v, e in lines]]
     source += [f"{pad}w{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
-    if parallel:
-        source += [f"{pad}q{k}[j] = {v}" for k, v in enumerate(sums)]
-        return source + ["    return ()"]
-    source += [f"{pad}acc{k} += {v}" for k, v in enumerate(sums)]
-    return source + [f"    return ({''.join(f'acc{k}, ' for k in range(len(sums)))})"]
+    source += [f"{pad}q{k}[j] = {v}" for k, v in enumerate(sums)]
+    return source + ["    return ()"]
 
 
 def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> list:
@@ -393,7 +391,7 @@ def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> 
     STAGE_OPS, each stage one loop over the block carrying every element through its ops
     (values that later stages read wait in the rows of a scratch array, reused once their
     last reader has run). Every element goes through the same operations as in
-    `_element_loop`: the same results; the serial sums add in the same order."""
+    `_element_loop`: the same results."""
     stages = [list(range(k, min(k + STAGE_OPS, len(lines))))
               for k in range(0, len(lines), STAGE_OPS)]
     stage_of = {lines[k][0]: n for n, stage in enumerate(stages) for k in stage}
@@ -440,8 +438,7 @@ def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> 
 
     for k, v in enumerate(sums):
         body.append("        for i in range(n):")
-        body.append(f"            q{k}[i] = {ref(v)}" if parallel else
-                    f"            acc{k} += {ref(v)}")
+        body.append(f"            q{k}[i] = {ref(v)}")
     source = [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand, tiled\n"
               f"    for i in range({block}):\n"
               f"        b{k}[i] = a{k}[i % {sizes[k]}]" for k in sorted(sizes)]
@@ -453,7 +450,6 @@ def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> 
                    "        buf = scratch[p]",
                    "        for blk in range(blocks * p // parts, blocks * (p + 1) // parts):"]
     else:
-        source += [f"    acc{k} = 0.0" for k in range(len(sums))]
         source += [f"    buf = np.empty(({nslots}, {block}), T)",
                    f"    for blk in range((hi - lo + {block - 1}) // {block}):"]
     indent = "    " if parallel else ""
@@ -464,13 +460,9 @@ def _block_loop(parallel, lines, names, outputs, sums, arrays, sizes, block) -> 
                f"{indent}        n = min({block}, hi - s)"]
     source += [f"{indent}        v{k} = a{k}[s:s + n]" for k in arrays if k not in sizes]
     source += [f"{indent}        w{k} = o{k}[s:s + n]" for k in range(len(outputs))]
-    if parallel:
-        source += [f"{indent}        q{k} = r{k}[s:s + n]" for k in range(len(sums))]
-    body = [indent + line for line in body]
-    source += body
-    if parallel:
-        return source + ["    return ()"]
-    return source + [f"    return ({''.join(f'acc{k}, ' for k in range(len(sums)))})"]
+    source += [f"{indent}        q{k} = r{k}[s:s + n]" for k in range(len(sums))]
+    source += [indent + line for line in body]
+    return source + ["    return ()"]
 
 
 def generate(region: Region, exported: set) -> tuple:
@@ -533,9 +525,9 @@ def generate(region: Region, exported: set) -> tuple:
     block = row * max(1, BLOCK_ELEMENTS // row)
     # numba compiles a variant on its first call: small arrays use the serial one only
     for variant, parallel in (("kernel", False), ("kernel_parallel", True)):
-        # the parallel loop stores the values it sums (a float64 accumulator carried
-        # through the loop keeps LLVM from vectorizing it); the caller sums them
-        stored = [f"r{k}" for k in range(len(sums))] if parallel else []
+        # every variant stores the values it sums; the caller sums them in the one
+        # order of summation.py, whichever variant (or NumPy) computed them
+        stored = [f"r{k}" for k in range(len(sums))]
         source += [f"@njit(parallel={parallel}, cache=True, nogil=True, error_model='numpy')",
                    f"def {variant}(lo, hi, {'parts, ' if parallel else ''}"
                    f"{', '.join(params + stored)}):"]
@@ -548,13 +540,13 @@ def generate(region: Region, exported: set) -> tuple:
         source.append("")
     # NumPy blocks start and end on rows of the widest suffix: full operands are viewed
     # as rows of it, and the broadcast ones broadcast against them
-    source += [f"def chunk(lo, hi, {', '.join(params)}):"]
+    source += [f"def chunk(lo, hi, {', '.join(params + stored)}):"]
     source += [f"    x{k} = a{k}.reshape({suffixes[k]!r})" if k in sizes else
                (f"    x{k} = a{k}[lo:hi].reshape((-1,) + {widest!r})" if widest else
                 f"    x{k} = a{k}[lo:hi]") for k in arrays]
     source += [f"    {var} = {expression}" for var, expression in lines]
     source += [f"    o{k}[lo:hi] = {names[t.id]}.reshape(-1)" for k, t in enumerate(outputs)]
-    source.append(f"    return ({''.join(f'np.sum({v}, dtype=np.float64), ' for v in sums)})")
+    source += [f"    r{k}[lo:hi] = {v}.reshape(-1)" for k, v in enumerate(sums)]
     source.append(f"ROW = {row}  # (block boundaries)")
     return "\n".join(source) + "\n", inputs, outputs, region.reductions
 
@@ -591,10 +583,34 @@ def compile_source(source: str):
 # compile starts on the COMPILE_AFTER-th call (numba's passes are Python, holding the
 # GIL for much of a compile: begun during a first call, they slowed W3's from 25 to
 # 155 ms), and never for a kernel that runs once.
+#
+# Tiers may only take turns where they give the same bits (API §6.7): an exact region
+# (each op correctly rounded, so NumPy's loops and numba's agree) does; a region with a
+# transcendental op does not (NumPy's vectorized exp is not libm's, nor vmath's): its
+# tier is fixed from its first call by its size alone, the compiled loop compiled (or
+# loaded from the disk cache) on that call. Sums never depend on the tier: every tier
+# stores the values and `ordered_sum` adds them in one order.
 COMPILE_AFTER = 2
+
+
 def _deep_recursion(members: int) -> int:
     """The recursion limit numba needs for a kernel of `members` ops."""
     return max(sys.getrecursionlimit(), 10 * members + 1000)
+
+
+class _RecursionLimit:
+    """Raise the interpreter's recursion limit for a compile, then put it back (it is the
+    whole process's setting: left raised, a user's runaway recursion would go deeper)."""
+
+    def __init__(self, members: int):
+        self.members = members
+
+    def __enter__(self):
+        self.old = sys.getrecursionlimit()
+        sys.setrecursionlimit(_deep_recursion(self.members))
+
+    def __exit__(self, *exc):
+        sys.setrecursionlimit(self.old)
 
 
 class FusedKernel:
@@ -608,6 +624,8 @@ class FusedKernel:
         self.dtype, self.members = np.dtype(dtype._np), members
         scalar = TRANSCENDENTAL - (set(vmath.OPS) if self.dtype == np.float32 else set())
         self.transcendental = bool(scalar.intersection(members))
+        # every op correctly rounded: NumPy blocks and the compiled loops agree bit for bit
+        self.exact = not TRANSCENDENTAL.intersection(members)
         self._kernels = None
         self.compiled = True  # False once numba failed on it: the NumPy blocks run instead
         # per loop variant (0 serial, 2 parallel): True when compiled, else the future
@@ -616,31 +634,30 @@ class FusedKernel:
         self._loop = None  # the compiled loop once it ran (a static shape: one variant)
         self._calls = 0  # calls before the loop took over (see COMPILE_AFTER)
         self._size, self._parallel = 0, False
+        # serial or parallel loop, by measured time: both give the same bits
         self._threads = ThreadChoice()
         self._spares = [Spares() for _ in range(n_outputs)]  # steady-state outputs
+        self._summed = Spares()  # the values each reduction sums, stored by every tier
 
     def __call__(self, arrays: list) -> list:
         loop = self._loop
         if loop is not None:  # the steady state: the compiled loop over the static shape
-            n, dtype = self._size, self.dtype
-            outs = self._outputs(n)
+            n = self._size
+            outs, stored = self._outputs(n), self._stored(n)
             args = [a.ravel() if a.ndim else a[()] for a in arrays]
             if not self._parallel:
-                sums = loop(0, n, *args, *outs)
-            elif self._loop_ready(0, args, outs) and not self._threads.several():
+                loop(0, n, *args, *outs, *stored)
+            elif self._loop_ready(0, args, outs, stored) and not self._threads.several():
                 start = time.perf_counter()  # one thread: the serial loop
-                sums = self._run_loop(0, n, args, outs)
+                self._run_loop(0, n, args, outs, stored)
                 self._threads.record(False, time.perf_counter() - start)
             else:
                 start = time.perf_counter()
                 parts = intra_op_threads()
                 self._kernels[4](parts)  # the threads an op may use
-                stored = [np.empty(n, dtype) for _ in range(self.reductions)]
-                loop(0, n, parts, *args, *outs, *stored)  # (the values to sum come back stored)
-                sums = [np.sum(v, dtype=np.float64) for v in stored]
+                loop(0, n, parts, *args, *outs, *stored)
                 self._threads.record(True, time.perf_counter() - start)
-            shape = self.shape
-            return [o.reshape(shape) for o in outs] + [np.asarray(v, dtype) for v in sums]
+            return [o.reshape(self.shape) for o in outs] + self._sums(stored)
         self._calls += 1
         if self._kernels is None:
             self._kernels = compile_source(self.source)  # (imports; numba compiles later)
@@ -652,44 +669,49 @@ class FusedKernel:
         # page-fault as they are written)
         outs = (self._outputs(n) if self.shape is not None else
                 [np.empty(n, self.dtype) for _ in range(self.n_outputs)])
+        stored = self._stored(n)
         variant = 0 if n < PARALLEL_FROM else 2
         if (self.compiled and not (self.transcendental and variant == 2)
-                and self._loop_ready(variant, args, outs)):
-            sums = self._run_loop(variant, n, args, outs)
+                and self._loop_ready(variant, args, outs, stored)):
+            self._run_loop(variant, n, args, outs, stored)
         else:
-            sums = self._split(self._kernels[1], n, args, outs, BLOCK)
-        results = [o.reshape(shape) for o in outs]
-        results += [np.asarray(s, self.dtype) for s in sums]
-        return results
+            self._split(self._kernels[1], n, args, outs, stored, BLOCK)
+        return [o.reshape(shape) for o in outs] + self._sums(stored)
 
     def _outputs(self, n: int) -> list:
         """The output arrays of a steady-state call: last call's when nothing holds them
         any more (no page faults on fresh large arrays: _core/buffers.py)."""
         return [spare.empty((n,), self.dtype) for spare in self._spares]
 
+    def _stored(self, n: int) -> list:
+        """Arrays for the values each reduction sums (free again once summed)."""
+        return [self._summed.empty((n,), self.dtype) for _ in range(self.reductions)]
+
+    def _sums(self, stored: list) -> list:
+        return [np.asarray(ordered_sum(values), self.dtype) for values in stored]
+
     def _marker(self, variant: int) -> str:
         return jit.marker(self.source, str(variant))
 
-    def _loop_ready(self, variant: int, args: list, outs: list) -> bool:
+    def _loop_ready(self, variant: int, args: list, outs: list, stored: list) -> bool:
         """Whether the compiled loop can run now; starts its background compile if not
-        (unless it is in the disk cache, or background compiling is off: then it is
-        compiled, or loaded, on this call)."""
+        (unless it is in the disk cache, background compiling is off or the region is
+        not exact: then it is compiled, or loaded, on this call)."""
         state = self._ready.get(variant)
         if state is True or state == "now":
             return True
         if state is None and variant == 2 and self.shape is not None:
-            self._loop_ready(0, args, outs)  # the serial loop too: ThreadChoice tries both
+            self._loop_ready(0, args, outs, stored)  # the serial loop too: ThreadChoice
         if state is None:
-            if not jit.background() or os.path.exists(self._marker(variant)):
+            if (not self.exact or not jit.background()
+                    or os.path.exists(self._marker(variant))):
                 self._ready[variant] = "now"  # compiled (or loaded) by this call
                 return True
             if self._calls < COMPILE_AFTER:
                 return False  # not yet: a compile now would slow this (first) call
             # a zero-length call with arrays of the same types compiles the loop
             dummy = [np.empty(1, a.dtype) if isinstance(a, np.ndarray) else a
-                     for a in args + outs]
-            if variant == 2:
-                dummy += [np.empty(1, self.dtype) for _ in range(self.reductions)]
+                     for a in args + outs + stored]
             state = self._ready[variant] = jit.submit(self._compile_now, variant, dummy)
             return False
         if not state.done():
@@ -698,9 +720,9 @@ class FusedKernel:
         return self.compiled
 
     def _compile_now(self, variant: int, dummy: list) -> None:
-        sys.setrecursionlimit(_deep_recursion(len(self.members)))  # (kept: other threads)
         try:
-            self._kernels[variant](0, 0, *([1] if variant == 2 else []), *dummy)
+            with _RecursionLimit(len(self.members)):
+                self._kernels[variant](0, 0, *([1] if variant == 2 else []), *dummy)
         except Exception as e:  # noqa: BLE001 - numba could not compile this region
             if "numba" not in type(e).__module__ and not isinstance(e, RecursionError):
                 raise
@@ -708,25 +730,21 @@ class FusedKernel:
             return
         jit.touch(self._marker(variant))
 
-    def _run_loop(self, variant: int, n: int, args: list, outs: list) -> tuple:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(_deep_recursion(len(self.members)))
+    def _run_loop(self, variant: int, n: int, args: list, outs: list, stored: list) -> None:
         try:
-            if variant == 2:  # the parallel loop stores the values to sum
-                parts = intra_op_threads()
-                self._kernels[4](parts)
-                stored = [np.empty(n, self.dtype) for _ in range(self.reductions)]
-                self._kernels[2](0, n, parts, *args, *outs, *stored)
-                sums = [np.sum(v, dtype=np.float64) for v in stored]
-            else:
-                sums = self._kernels[0](0, n, *args, *outs)
+            with _RecursionLimit(len(self.members)):
+                if variant == 2:
+                    parts = intra_op_threads()
+                    self._kernels[4](parts)
+                    self._kernels[2](0, n, parts, *args, *outs, *stored)
+                else:
+                    self._kernels[0](0, n, *args, *outs, *stored)
         except Exception as e:  # noqa: BLE001 - numba could not compile this region
             if "numba" not in type(e).__module__ and not isinstance(e, RecursionError):
                 raise
             self.compiled = False
-            return self._split(self._kernels[1], n, args, outs, BLOCK)
-        finally:
-            sys.setrecursionlimit(limit)
+            self._split(self._kernels[1], n, args, outs, stored, BLOCK)
+            return
         if self._ready[variant] is not True:
             jit.touch(self._marker(variant))
             self._ready[variant] = True
@@ -737,9 +755,9 @@ class FusedKernel:
                 self._parallel = variant == 2
                 self._loop = self._kernels[variant]
                 self._threads = ThreadChoice()
-        return sums
 
-    def _split(self, run_range, n: int, args: list, outs: list, block: int) -> tuple:
+    def _split(self, run_range, n: int, args: list, outs: list, stored: list,
+               block: int) -> None:
         """`run_range(lo, hi, ...)` over [0, n): one contiguous run per core, each in
         blocks of `block` elements (numba's kernel and NumPy's loops release the GIL),
         every boundary on a row of the operands broadcast along trailing axes."""
@@ -752,21 +770,18 @@ class FusedKernel:
         step = -(-(-(-n // workers)) // row) * row
 
         def run(lo, hi):
-            total = [0.0] * self.reductions
-            for start in range(lo, hi, block):
-                part = run_range(start, min(start + block, hi), *args, *outs)
-                total = [a + b for a, b in zip(total, part)]
-            return total
+            for first in range(lo, hi, block):
+                run_range(first, min(first + block, hi), *args, *outs, *stored)
 
         if workers == 1:
-            totals = [run(0, n)]
+            run(0, n)
         else:
             futures = [pool().submit(run, lo, min(lo + step, n))
                        for lo in range(0, n, step)]
-            totals = [f.result() for f in futures]
+            for f in futures:
+                f.result()
         if -(-n // PARALLEL_FROM) > 1 and intra_op_threads() > 1:
             self._threads.record(several, time.perf_counter() - start)
-        return tuple(sum(t[k] for t in totals) for k in range(self.reductions))
 
     def __repr__(self) -> str:
         shown = "+".join(self.members[:8]) + ("+..." if len(self.members) > 8 else "")
