@@ -1,46 +1,141 @@
-"""The threads one op may use (`tf.config.threading`'s intra-op threads): one shared pool,
-and `ThreadChoice`, which decides by measured times whether a kernel's next call splits
-its work over them or runs on the calling thread.
+"""The threads one op may use (`tf.config.threading`'s intra-op threads): one shared pool;
+`blas_one_thread`, the scope in which a kernel's BLAS calls run on the calling thread
+(tapeflow splits large products itself, see backends/numpy/gemm.py); and `ThreadChoice`,
+which decides by measured times whether a kernel's next call splits its work over the
+threads or runs on the calling thread, for kernels whose results are the same bits either
+way (API §6.7: a choice that can change bits is made from shapes alone).
 
+    >>> with blas_one_thread():             # NumPy's BLAS on this thread only
+    ...     y = np.matmul(a, b)
     >>> choice = ThreadChoice()
     >>> several = choice.several()          # split this call?
     >>> choice.record(several, seconds)     # how long it took
 """
 from __future__ import annotations
 
-import itertools
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+import threadpoolctl
 
 from .context import intra_op_threads
 from .jit import set_threads
 
 _pool: list = []
-_started = itertools.count()
-
-
-def _pin() -> None:
-    """Keep each pool thread on a core of its own (the k-th started on the k-th core the
-    process may use). Left free, Linux placed both parts of a split on one core after a
-    burst of compiling on the other (the wake-up placement follows recent load): a 2-way
-    split then ran no faster than one thread (W3 after cold compiles: 21 ms, pinned 12)."""
-    if hasattr(os, "sched_setaffinity"):
-        cores = sorted(os.sched_getaffinity(0))
-        if len(cores) > 1:
-            try:
-                os.sched_setaffinity(0, {cores[next(_started) % len(cores)]})
-            except OSError:  # (a container that forbids it: the thread stays free)
-                pass
 
 
 def pool() -> ThreadPoolExecutor:
-    """The pool whose threads run parts of one op (NumPy and BLAS release the GIL)."""
+    """The pool whose threads run parts of one op (NumPy and BLAS release the GIL). Its
+    threads wait on a queue: an idle one takes no core."""
     if not _pool:
         _pool.append(ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
-                                        thread_name_prefix="tapeflow-intra-op",
-                                        initializer=_pin))
+                                        thread_name_prefix="tapeflow-intra-op"))
     return _pool[0]
+
+
+def run_parts(run, parts: list, threads: int) -> None:
+    """`run(*part)` for every part, on this thread and up to `threads - 1` of the pool's,
+    each taking the next part left until none is: which thread runs a part never changes
+    what it computes (the parts are fixed by the caller from shapes), and a thread that
+    waits for a core another process holds delays only the part it took, not the call
+    (a fixed share per thread would wait for the slowest). Returns when every part is
+    done, without waiting for pool threads that never got a core to start."""
+    if threads < 2 or len(parts) < 2:
+        for part in parts:
+            run(*part)
+        return
+    pending = iter(parts)
+    lock = threading.Lock()
+    left = [len(parts)]
+    done = threading.Event()
+    errors: list = []
+
+    def work():
+        while True:
+            with lock:
+                part = next(pending, None)
+            if part is None:
+                return
+            try:
+                run(*part)
+            except BaseException as e:  # noqa: BLE001 - raised on the calling thread
+                errors.append(e)
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    done.set()
+
+    for _ in range(min(threads, len(parts)) - 1):
+        pool().submit(work)
+    work()
+    done.wait()
+    if errors:
+        raise errors[0]
+
+
+class _Blas:
+    """The BLAS libraries loaded in this process (threadpoolctl finds OpenBLAS, MKL or
+    BLIS, whichever NumPy and SciPy were built with) and a process-wide count of kernels
+    inside `blas_one_thread`: the first to enter sets them to one thread, the last to
+    leave puts back what they had. OpenBLAS's threads spin for a while after each product
+    they share (about 0.1 s): on a machine whose cores other processes keep busy, a
+    128x64x64 product took 10x longer on two BLAS threads than on one."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._libraries: list | None = None
+        self._inside = 0
+        self._saved: list = []
+
+    def libraries(self) -> list:
+        if self._libraries is None:
+            self._libraries = threadpoolctl.ThreadpoolController().select(
+                user_api="blas").lib_controllers
+        return self._libraries
+
+    def enter(self) -> None:
+        with self._lock:
+            if self._inside == 0:
+                self._saved = []
+                for lib in self.libraries():
+                    threads = lib.get_num_threads()
+                    if threads != 1:
+                        lib.set_num_threads(1)
+                        self._saved.append((lib, threads))
+            self._inside += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._inside -= 1
+            if self._inside == 0:
+                for lib, threads in self._saved:
+                    lib.set_num_threads(threads)
+                self._saved = []
+
+    def set_threads(self, n: int) -> None:
+        """Every BLAS library's threads (`set_intra_op_parallelism_threads`)."""
+        with self._lock:
+            for lib in self.libraries():
+                lib.set_num_threads(n)
+
+
+blas = _Blas()
+
+
+class blas_one_thread:
+    """A kernel's BLAS calls run on the calling thread inside this scope (and on the
+    pool's threads, for the parts of a product tapeflow splits): small products never
+    wake BLAS's threads, and no BLAS thread spins for a core that other work needs."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        blas.enter()
+
+    def __exit__(self, *exc):
+        blas.leave()
 
 
 class ThreadChoice:

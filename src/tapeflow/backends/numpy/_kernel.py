@@ -6,6 +6,7 @@ import numpy as np
 
 from ..._core.errors import InvalidArgumentError
 from ..._core.registry import register_kernel
+from ..._core.threads import blas_one_thread
 
 _ndarray = np.ndarray
 
@@ -27,12 +28,23 @@ MAX_RANK = _numpy_max_rank()
 _LEGACY_RANK = 32
 
 
-def kernel(name: str):
-    """Register the decorated `f(inputs, attrs, backend)` as op `name`'s NumPy kernel."""
+def kernel(name: str, blas: bool = False):
+    """Register the decorated `f(inputs, attrs, backend)` as op `name`'s NumPy kernel;
+    `blas=True` for a kernel that calls BLAS or LAPACK: it runs in `blas_one_thread`
+    (BLAS on the calling thread; a kernel that wants more threads splits its own work)."""
     def deco(f):
-        register_kernel(name, "numpy", f)
+        register_kernel(name, "numpy", _one_blas_thread(f) if blas else f)
         return f
     return deco
+
+
+def _one_blas_thread(f):
+    def run(inputs, attrs, backend):
+        with blas_one_thread():
+            return f(inputs, attrs, backend)
+    run.__name__, run.__qualname__, run.__doc__ = f.__name__, f.__qualname__, f.__doc__
+    run.__wrapped__ = f
+    return run
 
 
 def ensure_array(x) -> np.ndarray:
@@ -116,4 +128,5 @@ def sum_leading(x: np.ndarray, axes: tuple):
     rows = x.size // cols if cols else 0
     if cols > 64 or rows < 256:
         return None
-    return (np.ones(rows, x.dtype) @ x.reshape(rows, cols)).reshape(rest)
+    with blas_one_thread():  # (BLAS's threads would split the sum: bits by thread count)
+        return (np.ones(rows, x.dtype) @ x.reshape(rows, cols)).reshape(rest)

@@ -232,7 +232,7 @@ def _direct(x, w, bias, attrs, activation: str):
     return None if y is None else _from_nhwc(y, attrs["data_format"], x.dtype)
 
 
-@kernel("Conv2D")
+@kernel("Conv2D", blas=True)
 def conv2d(inputs, attrs, backend):
     fmt, groups = attrs["data_format"], attrs["groups"]
     x, w = inputs["x"], inputs["filters"]
@@ -269,7 +269,7 @@ def conv2d(inputs, attrs, backend):
     return _from_nhwc(y.reshape(lead + (n,) + out + (o,)), fmt, dtype)
 
 
-@kernel("Conv2DBackpropInput")
+@kernel("Conv2DBackpropInput", blas=True)
 def conv2d_backprop_input(inputs, attrs, backend):
     fmt, groups = attrs["data_format"], attrs["groups"]
     dy, w = inputs["dy"], inputs["filters"]
@@ -323,7 +323,7 @@ def conv2d_backprop_input(inputs, attrs, backend):
     return _from_nhwc(dx, fmt, dtype)
 
 
-@kernel("Conv2DBackpropFilter")
+@kernel("Conv2DBackpropFilter", blas=True)
 def conv2d_backprop_filter(inputs, attrs, backend):
     fmt, groups = attrs["data_format"], attrs["groups"]
     x, dy = inputs["x"], inputs["dy"]
@@ -375,7 +375,7 @@ def _direct_filter_grad(x, dy, pads, attrs):
                                    attrs["strides"], attrs["dilations"])
 
 
-@kernel("FusedConv2D")
+@kernel("FusedConv2D", blas=True)
 def fused_conv2d(inputs, attrs, backend):
     """act(conv2d(x, filters) + bias) (ops/conv.py): one direct loop where it applies."""
     x, w, bias = inputs["x"], inputs["filters"], inputs["bias"]
@@ -391,7 +391,7 @@ def fused_conv2d(inputs, attrs, backend):
     return y
 
 
-@kernel("Conv2DBackpropFilterWithBias")
+@kernel("Conv2DBackpropFilterWithBias", blas=True)
 def conv2d_backprop_filter_with_bias(inputs, attrs, backend):
     """(Conv2DBackpropFilter, dy summed over its images and pixels) (ops/conv.py)."""
     x, dy = inputs["x"], inputs["dy"]

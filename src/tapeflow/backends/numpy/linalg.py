@@ -1,14 +1,11 @@
 """NumPy kernels of linear algebra: BLAS through np.matmul/np.einsum, LAPACK through
 numpy.linalg (batched over leading axes) and scipy.linalg (unbatched triangular solves)."""
 import math
-import time
 
 import numpy as np
 import scipy.linalg as sla
 
-from ..._core.context import intra_op_threads
 from ..._core.dispatch import Alias
-from ..._core.threads import choice_for, pool
 from . import gemm
 from ._kernel import MAX_RANK, broadcast_shapes, check_rank, kernel
 
@@ -54,17 +51,7 @@ def _adjoint(x):
     return x.conj() if x.dtype.kind == "c" else x
 
 
-# Without numba's loop (gemm.py), a product of at least this many multiply-adds is split
-# by rows over the intra-op threads from the thread pool (each part one single-threaded
-# BLAS call, run while the GIL is released), as TensorFlow's CPU matmul uses its
-# intra-op pool. Smaller ones lose more than they gain
-# inside a step (measured: W2's 128x784x256 products, 25 M multiply-adds, split made the
-# whole step 5% slower although each product alone was 15% faster).
-SPLIT_FROM = 1 << 26
-_choices: dict = {}  # (shapes, dtype) -> ThreadChoice: whether splitting pays here
-
-
-@kernel("MatMul")
+@kernel("MatMul", blas=True)
 def matmul(inputs, attrs, backend):
     x, y = inputs["a"], inputs["b"]
     if attrs["adjoint_a"]:
@@ -72,17 +59,13 @@ def matmul(inputs, attrs, backend):
     if attrs["adjoint_b"]:
         y = _adjoint(y)
     if x.ndim == y.ndim == 2 and x.dtype == y.dtype and x.dtype.kind in "fc":
-        out = gemm.product(x, y)  # rows split from a numba loop (the jit extra)
+        out = gemm.product(x, y)  # rows split over the intra-op threads when large
         if out is not None:
             return out
-        m, n = x.shape
-        if (m * n * y.shape[1] >= SPLIT_FROM and intra_op_threads() > 1 and m >= 16
-                and gemm.blas_threads() in (1, None)):
-            return _split_matmul(x, y)  # rows split from the thread pool
     return np.matmul(x, y)
 
 
-@kernel("InplaceAddMatMul")
+@kernel("InplaceAddMatMul", blas=True)
 def inplace_add_matmul(inputs, attrs, backend):
     """ref += sign * alpha * (op(a) @ op(b)), in ref's buffer: one BLAS product
     accumulating into it where BLAS reads the operands in place (gemm.update), else the
@@ -93,36 +76,13 @@ def inplace_add_matmul(inputs, attrs, backend):
     if attrs["adjoint_b"]:
         y = _adjoint(y)
     sign = attrs["sign"]
-    if not gemm.update(ref, x, y, sign * float(alpha)):
+    if ref.dtype.kind != "f" or not gemm.update(ref, x, y, sign * float(alpha)):
         product = np.multiply(np.matmul(x, y), alpha)
         (np.add if sign > 0 else np.subtract)(ref, product, out=ref, casting="unsafe")
     return Alias("ref", ref.shape)
 
 
-def _split_matmul(x, y):
-    """x @ y with its rows in one part per intra-op thread, when measured faster than one
-    call (ThreadChoice: not when other processes keep the cores busy). Every row is the
-    same BLAS computation either way: the results are identical."""
-    choice = choice_for(_choices, (x.shape, y.shape, x.dtype))
-    several = choice.several()
-    start = time.perf_counter()
-    if several:
-        m = x.shape[0]
-        parts = min(intra_op_threads(), m // 8)
-        bounds = [m * k // parts for k in range(parts + 1)]
-        out = np.empty((m, y.shape[1]), x.dtype)
-        futures = [pool().submit(np.matmul, x[lo:hi], y, out=out[lo:hi])
-                   for lo, hi in zip(bounds[1:-1], bounds[2:])]
-        np.matmul(x[:bounds[1]], y, out=out[:bounds[1]])  # the first part on this thread
-        for f in futures:
-            f.result()
-    else:
-        out = np.matmul(x, y)
-    choice.record(several, time.perf_counter() - start)
-    return out
-
-
-@kernel("Einsum")
+@kernel("Einsum", blas=True)
 def einsum(inputs, attrs, backend):
     xs = inputs["inputs"]
     # optimize=True routes two-operand contractions through tensordot (BLAS).
@@ -172,36 +132,36 @@ def matrix_band_part(inputs, attrs, backend):
     return np.where(keep, x, np.zeros((), dtype=x.dtype))
 
 
-@kernel("MatrixInverse")
+@kernel("MatrixInverse", blas=True)
 def matrix_inverse(inputs, attrs, backend):
     return _batched(np.linalg.inv, inputs["input"])
 
 
-@kernel("MatrixDeterminant")
+@kernel("MatrixDeterminant", blas=True)
 def matrix_determinant(inputs, attrs, backend):
     x = inputs["input"]
     return np.asarray(_batched(np.linalg.det, x), dtype=x.dtype)
 
 
-@kernel("LogMatrixDeterminant")
+@kernel("LogMatrixDeterminant", blas=True)
 def log_matrix_determinant(inputs, attrs, backend):
     x = inputs["input"]
     sign, logabs = _batched(np.linalg.slogdet, x)
     return [np.asarray(sign, dtype=x.dtype), np.asarray(logabs, dtype=x.dtype)]
 
 
-@kernel("MatrixSolve")
+@kernel("MatrixSolve", blas=True)
 def matrix_solve(inputs, attrs, backend):
     m = inputs["matrix"]
     return _batched(np.linalg.solve, _adjoint(m) if attrs["adjoint"] else m, inputs["rhs"])
 
 
-@kernel("Cholesky")
+@kernel("Cholesky", blas=True)
 def cholesky(inputs, attrs, backend):
     return _batched(np.linalg.cholesky, inputs["input"])  # reads the lower triangle only
 
 
-@kernel("MatrixTriangularSolve")
+@kernel("MatrixTriangularSolve", blas=True)
 def matrix_triangular_solve(inputs, attrs, backend):
     m, rhs = inputs["matrix"], inputs["rhs"]
     lower, adjoint = attrs["lower"], attrs["adjoint"]
@@ -220,31 +180,62 @@ def matrix_triangular_solve(inputs, attrs, backend):
     return _batched(np.linalg.solve, _adjoint(tri) if adjoint else tri, rhs)
 
 
-@kernel("Qr")
+@kernel("Qr", blas=True)
 def qr(inputs, attrs, backend):
     mode = "complete" if attrs["full_matrices"] else "reduced"
     q, r = _batched(lambda x: np.linalg.qr(x, mode=mode), inputs["input"])
     return [q, r]
 
 
-@kernel("SelfAdjointEig")
+@kernel("SelfAdjointEig", blas=True)
 def self_adjoint_eig(inputs, attrs, backend):
     x = inputs["input"]
     e, v = _batched(np.linalg.eigh, x)  # reads the lower triangle only
     return [e.astype(x.dtype), v]
 
 
-@kernel("Svd")
+def _svd_or_nan(y, full: bool, compute_uv: bool) -> tuple:
+    """np.linalg.svd of the matrices in y (as a tuple), all of whose outputs are NaN for a
+    matrix with a NaN or infinite entry or whose SVD does not converge: TensorFlow's
+    kernel fills them so (Eigen's BDCSVD reports such input as invalid) where NumPy
+    raises or returns NaN depending on the matrix."""
+    def one(a):
+        out = np.linalg.svd(a, full_matrices=full, compute_uv=compute_uv)
+        return tuple(out) if compute_uv else (out,)
+
+    bad = ~np.isfinite(y).all(axis=(-2, -1))
+    clean = np.where(bad[..., None, None], np.zeros((), y.dtype), y) if bad.any() else y
+    try:
+        out = one(clean)
+    except np.linalg.LinAlgError:  # finite but not converging: find which, one by one
+        bad = bad.copy()
+        flat_bad = bad.reshape(-1)  # (a view: bad is a fresh contiguous array)
+        parts = []
+        for k, a in enumerate(clean.reshape((-1,) + y.shape[-2:])):
+            try:
+                parts.append(one(a))
+            except np.linalg.LinAlgError:
+                flat_bad[k] = True
+                parts.append(one(np.zeros_like(a)))
+        out = tuple(np.stack(o).reshape(y.shape[:-2] + o[0].shape) for o in zip(*parts))
+    if bad.any():
+        for o in out:
+            o[bad] = np.nan
+    return out
+
+
+@kernel("Svd", blas=True)
 def svd(inputs, attrs, backend):
     x = inputs["input"]
     if not attrs["compute_uv"]:
-        return _batched(lambda y: np.linalg.svd(y, compute_uv=False), x).astype(x.dtype)
+        (s,) = _batched(lambda y: _svd_or_nan(y, False, False), x)
+        return s.astype(x.dtype)
     full = attrs["full_matrices"]
-    u, s, vh = _batched(lambda y: np.linalg.svd(y, full_matrices=full), x)
+    u, s, vh = _batched(lambda y: _svd_or_nan(y, full, True), x)
     return [s.astype(x.dtype), u, np.ascontiguousarray(_adjoint(vh))]
 
 
-@kernel("MatVec")
+@kernel("MatVec", blas=True)
 def matvec(inputs, attrs, backend):
     m, v = inputs["a"], inputs["b"]
     adjoint = attrs["adjoint_a"]
