@@ -5,7 +5,9 @@ file (format.py); restoring checks and assigns them, deferring what waits (statu
 """
 from __future__ import annotations
 
+import functools
 import os
+from typing import Callable
 
 import numpy as np
 
@@ -86,9 +88,15 @@ class Checkpoint:
         return self._save_counter
 
     def write(self, file_prefix: str, options=None) -> str:
-        """Write a checkpoint to `file_prefix` (no numbering, no "checkpoint" index file);
-        returns the path to pass to `read`/`restore`."""
-        path = os.fspath(file_prefix)
+        """Write a checkpoint to `file_prefix` (no numbering, no "checkpoint" index file),
+        atomically: if it fails, what was at `file_prefix` before still loads. Returns the
+        path to pass to `read`/`restore`."""
+        return self._write(os.fspath(file_prefix))
+
+    def _write(self, path: str, then: Callable[[], None] | None = None) -> str:
+        """`write`, running `then()` once the new files are in place; if `then` raises, the
+        write is undone (the "checkpoint" state file of `save` and CheckpointManager is
+        written there, so a save that fails leaves neither its files nor its record)."""
         targets, aliases = collect(self)
         values = {name: (target.value if isinstance(target, ObjectState)
                          else np.asarray(target.numpy()))
@@ -96,7 +104,7 @@ class Checkpoint:
         state_keys = {name: target.key for name, target in targets.items()
                       if isinstance(target, ObjectState)}
         # under a multi-process strategy every rank holds the same values: one writes
-        on_chief(write_checkpoint, path, values, aliases, state_keys)
+        on_chief(write_checkpoint, path, values, aliases, state_keys, then)
         return path
 
     def save(self, file_prefix: str, options=None) -> str:
@@ -105,14 +113,17 @@ class Checkpoint:
         counter = self.save_counter
         before = int(counter.numpy())
         counter.assign(before + 1)
+        path = f"{os.fspath(file_prefix)}-{before + 1}"
+        # as TF: the index names only this save, without timestamps, so a later
+        # CheckpointManager does not take it over (nor delete it); written on the chief
+        # within the write, so a failing index undoes the files too
+        record = functools.partial(write_state, os.path.dirname(os.path.abspath(path)),
+                                   path, [path])
         try:
-            path = self.write(f"{os.fspath(file_prefix)}-{before + 1}")
+            self._write(path, then=record)
         except BaseException:
             counter.assign(before)  # a failed save does not use up a number
             raise
-        # as TF: the index names only this save, without timestamps, so a later
-        # CheckpointManager does not take it over (nor delete it)
-        on_chief(write_state, os.path.dirname(os.path.abspath(path)), path, [path])
         return path
 
     def restore(self, save_path: str | None, options=None):

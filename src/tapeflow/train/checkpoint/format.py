@@ -10,11 +10,47 @@ other way round. Files of the earlier tapeflow format (version 1, "prefix.npz") 
 Safety, where TF is looser:
 - Neither format can run code on load: the bundle is decoded by hand, the `.npz` is read
   with `allow_pickle=False` (object arrays are refused).
-- Each file is written to a temporary file in the same directory, fsynced and renamed over
-  the target (`os.replace`); the index last, so a crash leaves a whole checkpoint behind.
+- Writes are atomic, rewrites of an existing prefix included: after any failure, or a
+  crash at any point, the previous checkpoint loads (see "Writing a bundle" below).
 - A file is read and checked whole (checksums, sizes, dtypes) before anything is
   assigned: a damaged or truncated file raises `DataLossError` (a ValueError) naming
-  what is wrong.
+  the file and the key.
+
+Writing a bundle (`commit_bundle`). A checkpoint is two files, "P.index" and
+"P.data-00000-of-00001"; the index holds each tensor's offset, size and CRC-32C in the
+data file, and a reader opens the index, then the data file. A rename replaces one file
+atomically, but no rename replaces two: between the two renames of a rewrite the index of
+one checkpoint would meet the data of another (a CRC mismatch: neither loads). So:
+  0. Leftovers of an earlier write of P that stopped midway are settled first (below).
+  1. The new data and index are written whole under temporary names beside P
+     (".<name>.<random>.tmp") and fsynced. A failure here removes them: nothing else has
+     changed.
+  2. If P has a checkpoint, its files are kept under the backup prefix B =
+     `tensor_bundle.backup_prefix(P)` (".<name>.backup"): each data file, then the index,
+     as hard links (no copy; an fsynced copy where the file system has no links), and the
+     directory is fsynced. The old files' bytes are never modified: every later step only
+     renames new files over their names, so B stays a whole copy of the previous pair.
+  3. The new data file is renamed over P's. From here until step 4, P's index is old and
+     its data new: P does not read whole, and `tensor_bundle.read_bundle` reads B instead,
+     which exists and is whole from step 2 on (its index, linked last, marks it complete).
+  4. The new index is renamed over P's: the commit point. P is the new pair, whole. A
+     `then` callback runs here (`Checkpoint.save` and `CheckpointManager` write the
+     "checkpoint" state file), so a failing state file undoes the write too.
+  5. B's files go (its index first), and so do P's data files other than the new one
+     (shards of an earlier multi-shard checkpoint). After a successful write exactly
+     TensorFlow's layout is left: "P.index" and "P.data-00000-of-00001".
+A failure in steps 2-4 (an exception) puts the previous pair back from B, its data files
+first and its index last, each as a fresh link renamed over P's file (so B stays whole
+until the end and a reader falls back to it meanwhile), then removes B, the temporaries
+and a data file P did not have before; a P that had no checkpoint loses the new index
+first, then the new data file. If that too fails, B stays, and reads fall back to it.
+A crash (the process killed, the machine down) at any point leaves P whole (old or new)
+or B whole, which `read_bundle` reads. Step 0 of the next write of P settles what is left:
+if B's index exists and P's pair does not read whole, B is put back as above; then B and
+every temporary of P's or B's files are removed. So everything a failed or interrupted
+write leaves is hidden (a leading ".") and removed by the next write of the same prefix
+(or `remove`). Writes of one prefix from two processes at once are not supported
+(CheckpointManager and Checkpoint.save write from one process, the chief).
 
 The legacy `.npz` holds a JSON metadata entry recording the format version and each
 value's name, dtype and shape; dtypes NumPy cannot store natively (bfloat16) are kept as
@@ -26,21 +62,24 @@ import contextlib
 import json
 import math
 import os
+import re
 import secrets
+import shutil
 import warnings
 import zipfile
 import zlib
+from typing import Callable
 
 import numpy as np
 
 from ..._core import dtypes as _dt
-from ..._core.errors import DataLossError, NotFoundError
+from ..._core.errors import DataLossError, NotFoundError, OpError
 from ..._core.wire import WireError
 from . import object_graph, tensor_bundle
 
 __all__ = ["latest_checkpoint", "list_variables", "load_variable", "load_checkpoint",
-           "CheckpointReader", "read_checkpoint", "write_checkpoint", "atomic_write",
-           "atomic_write_files",
+           "CheckpointReader", "read_checkpoint", "write_checkpoint", "commit_bundle",
+           "atomic_write", "atomic_write_files",
            "files_of", "exists", "remove", "read_state", "write_state"]
 
 _FORMAT = "tapeflow.checkpoint"
@@ -86,8 +125,17 @@ def exists(prefix: str) -> bool:
 
 
 def remove(prefix: str) -> None:
-    """Delete the files of the checkpoint `prefix` (those that exist)."""
-    for path in files_of(prefix):
+    """Delete the files of the checkpoint `prefix` (those that exist), with whatever an
+    interrupted write of it left: its backup pair first (so it never outlives the index),
+    then the index, then the data files (found without the index, so a removal that
+    stopped midway can be repeated).
+
+    Example:
+        >>> remove("/tmp/run/ckpt-1")
+    """
+    prefix = os.fspath(prefix)
+    for path in (_leftovers(prefix) + [tensor_bundle.index_file(prefix)]
+                 + _data_files(prefix, every=True) + [_npz_of(prefix)]):
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)
 
@@ -113,13 +161,22 @@ def _fsync_directory(directory: str) -> None:
             os.close(fd)
 
 
+def _temp_name(path: str) -> str:
+    """A fresh hidden name beside `path` for a temporary file (see `_TEMP`)."""
+    directory, name = os.path.split(os.path.abspath(path))
+    return os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+
+
+_TEMP = r"\.[0-9a-f]{12}\.tmp"  # what _temp_name appends to ".<name>"
+
+
 def _write_temp(path: str, write) -> str:
     """Write a fresh temporary file beside `path` through `write(file)` and fsync it;
     returns its name (removed again if `write` fails)."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     while True:  # created like any file (mode from the umask), under a fresh name
-        tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+        tmp = _temp_name(path)
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
                          0o666)
@@ -156,6 +213,8 @@ def atomic_write_files(files: dict) -> None:
     Example:
         >>> atomic_write_files({"/tmp/a": lambda f: f.write(b"1"), "/tmp/b": ...})
     """
+    for path in files:  # what earlier writes of these files left when they stopped midway
+        _unlink(*_stale_temps(path))
     done: list[tuple[str, str]] = []
     try:
         for path, write in files.items():
@@ -165,26 +224,217 @@ def atomic_write_files(files: dict) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
-    for tmp, path in done:
-        os.replace(tmp, path)
+    try:
+        for tmp, path in done:
+            os.replace(tmp, path)
+    except BaseException:
+        _unlink(*(tmp for tmp, _ in done))  # those not renamed (the others are gone)
+        raise
     for directory in {os.path.dirname(os.path.abspath(p)) for _, p in done}:
         _fsync_directory(directory)
 
 
 def write_checkpoint(prefix: str, values: dict[str, np.ndarray], aliases: dict[str, str],
-                     state_keys: dict[str, str] | None = None) -> None:
+                     state_keys: dict[str, str] | None = None,
+                     then: Callable[[], None] | None = None) -> None:
     """Write `values` ({path: array}) and `aliases` ({other path: path}) as the TensorFlow
-    checkpoint `prefix`, atomically; `state_keys` ({path: name}) marks object state.
+    checkpoint `prefix`, atomically; `state_keys` ({path: name}) marks object state. `then`
+    runs once the new checkpoint is in place; if it raises, the write is undone.
 
     Example:
         >>> write_checkpoint("/tmp/c", {"v": np.ones(2, np.float32)}, {})
     """
     keyed = object_graph.to_keys(values, aliases, state_keys or {})
-    files: dict = {}  # data file first, index last: the index makes the checkpoint
-    tensor_bundle.write_bundle(
-        os.fspath(prefix), keyed,
-        lambda path, data: files.__setitem__(path, lambda f: f.write(data)))
-    atomic_write_files(files)
+    index, data = tensor_bundle.encode_bundle(keyed)
+    commit_bundle(os.fspath(prefix), index, data, then)
+
+
+# ---------------------------------------------------------------- writing a bundle atomically
+
+
+def commit_bundle(prefix: str, index: bytes, data: bytes,
+                  then: Callable[[], None] | None = None) -> None:
+    """Make `index` and `data` the files of the one-shard checkpoint `prefix`, atomically
+    (the protocol of the module docstring): after any failure, and at any moment of a
+    crash, either the previous checkpoint or the new one loads. `then()` runs after the
+    commit; if it raises, the previous checkpoint is put back and its error goes on.
+
+    Example:
+        >>> commit_bundle("/tmp/c", *tensor_bundle.encode_bundle({"k": np.ones(2)}))
+    """
+    directory = os.path.dirname(os.path.abspath(prefix))
+    index_path = tensor_bundle.index_file(prefix)
+    data_path = tensor_bundle.data_file(prefix)
+    backup = tensor_bundle.backup_prefix(prefix)
+    _settle(prefix)  # step 0
+    temps: list[str] = []
+    try:  # step 1
+        temps.append(_write_temp(data_path, lambda f: f.write(data)))
+        temps.append(_write_temp(index_path, lambda f: f.write(index)))
+    except BaseException:
+        _unlink(*temps)
+        raise
+    data_tmp, index_tmp = temps
+    had_checkpoint = os.path.isfile(index_path)
+    placed: list[str] = []  # P's names that hold a new file now
+    try:
+        if had_checkpoint:  # step 2
+            for path in _data_files(prefix):
+                _link(path, backup + _suffix(path, prefix))
+            _link(index_path, tensor_bundle.index_file(backup))  # last: B is whole now
+            _fsync_directory(directory)
+        os.replace(data_tmp, data_path)  # step 3
+        placed.append(data_path)
+        os.replace(index_tmp, index_path)  # step 4: the commit
+        placed.append(index_path)
+        _fsync_directory(directory)
+        if then is not None:
+            then()
+    except BaseException:
+        # the error that stopped the write goes on; if putting things back fails too, B
+        # stays (reads fall back to it, and the next write settles it)
+        try:
+            if had_checkpoint and placed:
+                _put_back(prefix)
+            else:
+                for path in reversed(placed):  # no previous checkpoint: the index first
+                    os.unlink(path)
+        except OSError:
+            pass
+        else:
+            with contextlib.suppress(OSError):
+                _drop_backup(prefix)
+        _unlink(data_tmp, index_tmp)
+        raise
+    # step 5, best effort: whatever stays is hidden and goes with the next write
+    with contextlib.suppress(OSError):
+        _drop_backup(prefix)
+    _unlink(*(path for path in _data_files(prefix, every=True)
+              if os.path.basename(path) != os.path.basename(data_path)))
+
+
+def _data_files(prefix: str, every: bool = False) -> list[str]:
+    """P's data files ("P.data-00000-of-00002", ...); with `every`, anything else named
+    "P.data-*" too (TensorFlow's own temporaries of a write that stopped)."""
+    directory, name = os.path.split(prefix)
+    shard = re.compile(re.escape(name) + r"\.data-\d{5}-of-\d{5}")
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return []
+    return sorted(os.path.join(directory, n) for n in names
+                  if (n.startswith(name + ".data-") if every else shard.fullmatch(n)))
+
+
+def _suffix(path: str, prefix: str) -> str:
+    """What the file name `path` adds to `prefix`'s (".data-00000-of-00001")."""
+    return os.path.basename(path)[len(os.path.basename(prefix)):]
+
+
+def _leftovers(prefix: str) -> list[str]:
+    """Everything an interrupted write of `prefix` can leave: its backup pair (the index
+    first) and the temporaries of P's and B's files."""
+    directory, name = os.path.split(prefix)
+    backup_name = os.path.basename(tensor_bundle.backup_prefix(prefix))
+    part = r"\.(?:index|data-\d{5}-of-\d{5})"
+    backup_index = re.compile(re.escape(backup_name) + r"\.index")
+    backup_file = re.compile(re.escape(backup_name) + part)
+    temp = re.compile(r"\.(?:" + re.escape(name) + "|" + re.escape(backup_name) + ")"
+                      + part + _TEMP)
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return []
+    found = sorted((not backup_index.fullmatch(n), n) for n in names
+                   if backup_file.fullmatch(n) or temp.fullmatch(n))
+    return [os.path.join(directory, n) for _, n in found]
+
+
+def _stale_temps(path: str) -> list[str]:
+    """The temporaries that writes of `path` left when they stopped midway."""
+    directory, name = os.path.split(os.path.abspath(path))
+    temp = re.compile(re.escape(f".{name}") + _TEMP)
+    try:
+        return [os.path.join(directory, n) for n in os.listdir(directory) if temp.fullmatch(n)]
+    except OSError:
+        return []
+
+
+def _unlink(*paths: str) -> None:
+    """Remove files that may be gone already, best effort (a cleanup never hides the error
+    that made it necessary)."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _link(source: str, path: str) -> None:
+    """Make `path` another name of the file `source` (a hard link, or where the file system
+    has none, an fsynced copy), replacing `path` atomically; `source` is left untouched."""
+    while True:
+        tmp = _temp_name(path)
+        try:
+            os.link(source, tmp)
+            break
+        except FileExistsError:
+            continue  # a name another temporary has: draw again
+        except FileNotFoundError:
+            raise
+        except OSError:  # no hard links here (FAT, some network file systems)
+            with open(source, "rb") as f:
+                tmp = _write_temp(path, lambda out: shutil.copyfileobj(f, out, 1 << 20))
+            break
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _put_back(prefix: str) -> None:
+    """Make P the pair kept in B again: B's data files, then its index, each linked over
+    P's file (B stays whole throughout, so readers fall back to it until P is), then P's
+    data files that B does not have go."""
+    backup = tensor_bundle.backup_prefix(prefix)
+    kept = [prefix + _suffix(path, backup) for path in _data_files(backup)]
+    for path in kept:
+        _link(backup + _suffix(path, prefix), path)
+    _link(tensor_bundle.index_file(backup), tensor_bundle.index_file(prefix))
+    keep = {os.path.basename(path) for path in kept}
+    _unlink(*(path for path in _data_files(prefix, every=True)
+              if os.path.basename(path) not in keep))
+
+
+def _drop_backup(prefix: str) -> None:
+    """Remove B (its index first: without it B is not whole, and readers ignore it) and
+    every temporary of P's and B's files."""
+    for path in _leftovers(prefix):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def _settle(prefix: str) -> None:
+    """Step 0: settle what an earlier write of `prefix` that stopped midway left. If B is
+    whole and P does not read whole, P is the pair of steps 3-4 (old index, new data) or
+    of an interrupted undo: B, the previous checkpoint, is put back. Otherwise P is whole
+    (or gone), and B is stale. Then B and the temporaries go."""
+    backup = tensor_bundle.backup_prefix(prefix)
+    if os.path.isfile(tensor_bundle.index_file(backup)) \
+            and tensor_bundle.is_bundle(prefix) and not _reads_whole(prefix):
+        _put_back(prefix)  # if this fails, the write fails before it changed anything
+    with contextlib.suppress(OSError):  # what stays is replaced or ignored by step 2
+        _drop_backup(prefix)
+
+
+def _reads_whole(prefix: str) -> bool:
+    """Whether P's own pair reads whole (no backup consulted)."""
+    try:
+        tensor_bundle.read_pair(prefix)
+    except DataLossError:
+        return False
+    except OpError:  # readable bytes of a dtype tapeflow cannot hold: whole, all the same
+        return True
+    return True
 
 
 def write_npz(path: str, values: dict[str, np.ndarray], aliases: dict[str, str]) -> None:
@@ -247,9 +497,11 @@ def _read_member(zf: zipfile.ZipFile, key: str, want=None) -> np.ndarray:
     return array
 
 
-def read_checkpoint(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+def read_checkpoint(path: str, keys: dict[str, str] | None = None
+                    ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Read and check a whole checkpoint (either format): ({path: value}, {alias: path}),
-    paths as tapeflow names values ("model/dense/kernel").
+    paths as tapeflow names values ("model/dense/kernel"). Given a dict `keys`, fills it
+    with {path: the key the file stores it under} (TensorFlow's, for errors to name).
 
     Example:
         >>> read_checkpoint("/tmp/c")
@@ -259,7 +511,7 @@ def read_checkpoint(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     if tensor_bundle.is_bundle(path):
         values = tensor_bundle.read_bundle(path)
         try:
-            return object_graph.to_paths(values)
+            return object_graph.to_paths(values, keys)
         except (WireError, UnicodeDecodeError) as e:  # (Corrupt is a WireError)
             raise DataLossError(None, None, f"Checkpoint: the object graph of {path!r} is "
                                 f"corrupt: {e}; no variable was changed") from None
@@ -269,7 +521,10 @@ def read_checkpoint(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
                 "tf.train.latest_checkpoint(directory))" if os.path.isdir(path) else "")
         raise NotFoundError(f"Checkpoint: no checkpoint at {path!r} (neither "
                             f"{tensor_bundle.index_file(path)!r} nor {file!r}){hint}")
-    return _read_npz(file)
+    values, aliases = _read_npz(file)
+    if keys is not None:
+        keys.update((name, name) for name in values)  # the legacy file stores paths
+    return values, aliases
 
 
 def _read_npz(file: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:

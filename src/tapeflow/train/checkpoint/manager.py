@@ -6,6 +6,7 @@ Its state (the checkpoints it keeps) lives in the directory's "checkpoint" index
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import time as _time
 
@@ -116,16 +117,23 @@ class CheckpointManager:
         counter.assign(before + 1)
         number = before + 1 if checkpoint_number is None else int(np.asarray(
             checkpoint_number))
+        path = f"{self._prefix}-{number}"
+        managed = collections.OrderedDict(self._maybe_delete)
+        managed.pop(path, None)  # re-saved: moves to the newest end
+        managed[path] = _time.time()
+        # the new one is listed before anything is deleted; the state file is written on
+        # the chief within the write, so if it fails the write is undone too, and this
+        # manager's state stays as it was
+        record = functools.partial(write_state, self._directory, path, list(managed),
+                                   list(managed.values()), self._last_preserved)
         try:
-            path = self._checkpoint.write(f"{self._prefix}-{number}")
+            self._checkpoint._write(path, then=record)
         except BaseException:
             counter.assign(before)
             raise
-        self._maybe_delete.pop(path, None)  # re-saved: moves to the newest end
-        self._maybe_delete[path] = _time.time()
+        self._maybe_delete = managed
         self._latest_checkpoint = path
         self._last_checkpoint_step = step
-        self._record_state()  # the new one is listed before anything is deleted
         self._sweep()
         self._record_state()
         return path
@@ -151,7 +159,13 @@ class CheckpointManager:
             if self._keep_every_s and stamp - self._keep_every_s >= self._last_preserved:
                 self._last_preserved = stamp  # kept on disk, no longer managed
                 continue
-            on_chief(remove, path)  # one rank deletes under a multi-process strategy
+            try:
+                on_chief(remove, path)  # one rank deletes under a multi-process strategy
+            except BaseException:
+                # still managed (first in line), so the next save deletes what is left
+                self._maybe_delete[path] = stamp
+                self._maybe_delete.move_to_end(path, last=False)
+                raise
 
     def _record_state(self) -> None:
         if self._latest_checkpoint is None:

@@ -90,8 +90,10 @@ def _join(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-def to_paths(values: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """A TensorFlow checkpoint's {key: value} as tapeflow's ({path: value}, {alias: path}).
+def to_paths(values: dict[str, np.ndarray], keys: dict[str, str] | None = None
+             ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """A TensorFlow checkpoint's {key: value} as tapeflow's ({path: value}, {alias: path});
+    given a dict `keys`, fills it with {path: the key it was stored under} (for errors).
 
     Values the object graph does not reach (optimizer slots, or a checkpoint without a
     graph) keep their key, less its "/.ATTRIBUTES/VARIABLE_VALUE" ending.
@@ -115,6 +117,8 @@ def to_paths(values: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict
                 if key not in values:
                     raise Corrupt(f"the object graph names {key!r}, which is not stored")
                 primary = paths[0] if name == VALUE else _join(paths[0], name)
+                if primary not in by_path and keys is not None:
+                    keys[primary] = key
                 by_path.setdefault(primary, values[key])
                 reached.add(key)
                 for other in paths[1:]:
@@ -124,7 +128,10 @@ def to_paths(values: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict
     suffix = f"/{_ATTRIBUTES}/{VALUE}"
     for key, value in values.items():
         if key not in reached:
-            by_path.setdefault(key[:-len(suffix)] if key.endswith(suffix) else key, value)
+            path = key[:-len(suffix)] if key.endswith(suffix) else key
+            if path not in by_path and keys is not None:
+                keys[path] = key
+            by_path.setdefault(path, value)
     return by_path, {a: p for a, p in aliases.items() if a not in by_path}
 
 

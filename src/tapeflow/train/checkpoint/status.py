@@ -41,6 +41,7 @@ import numpy as np
 
 from ..._core import dtypes as _dt
 from ..._core.context import ctx
+from ..._core.errors import InvalidArgumentError
 from ..._core.variable import Variable
 from ..module import Module
 from ..optimizers import Optimizer
@@ -65,9 +66,10 @@ def restore(root, path: str, optional: frozenset = frozenset(),
         >>> status = restore(tf.train.Checkpoint(model=model), "/tmp/run/ckpt-1")
         >>> status.assert_consumed()
     """
-    values, file_aliases = read_checkpoint(path)
+    keys: dict[str, str] = {}
+    values, file_aliases = read_checkpoint(path, keys)
     targets, _ = collect(root)
-    problems, plan = [], []
+    problems, plan, error = [], [], ValueError
     for name, target in targets.items():
         source = name if name in values else file_aliases.get(name)
         if source is None:
@@ -79,14 +81,16 @@ def restore(root, path: str, optional: frozenset = frozenset(),
             continue
         problem = _mismatch(target, values[source])
         if problem:
-            problems.append(f"  {name!r}: {problem}")
+            problems.append(f"  {name!r} (key {keys.get(source, source)!r}): {problem[0]}")
+            if problem[1] is not ValueError:
+                error = problem[1]
         plan.append((source, target, values[source]))
     if problems:
-        raise ValueError(f"Checkpoint: cannot restore {path!r}; no variable was "
-                         "changed:\n" + "\n".join(problems))
+        raise error(f"Checkpoint: cannot restore {path!r}; no variable was "
+                    "changed:\n" + "\n".join(problems))
     _assign_all([(target, value) for _, target, value in plan])
     consumed = {source for source, _, _ in plan}
-    deferred = DeferredRestore(path, {_restored_key(t) for _, t, _ in plan})
+    deferred = DeferredRestore(path, {_restored_key(t) for _, t, _ in plan}, keys)
     for name in sorted(set(values) - consumed - ignored):
         deferred.place(root, name, name, values[name])
     deferred.start()
@@ -113,9 +117,22 @@ def _restored_key(target) -> object:
     return (id(target.owner), target.key) if isinstance(target, ObjectState) else id(target)
 
 
-def _mismatch(target, value: np.ndarray) -> str | None:
-    """What keeps `value` from `target` (a Variable or ObjectState), or None."""
-    found_dtype = _dt.as_dtype(value.dtype).name
+def _dtype_name(dtype: np.dtype) -> str:
+    """A stored value's dtype as TensorFlow names it ("string" for byte strings, which no
+    tapeflow dtype holds)."""
+    if dtype.kind == "O":
+        return "string"
+    try:
+        return _dt.as_dtype(dtype).name
+    except TypeError:
+        return str(dtype)
+
+
+def _mismatch(target, value: np.ndarray) -> tuple[str, type] | None:
+    """What keeps `value` from `target` (a Variable or ObjectState), and the error to raise
+    for it (as TensorFlow: InvalidArgumentError for another dtype, ValueError for another
+    shape), or None."""
+    found_dtype = _dtype_name(value.dtype)
     if isinstance(target, ObjectState):
         want_shape, want_dtype = list(target.value.shape), _dt.as_dtype(target.value.dtype).name
         shape_ok = target.value.shape == value.shape
@@ -130,10 +147,12 @@ def _mismatch(target, value: np.ndarray) -> str | None:
     if not shape_ok:
         problems.append(f"shape mismatch: {what} has shape {want_shape}, the checkpoint "
                         f"has {list(value.shape)}")
+    error = ValueError
     if found_dtype != want_dtype:
         problems.append(f"dtype mismatch: {what} has dtype {want_dtype}, the checkpoint "
                         f"has {found_dtype}")
-    return "; ".join(problems) or None
+        error = InvalidArgumentError
+    return ("; ".join(problems), error) if problems else None
 
 
 def _assign_all(plan: list) -> None:
@@ -208,8 +227,9 @@ class DeferredRestore:
     docstring). `waiting`, `taken`, `lost` and `abandoned` are the names of values waiting
     now, assigned after the restore, never assignable, and dropped with their anchor."""
 
-    def __init__(self, path: str, restored: set):
+    def __init__(self, path: str, restored: set, keys: dict[str, str] | None = None):
         self.path = path
+        self.keys = keys or {}  # {path: the file's key for it}, for errors
         self.restored = restored  # _restored_key of everything restored, now or later
         self.waiting: set[str] = set()
         self.unexpected: set[str] = set()  # waiting where nothing is expected to come
@@ -267,8 +287,9 @@ class DeferredRestore:
             if isinstance(target, Variable):
                 problem = _mismatch(target, value)
                 if problem:
-                    raise ValueError(f"Checkpoint: cannot restore {name!r} into the variable "
-                                     f"created for it: {problem}")
+                    raise problem[1](f"Checkpoint: cannot restore {name!r} (key "
+                                     f"{self.keys.get(name, name)!r} in {self.path!r}) into "
+                                     f"the variable created for it: {problem[0]}")
                 target.assign(value)
                 self.restored.add(id(target))
             else:
@@ -276,8 +297,9 @@ class DeferredRestore:
                 current = object_state(owner, "")[key]
                 problem = _mismatch(ObjectState(owner, key, current), value)
                 if problem:
-                    raise ValueError(f"Checkpoint: cannot restore {name!r} into the object "
-                                     f"now at its path: {problem}")
+                    raise problem[1](f"Checkpoint: cannot restore {name!r} (key "
+                                     f"{self.keys.get(name, name)!r} in {self.path!r}) into "
+                                     f"the object now at its path: {problem[0]}")
                 states.setdefault(id(owner), (owner, {}))[1][key] = value
                 self.restored.add((id(owner), key))
             self.taken.add(name)

@@ -11,22 +11,37 @@ is wrong.
 
 Only what TensorFlow's own `BundleWriter` produces is read: uncompressed table blocks,
 whole (unsliced) tensors, little-endian files. Strings (DT_STRING) are read as object arrays
-of `bytes`, as TensorFlow's reader returns them (`_CHECKPOINTABLE_OBJECT_GRAPH` is one).
+of `bytes`, as TensorFlow's reader returns them (`_CHECKPOINTABLE_OBJECT_GRAPH` is one). An
+entry of a dtype tapeflow cannot hold (variant, resource, quantized, float8, int4) raises
+`UnimplementedError`, one of an unknown dtype number `DataLossError`; both name the file
+and the key.
+
+The backup pair. The two files of a prefix cannot be replaced together, so a rewrite in
+place (format.py's `commit_bundle`, which documents the protocol) first keeps the previous
+pair under hidden names beside it, `backup_prefix(prefix)` = "<dir>/.<name>.backup" (its
+".index" and ".data-..." files: hard links, so nothing is copied), and removes them once the
+new pair is in place. Only a write that stopped midway (the process killed, the disk gone)
+leaves them behind; then, if the prefix's own pair does not read whole, `read_bundle` reads
+the backup pair instead (with a warning): the previous checkpoint. TensorFlow's reader knows
+nothing of the backup, but it only ever matters between two renames of one interrupted
+write, and the next write of the prefix restores or discards it.
 """
 from __future__ import annotations
 
 import os
 import struct
+import warnings
+from typing import Callable
 
 import numpy as np
 
 from ..._core import dtypes as _dt
-from ..._core.errors import DataLossError, NotFoundError, UnimplementedError
+from ..._core.errors import DataLossError, NotFoundError, OpError, UnimplementedError
 from ..._core.wire import (crc32c, field, mask, parse_message, read_varint as _read_varint,
                            unmask, varint, WireError)
 
-__all__ = ["index_file", "data_file", "is_bundle", "read_bundle", "decode_bundle",
-           "write_bundle", "Corrupt"]
+__all__ = ["index_file", "data_file", "backup_prefix", "is_bundle", "read_bundle",
+           "decode_bundle", "encode_bundle", "write_bundle", "Corrupt"]
 
 _TABLE_MAGIC = 0xDB4775248B80FB57  # LevelDB's table magic number, TensorFlow's too
 _FOOTER_SIZE = 48
@@ -42,6 +57,18 @@ def data_file(prefix: str, shard: int = 0, num_shards: int = 1) -> str:
     return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
 
 
+def backup_prefix(prefix: str) -> str:
+    """Where a rewrite of `prefix` keeps the previous pair until the new one is in place:
+    hidden, beside it, so directory listings and TensorFlow's globs pass it by.
+
+    Example:
+        >>> backup_prefix("/tmp/run/ckpt-1")
+        '/tmp/run/.ckpt-1.backup'
+    """
+    directory, name = os.path.split(os.fspath(prefix))
+    return os.path.join(directory, f".{name}.backup")
+
+
 def is_bundle(prefix: str) -> bool:
     """Whether `prefix` names a TensorBundle checkpoint (its .index file exists)."""
     return os.path.isfile(index_file(prefix))
@@ -49,6 +76,11 @@ def is_bundle(prefix: str) -> bool:
 
 class Corrupt(WireError):
     """Internal: what is wrong with a file, turned into DataLossError naming the file."""
+
+
+class _Unsupported(Exception):
+    """Internal: an entry of a dtype tapeflow cannot hold, turned into UnimplementedError
+    naming the file."""
 
 
 # CRC-32C and the protocol-buffer wire format: _core/wire.py (shared with summary files)
@@ -85,9 +117,20 @@ def enum_of(dtype: np.dtype) -> int:
     return _ENUM_OF[name]
 
 
-def _numpy_dtype(enum: int) -> np.dtype:
+# TensorFlow dtypes a bundle can hold that have no tapeflow dtype (their DataType numbers)
+_FOREIGN = {11: "qint8", 12: "quint8", 13: "qint32", 15: "qint16", 16: "quint16",
+            20: "resource", 21: "variant", 24: "float8_e5m2", 25: "float8_e4m3fn",
+            26: "float8_e4m3fnuz", 27: "float8_e4m3b11fnuz", 28: "float8_e5m2fnuz",
+            29: "int4", 30: "uint4", 31: "int2", 32: "uint2"}
+
+
+def _numpy_dtype(enum: int, name: str) -> np.dtype:
+    """The little-endian NumPy dtype of the entry `name` stored as DataType `enum`."""
+    if enum in _FOREIGN:  # a real TensorFlow dtype: the file is fine, tapeflow cannot hold it
+        raise _Unsupported(f"{name!r} is stored as {_FOREIGN[enum]} (TensorFlow DataType "
+                           f"{enum}), a dtype tapeflow cannot hold")
     if enum not in _NAME_OF:
-        raise Corrupt(f"unsupported or unknown TensorFlow dtype number {enum}")
+        raise Corrupt(f"{name!r} has dtype number {enum}, which is no TensorFlow dtype")
     return np.dtype(_dt.as_dtype(_NAME_OF[enum]).as_numpy_dtype).newbyteorder("<")
 
 
@@ -258,12 +301,34 @@ def _string_bytes(array: np.ndarray) -> tuple[bytes, int]:
 
 def read_bundle(prefix: str) -> dict[str, np.ndarray]:
     """Every tensor of the TensorBundle checkpoint `prefix` as {key: NumPy array}, checked
-    whole (table checksums, each tensor's CRC-32C, sizes) before anything is returned.
+    whole (table checksums, each tensor's CRC-32C, sizes) before anything is returned. If
+    the pair does not read whole and a write of it stopped midway, the previous pair that
+    write kept (`backup_prefix`) is read instead, with a warning.
 
     Example:
         >>> read_bundle("/tmp/tf_run/ckpt-1")["model/w/.ATTRIBUTES/VARIABLE_VALUE"]
         array([1., 2.], dtype=float32)
     """
+    try:
+        return read_pair(prefix)
+    except DataLossError as error:
+        backup = backup_prefix(prefix)
+        if not os.path.isfile(index_file(backup)):
+            raise
+        try:
+            values = read_pair(backup)
+        except OpError:
+            raise error from None  # the prefix's own error says what is wrong with it
+        warnings.warn(f"Checkpoint: {prefix!r} does not read whole ({error}); a write of "
+                      "it stopped midway, so the previous checkpoint that write kept, "
+                      f"{backup!r}, was read instead (the next write of {prefix!r} cleans "
+                      "it up)", stacklevel=2)
+        return values
+
+
+def read_pair(prefix: str) -> dict[str, np.ndarray]:
+    """`read_bundle` of exactly the files "prefix.index" and "prefix.data-*", without
+    falling back to a backup pair."""
     index = index_file(prefix)
 
     def shard(number: int, count: int) -> bytes:
@@ -280,12 +345,24 @@ def read_bundle(prefix: str) -> dict[str, np.ndarray]:
         raise NotFoundError(f"Checkpoint: no checkpoint index {index!r}") from None
     except OSError as e:
         raise DataLossError(None, None, f"Checkpoint: cannot read {index!r}: {e}") from None
-    return decode_bundle(index_bytes, shard, index)
+    return decode_bundle(index_bytes, shard, index,
+                         lambda number, count: data_file(prefix, number, count))
 
 
-def decode_bundle(index: bytes, shard, where: str = "<bytes>") -> dict[str, np.ndarray]:
+def decode_bundle(index: bytes, shard: Callable[[int, int], bytes], where: str = "<bytes>",
+                  data_name: Callable[[int, int], str] | None = None) -> dict[str, np.ndarray]:
     """The tensors of a bundle given its index's bytes and `shard(number, count)`, which
-    returns a data file's bytes; raises DataLossError naming `where` for damaged input."""
+    returns a data file's bytes. Damaged input raises DataLossError naming the file
+    (`where` for the index, `data_name(number, count)` for a data file) and the key; an
+    entry of a dtype tapeflow cannot hold raises UnimplementedError naming both.
+
+    Example:
+        >>> decode_bundle(index_bytes, lambda number, count: data_bytes)["v"]
+        array([1., 2.], dtype=float32)
+    """
+    if data_name is None:
+        data_name = lambda number, count: f"{where} (data shard {number} of {count})"  # noqa: E731
+    file = where  # the file the check under way reads, named by any error
     try:
         table = read_table(index)
         header = table.pop(HEADER_KEY, None)
@@ -300,6 +377,7 @@ def decode_bundle(index: bytes, shard, where: str = "<bytes>") -> dict[str, np.n
         shards: dict[int, bytes] = {}
         values = {}
         for key, entry in table.items():
+            file = where
             name = key.decode("utf-8")
             fields = parse_message(entry)
             if fields.get(7):
@@ -309,6 +387,8 @@ def decode_bundle(index: bytes, shard, where: str = "<bytes>") -> dict[str, np.n
             number, offset, size = _one(fields, 3), _one(fields, 4), _one(fields, 5)
             if number >= num_shards:
                 raise Corrupt(f"{name!r} names data shard {number} of {num_shards}")
+            dtype = None if enum == DT_STRING else _numpy_dtype(enum, name)
+            file = data_name(number, num_shards)
             if number not in shards:
                 shards[number] = shard(number, num_shards)
             data = shards[number]
@@ -317,35 +397,36 @@ def decode_bundle(index: bytes, shard, where: str = "<bytes>") -> dict[str, np.n
                               f"of the {len(data)}-byte data file; it is truncated")
             raw = data[offset:offset + size]
             count = int(np.prod(shape, dtype=np.int64))
-            if enum == DT_STRING:
+            if dtype is None:
                 value = _read_strings(raw, count, name).reshape(shape)
                 if _string_bytes(value)[1] != _unmask(_one(fields, 6)):
                     raise Corrupt(f"{name!r} fails its CRC-32C check: its bytes are damaged")
             else:
                 if crc32c(raw) != _unmask(_one(fields, 6)):
                     raise Corrupt(f"{name!r} fails its CRC-32C check: its bytes are damaged")
-                dtype = _numpy_dtype(enum)
                 if count * dtype.itemsize != size:
                     raise Corrupt(f"{name!r} holds {size} bytes; shape {list(shape)} of "
                                   f"{_NAME_OF[enum]} needs {count * dtype.itemsize}")
                 value = np.frombuffer(raw, dtype=dtype).reshape(shape)
                 value = value.astype(dtype.newbyteorder("="), copy=True)
             values[name] = value
+    except _Unsupported as e:
+        raise UnimplementedError(f"Checkpoint: {file!r} (TensorFlow format): {e}; no "
+                                 "variable was changed") from None
     except (Corrupt, UnicodeDecodeError, ValueError, OverflowError, struct.error) as e:
-        raise DataLossError(None, None, f"Checkpoint: {where!r} (TensorFlow format) is "
+        raise DataLossError(None, None, f"Checkpoint: {file!r} (TensorFlow format) is "
                             f"corrupt or truncated: {e}; no variable was changed") from None
     except OSError as e:
-        raise DataLossError(None, None, f"Checkpoint: cannot read {where!r}: {e}") from None
+        raise DataLossError(None, None, f"Checkpoint: cannot read {file!r}: {e}") from None
     return values
 
 
-def write_bundle(prefix: str, values: dict[str, np.ndarray], write_file) -> None:
-    """Write {key: array} as the TensorBundle checkpoint `prefix` through
-    `write_file(path, bytes)`: the data file first, then the index (which makes the
-    checkpoint: a reader looks for it first).
+def encode_bundle(values: dict[str, np.ndarray]) -> tuple[bytes, bytes]:
+    """The (index, data file) bytes of the one-shard TensorBundle holding {key: array}, as
+    TensorFlow's `BundleWriter` lays them out (keys sorted, tensors back to back).
 
     Example:
-        >>> write_bundle("/tmp/c", {"v/.ATTRIBUTES/VARIABLE_VALUE": np.ones(2)}, write)
+        >>> index, data = encode_bundle({"v/.ATTRIBUTES/VARIABLE_VALUE": np.ones(2)})
     """
     entries, chunks, offset = [], [], 0
     for key in sorted(values, key=lambda k: k.encode("utf-8")):
@@ -363,5 +444,18 @@ def write_bundle(prefix: str, values: dict[str, np.ndarray], write_file) -> None
         chunks.append(raw)
         offset += len(raw)
     header = field(1, 1) + field(3, field(1, 1))  # one shard, little-endian, producer 1
-    write_file(data_file(prefix), b"".join(chunks))
-    write_file(index_file(prefix), write_table([(HEADER_KEY, header)] + entries))
+    return write_table([(HEADER_KEY, header)] + entries), b"".join(chunks)
+
+
+def write_bundle(prefix: str, values: dict[str, np.ndarray], write_file) -> None:
+    """Write {key: array} as the TensorBundle checkpoint `prefix` through
+    `write_file(path, bytes)`: the data file first, then the index (which makes the
+    checkpoint: a reader looks for it first). Not atomic by itself: checkpoints are
+    written by format.py's `commit_bundle`.
+
+    Example:
+        >>> write_bundle("/tmp/c", {"v/.ATTRIBUTES/VARIABLE_VALUE": np.ones(2)}, write)
+    """
+    index, data = encode_bundle(values)
+    write_file(data_file(prefix), data)
+    write_file(index_file(prefix), index)
