@@ -292,7 +292,8 @@ def world() -> Group:
                     f"launcher with {launched_size()} processes but mpi4py is not installed "
                     "(pip install 'tapeflow[mpi]')") from None
             group = LocalGroup()
-        if group.size > 1:
+        if group.size > 1 and launched_size() > 1 and os.environ.get(
+                "TAPEFLOW_MPI_ABORT_ON_EXCEPTION", "1") != "0":
             install_abort_on_exception(group)
             share_cores(group)
         _GROUPS["world"] = group
@@ -334,8 +335,17 @@ def on_chief(fn, *args):
 def install_abort_on_exception(group: MPIGroup) -> None:
     """An uncaught exception on one rank prints that rank and its traceback, then aborts
     the whole MPI job: the other ranks would otherwise wait forever in their next
-    collective."""
+    collective. Installed only in a job of several processes started by an MPI launcher,
+    and not with TAPEFLOW_MPI_ABORT_ON_EXCEPTION=0 (docs/distributed.md); a hook the
+    program installed before runs first."""
+    previous = sys.excepthook
+
     def hook(kind, value, tb):
+        if previous is not sys.__excepthook__:
+            try:
+                previous(kind, value, tb)
+            except Exception:  # noqa: BLE001 - the job must still end
+                pass
         text = "".join(traceback.format_exception(kind, value, tb))
         sys.stderr.write(f"tapeflow.distribute: rank {group.rank} of {group.size} failed "
                          f"with an uncaught exception; aborting the job.\n{text}")
