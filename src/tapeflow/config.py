@@ -68,7 +68,34 @@ from ._core import device as _device  # noqa: E402
 
 # The `tf.config.experimental` names of TF's usual GPU set-up code (the "virtual device"
 # names are TensorFlow's older spellings of the logical device ones).
+def enable_op_determinism() -> None:
+    """Make every op deterministic, as TensorFlow's: the same inputs give the same bits on
+    every run. tapeflow's ops already are (API 6.7: sums in orders fixed by shapes,
+    choices made from shapes and the thread setting, never from timings); this adds
+    TensorFlow's checks: a random op with neither a global nor an op seed raises
+    RuntimeError, and `tf.data`'s parallel transformations keep their input order even
+    with `deterministic=False`.
+
+    Example:
+        >>> tf.keras.utils.set_random_seed(1)
+        >>> tf.config.experimental.enable_op_determinism()
+    """
+    _ctx.op_determinism[0] = True
+
+
+def disable_op_determinism() -> None:
+    """Undo `enable_op_determinism` (ops stay deterministic; the checks go)."""
+    _ctx.op_determinism[0] = False
+
+
+def is_op_determinism_enabled() -> bool:
+    """Whether `enable_op_determinism` is in force."""
+    return _ctx.op_determinism[0]
+
+
 experimental = types.SimpleNamespace(
+    enable_op_determinism=enable_op_determinism, disable_op_determinism=disable_op_determinism,
+    is_op_determinism_enabled=is_op_determinism_enabled,
     list_physical_devices=list_physical_devices, list_logical_devices=list_logical_devices,
     get_visible_devices=get_visible_devices, set_visible_devices=set_visible_devices,
     set_memory_growth=_device.set_memory_growth, get_memory_growth=_device.get_memory_growth,

@@ -62,6 +62,9 @@ def set_debug_everywhere(on: bool) -> None:
 
 
 debug_on = [False]  # config.set_debug: process-wide, read through a list for speed
+# config.experimental.enable_op_determinism: every op is deterministic anyway (API 6.7);
+# what it adds is TensorFlow's checks (random ops need a seed, tf.data keeps order)
+op_determinism = [False]
 # tf.config.threading: threads one op may use (fused loops, NumPy blocks) and threads for
 # independent ops; 0 lets tapeflow choose (the machine's cores)
 parallelism = {"intra_op": 0, "inter_op": 0}

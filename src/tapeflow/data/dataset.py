@@ -23,6 +23,7 @@ from typing import Callable, Iterator as PyIterator
 import numpy as np
 
 from .._core import nest
+from .._core.context import op_determinism
 from .._core.convert import convert_to_tensor
 from .._core.dtypes import int64, bool as _bool, as_dtype
 from .._core.errors import InvalidArgumentError, UnimplementedError
@@ -740,8 +741,9 @@ class _ParallelMapDataset(_MapDataset):
 
     def _elements(self, ctx):
         fn, window = self._fn, 2 * self._workers
-        ordered = self._deterministic if self._deterministic is not None else \
-            ctx.options.deterministic is not False
+        ordered = op_determinism[0] or (
+            self._deterministic if self._deterministic is not None
+            else ctx.options.deterministic is not False)
         pool = futures.ThreadPoolExecutor(self._workers, thread_name_prefix="tapeflow-map")
         pending: collections.deque = collections.deque()
         try:
