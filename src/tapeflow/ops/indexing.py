@@ -25,9 +25,9 @@ from . import _tangents
 from ._args import binary_operands, int_arg, int_list, normalize_axis, shape_arg, to_tensor
 from ._define import cast_to, defop
 from ._tangents import align_tangent
-from .array import reshape, transpose
+from .array import pad, reshape, transpose
 from .creation import ones_like, zeros_like
-from .math import cast, less
+from .math import cast, less, maximum
 from ._batching import batch_broadcasting, batch_gather
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "scatter_nd",
@@ -515,7 +515,8 @@ def _segment_sum(data, segment_ids, num_segments, axis=0, batch_dims=0) -> Tenso
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None) -> Tensor:
-    """Sums of the slices of `data` sharing a segment id (ids index the leading dims).
+    """Sums of the slices of `data` sharing a segment id (ids index the leading dims); a
+    negative id drops its slice and one >= num_segments raises, as TensorFlow on CPU.
 
     Example: `tf.math.unsorted_segment_sum([1., 2., 3.], [1, 0, 1], 2)` -> [2., 4.].
     """
@@ -551,10 +552,19 @@ def _segment_sum_jvp(t, data, segment_ids, *, num_segments, axis, batch_dims):
     return _segment_sum(t, segment_ids, num_segments, axis + nb, batch_dims)
 
 
+def _segment_sum_vjp(g, segment_ids, *, axis, batch_dims):
+    if segment_ids.dtype.is_unsigned:
+        return gather(g, segment_ids, axis=axis, batch_dims=batch_dims)
+    # A negative id dropped its slice, whose gradient is 0: gather from g with a zero
+    # segment put in front (TensorFlow gathers at max(id, 0) and then masks, which turns
+    # an infinite g into NaN and cannot gather from num_segments = 0).
+    pads = [[0, 0]] * len(g._shape)
+    pads[axis] = [1, 0]
+    return gather(pad(g, pads), maximum(segment_ids + 1, 0), axis=axis, batch_dims=batch_dims)
+
+
 defop("UnsortedSegmentSum", ["data", "segment_ids"], shape=_segment_sum_shape,
-      vjp={"data": lambda g, segment_ids, *, axis, batch_dims: gather(
-          g, segment_ids, axis=axis, batch_dims=batch_dims)},
-      jvp={"data": _segment_sum_jvp})
+      vjp={"data": _segment_sum_vjp}, jvp={"data": _segment_sum_jvp})
 
 
 def indexed_slices_to_dense(slices: IndexedSlices, shape=None) -> Tensor:

@@ -2,8 +2,11 @@
 
 Matrices live in the last two axes; leading axes are batch axes and broadcast like NumPy.
 Decompositions whose input must be symmetric/Hermitian (cholesky, eigh, logdet) read the
-lower triangle, like TensorFlow; their derivatives are those of f((A + A^H) / 2), i.e.
-they assume symmetric perturbations (gradients come out symmetric).
+lower triangle, like TensorFlow. The derivatives of cholesky and logdet are those of
+f((A + A^H) / 2), i.e. they assume symmetric perturbations (gradients come out symmetric,
+as TensorFlow's Cholesky gradient); eigh's are those of the op as defined, which reads
+only the lower triangle (as TensorFlow's SelfAdjointEigV2 gradient, and finite
+differences): its gradient is zero above the diagonal.
 """
 from __future__ import annotations
 
@@ -1203,13 +1206,31 @@ def _eigh_vjp(g, ans):
         inner = d if inner is None else inner + d
     if inner is None:
         return None
-    return _sym(_mm(v, _mm(inner, v, False, True)))
+    # G = V inner V^H is the gradient with respect to the Hermitian matrix the kernel
+    # builds from the lower triangle, A_h = L + (L - D)^H (L = tril(A), D its diagonal);
+    # only its Hermitian part counts, A_h's perturbations being Hermitian. An entry below
+    # A's diagonal enters A_h twice (at ij and ji), a diagonal entry once, an entry above
+    # not at all: the gradient is tril(G + G^H) with its diagonal halved, as TensorFlow's.
+    return _lower_read_grad(_mm(v, _mm(inner, v, False, True)))
+
+
+def _lower_read_grad(g: Tensor) -> Tensor:
+    """The gradient with respect to A of an op that reads only A's lower triangle and sees
+    the Hermitian A_h = tril(A) + tril(A, -1)^H, given the gradient g with respect to A_h."""
+    return _phi(g + _adj(g))
+
+
+def _lower_read_tangent(t: Tensor) -> Tensor:
+    """The tangent of A_h = tril(A) + tril(A, -1)^H for a tangent t of A (the transpose of
+    `_lower_read_grad`): entries above t's diagonal are not read."""
+    low = band_part(t, -1, 0)
+    return low + _adj(low - band_part(t, 0, 0))
 
 
 def _eigh_jvp(t, ans):
     e, v = ans
     _real_only("SelfAdjointEig", v, "JVP")
-    p = _mm(v, _mm(_sym(t), v), True, False)          # V^H dA V
+    p = _mm(v, _mm(_lower_read_tangent(t), v), True, False)   # V^H dA_h V
     return [diag_part(p), _mm(v, _gap_reciprocal(e) * p)]
 
 
@@ -1222,7 +1243,8 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None) -> "Tensor | tu
     tensor = u @ diag(s) @ adjoint(v). Returns (s, u, v) like TensorFlow, or s.
 
     Derivatives assume distinct nonzero singular values (real dtypes; full_matrices only
-    for square matrices). Example: `s, u, v = tf.linalg.svd(a)`.
+    for square matrices). A matrix with a NaN or infinite entry (or whose SVD does not
+    converge) gives NaN outputs, as TensorFlow's kernel. Example: `s, u, v = tf.linalg.svd(a)`.
     """
     x = _matrix("Svd", tensor, square=False)
     out = run_kernel("Svd", {"input": x}, {"full_matrices": bool(full_matrices),
@@ -1311,12 +1333,14 @@ defop("Svd", ["input"], num_outputs=lambda s, d, attrs: 3 if attrs["compute_uv"]
 # --------------------------------------------------------------------------- norm
 
 
+@composite("norm")  # an inner op's error (a traced run-time check) names norm first
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None) -> Tensor:
     """Vector norm (axis None or one axis) or matrix norm (axis a pair).
 
     ord: 'euclidean' (2-norm of vectors, Frobenius of matrices), 'fro' (matrices), 1, 2,
     np.inf, or any positive real for vectors. The gradient of the euclidean norm at 0 is
-    NaN (the derivative of sqrt at 0), as in TensorFlow.
+    NaN (the derivative of sqrt at 0), as in TensorFlow. The matrix 2-norm of a matrix
+    with a NaN or infinite entry is NaN, as TensorFlow's (its SVD gives NaN there).
     Example: `tf.norm([3.0, 4.0])` -> 5.0.
     """
     x = to_tensor(tensor, None, "norm", "tensor")
@@ -1410,6 +1434,13 @@ def global_norm(t_list, name=None) -> Tensor:
                     "t_list") for t in t_list if t is not None]
     if not ts:
         raise ValueError("global_norm: t_list holds no tensors")
+    for t in ts:  # (checked here, or sqrt or add_n would name themselves)
+        if not t.dtype.is_floating:
+            raise InvalidArgumentError(f"global_norm: t_list must hold floating tensors (as "
+                                       f"TensorFlow's l2_loss), got {describe(t)}")
+        if t.dtype is not ts[0].dtype:
+            raise InvalidArgumentError(f"global_norm: t_list must hold tensors of one dtype, "
+                                       f"got {describe(ts[0])} and {describe(t)}")
     return sqrt(add_n([reduce_sum(square(t)) for t in ts]))
 
 

@@ -411,19 +411,23 @@ def split(seed, num=2, alg="auto_select") -> Tensor:
 
 
 def fold_in(seed, data, alg="auto_select") -> Tensor:
-    """A new seed from `seed` and an integer `data` (a step or replica number), as TF's
-    `tf.random.fold_in`: [a number drawn from `seed`, data].
+    """A new seed from `seed` and an int32/int64 scalar `data` (a step or replica number),
+    as TF's `tf.random.fold_in`: [a number drawn from `seed`, data], of data's dtype (a
+    Python int is int32, as tf.convert_to_tensor makes it), whatever the seed's dtype.
 
     Example: `tf.random.stateless_uniform([2], seed=tf.random.fold_in([1, 2], step))`.
     """
     op = "random.fold_in"
     s = _stateless_seed(op, seed)
-    d = to_tensor(data, s.dtype, op, "data")
-    if not d.dtype.is_integer or d.ndim != 0:
-        raise InvalidArgumentError(f"{op}: data must be an integer scalar, got {describe(d)}")
+    d = to_tensor(data, None, op, "data")
+    if d.dtype not in (_dt.int32, _dt.int64) or d.ndim != 0:
+        raise InvalidArgumentError(f"{op}: data must be an int32 or int64 scalar, got "
+                                   f"{describe(d)}")
+    # TensorFlow draws the first number as stateless_uniform([], seed, dtype=data.dtype,
+    # minval=None, maxval=None): the dtype's whole range.
     first = run_kernel("StatelessRandomUniformInt", {"seed": s}, {
-        "shape": (), "dtype": s.dtype, "minval": s.dtype.min, "maxval": s.dtype.max + 1})
-    return stack([first, d if d.dtype is s.dtype else cast(d, s.dtype)])
+        "shape": (), "dtype": d.dtype, "minval": d.dtype.min, "maxval": d.dtype.max + 1})
+    return stack([first, d])
 
 
 def shuffle(value, seed=None, name=None) -> Tensor:

@@ -13,8 +13,8 @@ from .._core.variable import Variable
 from ._args import dtype_arg, int_arg, normalize_axes, normalize_axis, to_tensor
 from ._define import cast_to, conjugate, defop
 from ._tangents import align_tangent, batch_dims
-from .math import (abs as _abs, cast, conj, greater, maximum, minimum, not_equal, real, rsqrt,
-                   sqrt, square)
+from .math import (abs as _abs, cast, conj, greater, logical_and, logical_not, maximum, minimum,
+                   not_equal, real, rsqrt, sqrt, square)
 from ._batching import batch_shift_axis
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
@@ -531,13 +531,48 @@ defop("Cumsum", ["x"], shape=_scan_rule,
       batch=batch_shift_axis)
 
 
+# d ans_j / d x_i is the product of the other factors of ans_j: ans_j / x_i where x_i != 0.
+# TensorFlow divides (div_no_nan), which makes the gradient 0 at a zero where it is not:
+# d/dx sum(cumprod([1.5, 0, 2])) = [1, 4.5, 0]. At zeros the rules below use instead the
+# products `skip` of x with its first zero in scan order (z) replaced by 1: for j whose
+# product includes z, d ans_j / d x_z = skip_j, and every other entry at or after z (in
+# scan order) has a zero among its other factors, so ans / x_safe gives its true 0. Exact
+# to first order at any zeros; the second order is exact where x has at most one zero per
+# scanned line (the expressions below are then polynomials in x).
+
+
+def _cumprod_zeros(x: Tensor, axis: int, exclusive: bool, reverse: bool):
+    """(nonzero, x_safe, first, skip): x != 0; x with its zeros replaced by 1; where x
+    has its first zero along the scan; the cumulative products of x with that zero
+    replaced by 1 (the derivatives of ans with respect to that zero)."""
+    nonzero = not_equal(x, 0)
+    zero = logical_not(nonzero)
+    zeros_so_far = prims.cumsum(cast_to(zero, _dt.int32), axis=axis, exclusive=False,
+                                reverse=reverse)
+    first = logical_and(zero, prims.equal(zeros_so_far, prims.ones_like(zeros_so_far)))
+    one = prims.ones_like(x)
+    skip = cumprod(prims.select_v2(first, one, x), axis, exclusive, reverse)
+    return nonzero, prims.select_v2(nonzero, x, one), first, skip
+
+
 def _cumprod_vjp(g, x, ans, *, axis, exclusive, reverse):
-    # d ans_j / d x_i = ans_j / x_i for every j whose product includes i (as TensorFlow).
-    return cumsum(g * conjugate(ans), axis, exclusive, not reverse) / conjugate(x)
+    nonzero, x_safe, _, skip = _cumprod_zeros(x, axis, exclusive, reverse)
+    # Off the zeros: sum over j >= i of g_j ans_j / x_i. At the first zero: sum of g_j skip_j
+    # over the j whose product includes it; at any later zero that sum is 0 (skip_j has
+    # that zero among its factors).
+    by_ratio = cumsum(g * conjugate(ans), axis, exclusive, not reverse) / conjugate(x_safe)
+    at_zero = cumsum(g * conjugate(skip), axis, exclusive, not reverse)
+    return prims.select_v2(nonzero, by_ratio, at_zero)
 
 
 def _cumprod_jvp(t, x, ans, *, axis, exclusive, reverse):
-    return ans * cumsum(t / x, axis + batch_dims(t, x), exclusive, reverse)
+    _, x_safe, first, skip = _cumprod_zeros(x, axis, exclusive, reverse)
+    a = axis + batch_dims(t, x)
+    # ans_j sum_i t_i / x_i where ans_j's factors are nonzero (ans_j = 0 otherwise, which
+    # drops those terms), plus skip_j t_z for the j whose product includes the first zero z.
+    return (ans * cumsum(t / x_safe, a, exclusive, reverse)
+            + skip * cumsum(prims.select_v2(first, t, prims.zeros_like(t)), a, exclusive,
+                            reverse))
 
 
 defop("Cumprod", ["x"], shape=_scan_rule, vjp={"x": _cumprod_vjp}, jvp={"x": _cumprod_jvp},
@@ -700,8 +735,9 @@ def count_nonzero(input, axis=None, keepdims=None, dtype=_dt.int64, name=None) -
     Example: `tf.math.count_nonzero([[0, 1], [2, 0]], axis=1)` -> [1, 1] (int64).
     """
     x = to_tensor(input, None, "count_nonzero", "input")
+    axes = _axes("count_nonzero", x, axis)  # (checked here, so that a bad axis names us)
     nonzero = not_equal(x, False if x.dtype.is_bool else 0)
-    return reduce_sum(cast(nonzero, dtype_arg("count_nonzero", dtype)), axis,
+    return reduce_sum(cast(nonzero, dtype_arg("count_nonzero", dtype)), axes,
                       bool(keepdims))
 
 
@@ -714,6 +750,7 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None) ->
     x = to_tensor(input_tensor, None, "EuclideanNorm", "input_tensor")
     if x.dtype.is_bool:
         raise InvalidArgumentError(f"EuclideanNorm: input must be numeric, got {describe(x)}")
+    axis = _axes("EuclideanNorm", x, axis)  # (checked here, so that a bad axis names us)
     if x.dtype.is_integer:
         return cast(reduce_euclidean_norm(cast(x, _dt.float64), axis, keepdims), x.dtype)
     if x.dtype.is_complex:

@@ -87,7 +87,12 @@ def _rows_sum(row_ids, rows, num_rows):
 def unsorted_segment_sum(inputs, attrs, backend):
     data, ids = inputs["data"], inputs["segment_ids"]
     num, axis, nbatch = attrs["num_segments"], attrs["axis"], attrs["batch_dims"]
-    _check_range("UnsortedSegmentSum", ids, num, "segment_ids")
+    # As TensorFlow documents: a negative id drops its slice; one >= num_segments raises
+    # (TensorFlow's CPU kernel; its GPU kernel ignores them).
+    if ids.size and ids.max() >= num:
+        pos, value = _first_bad(ids, ids >= num)
+        raise InvalidArgumentError(
+            f"UnsortedSegmentSum: segment_ids{pos} = {value} is out of range [0, {num})")
     ds = data.shape
     rest = axis + ids.ndim - nbatch
     bp, mp, ip, rp = (_prod(ds[:nbatch]), _prod(ds[nbatch:axis]), _prod(ds[axis:rest]),
@@ -98,7 +103,11 @@ def unsorted_segment_sum(inputs, attrs, backend):
     else:
         outer = np.arange(bp)[:, None, None] * mp + np.arange(mp)[None, :, None]
         row_ids = (outer * num + ids).reshape(-1)
-    out = _rows_sum(row_ids, data.reshape(bp * mp * ip, rp), bp * mp * num)
+    rows = data.reshape(bp * mp * ip, rp)
+    if ids.size and ids.min() < 0:  # (their row ids would land in a neighbouring block)
+        keep = np.broadcast_to(ids >= 0, (bp, mp, ip)).reshape(-1)
+        row_ids, rows = row_ids[keep], rows[keep]
+    out = _rows_sum(row_ids, rows, bp * mp * num)
     return out.reshape(ds[:axis] + (num,) + ds[rest:])
 
 
