@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.context import ctx
+from .._core.context import ctx, op_determinism
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.registry import LateAttr
@@ -60,6 +60,7 @@ class _SeedState:
     def next(self, op_seed):
         """The seed attr of one call; while a function is traced, a LateAttr that draws
         it each time the graph runs (so every call gives fresh numbers, as in TF)."""
+        _check_seeded(self, op_seed)
         if ctx.graph is not None:
             return _LateSeed(self, op_seed)
         return self.draw(op_seed)
@@ -74,6 +75,15 @@ class _SeedState:
         count = self.per_op_seed.get(key, 0)
         self.per_op_seed[key] = count + 1
         return (g & _MASK64, op_seed & _MASK64, _STREAM_OP_SEED, count)
+
+
+def _check_seeded(state: _SeedState, op_seed) -> None:
+    """Under `config.experimental.enable_op_determinism`, a random op needs a seed (as
+    TensorFlow's `get_seed`: RuntimeError)."""
+    if op_seed is None and state.global_seed is None and op_determinism[0]:
+        raise RuntimeError("Random ops require a seed to be set when determinism is "
+                           "enabled. Please set a seed before running the op, e.g. by "
+                           "calling tf.random.set_seed(1).")
 
 
 class _LateSeed(LateAttr):
@@ -122,6 +132,7 @@ def draw_seed(op_seed=None) -> tuple:
         True
     """
     if op_seed is None:
+        _check_seeded(_state, None)
         return _state.draw(None)
     g = DEFAULT_GLOBAL_SEED if _state.global_seed is None else _state.global_seed
     return (g & _MASK64, op_seed & _MASK64, _STREAM_OP_SEED, 0)
