@@ -1,19 +1,30 @@
 """Optimizers (`tapeflow.optimizers`) with Keras's (TF 2.11+) update rules: SGD, Adam,
-AdamW, Nadam, RMSprop, Adagrad, and learning-rate schedules.
+AdamW, Nadam, RMSprop, Adagrad, TensorFlow Addons' LazyAdam, and learning-rate schedules.
 
 An optimizer keeps `iterations` (an int64 Variable) and per-variable slot variables
 ("m", "v", ...), made on the first `apply_gradients` (or `build`): inside a
 `tapeflow.function` that is the first trace, and later traces reuse them. Updates are
 variable ops (assign, scatter_update), so traced steps run them in program order.
 
-IndexedSlices gradients (from gather / embedding lookups) are deduplicated (repeated
-indices summed) and applied lazily, as TensorFlow Addons' LazyAdam and PyTorch's
-SparseAdam do: only the touched rows of the variable and of its slots are gathered, put
-through the same per-row rule as a dense step, and scattered back. So a sparse step costs
-O(touched rows) rather than O(table), and the other rows, slots included, stay exactly as
-they were even when they carry momentum from earlier steps (Keras instead decays every
-row's momentum on each step). Bias corrections use the global step (`iterations`), and
-weight decay applies to the touched rows only. Dense gradients follow Keras exactly.
+An IndexedSlices gradient (from gather / embedding lookups) is deduplicated first, repeated
+indices summed (as TensorFlow's optimizers did before Keras 3; Keras 3 on TensorFlow squares
+repeated slices separately in Adam's, RMSprop's and Adagrad's `g²`), and then gives what the
+dense gradient it stands for (the summed rows, zeros elsewhere) gives, bit for bit. Where a
+zero gradient still moves a row (momentum, Adam's and RMSprop's moving averages, weight
+decay) every row moves, as in TensorFlow, so the step costs O(table). Eagerly that is one
+elementwise pass over the table with a 0-d zero gradient, then the named rows, computed
+from their values before the step, scattered over it in place: no dense gradient is made.
+In a traced step the summed rows are scattered into a dense gradient instead, which the
+fused loop over the table reads at little cost (scattering into the tables that loop has
+just written would copy them). Where a zero gradient changes nothing (SGD without momentum,
+Adagrad, without weight decay) only the named rows are read and written: O(named rows).
+
+`LazyAdam` keeps the lazy rule of TensorFlow Addons' LazyAdam (and PyTorch's SparseAdam):
+a sparse step gathers only the named rows of the variable and of its slots, puts them
+through Adam's rule and scatters them back, so it costs O(named rows) and the other rows,
+slots included, stay as they were (not what Adam gives; bias corrections still count
+every step, and weight decay reaches the named rows only). Dense gradients follow Keras
+exactly in every optimizer.
 """
 from __future__ import annotations
 
@@ -23,6 +34,7 @@ import warnings
 from typing import Callable, Iterable
 
 from .._core import dtypes as _dt
+from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.errors import InvalidArgumentError
 from .._core.indexed_slices import IndexedSlices
@@ -31,11 +43,12 @@ from .._core.variable import Variable
 from ..autodiff import GradientTape
 from ..distribute.strategy import aggregate_gradients
 from ..ops.creation import fill, zeros
-from ..ops.indexing import gather, where
+from ..ops.indexing import gather, indexed_slices_to_dense, where
 from ..ops.math import cast, cos, floor, maximum, minimum, pow, rsqrt, sqrt, square
 from ..ops.state import deduplicate_slices
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "Adagrad", "schedules"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "Adagrad", "LazyAdam",
+           "schedules"]
 
 
 # --------------------------------------------------------------------------- schedules
@@ -202,8 +215,12 @@ class Optimizer:
     """The base of the optimizers: learning rate, `iterations`, slot variables and
     `apply_gradients`. Subclasses name their slots (`_slot_names`) and define the update
     on values (`_rule`), which dense steps apply to whole tensors and sparse steps to the
-    touched rows.
+    named rows (and, with a zero gradient, to the whole table; see the module docstring).
     """
+
+    # The sparse rule: False, as the dense gradient (TensorFlow's); True, lazy (LazyAdam's):
+    # only the named rows of the variable and its slots change.
+    _lazy_sparse_updates: bool = False
 
     def __init__(self, learning_rate, name: str, weight_decay=None):
         self.name = name
@@ -355,20 +372,53 @@ class Optimizer:
         return grad
 
     def _update_step(self, grad, var: Variable, lr: Tensor) -> None:
-        """Apply `_rule` to the variable and its slots: whole for a dense gradient, only
-        the rows named for IndexedSlices (gathered, then scattered back)."""
-        if isinstance(grad, IndexedSlices):
-            g = grad.values
-            read = lambda v: gather(v, grad.indices)  # noqa: E731
+        """Apply `_rule` to the variable and its slots: whole for a dense gradient; for
+        IndexedSlices, as the dense gradient would, or lazily (`_lazy_sparse_updates`)."""
+        if not isinstance(grad, IndexedSlices):
+            self._step(grad, var, lr, Variable.read_value, Variable.assign)
+            return
+        read = lambda v: gather(v, grad.indices)  # noqa: E731
+        if self._lazy_sparse_updates or self._zero_gradient_changes_nothing():
             write = lambda v, rows: v.scatter_update(_sparse(rows, grad))  # noqa: E731
-        else:
-            g, read, write = grad, Variable.read_value, Variable.assign
+            self._step(grad.values, var, lr, read, write)
+            return
+        if ctx.graph is not None:
+            # Traced: the fused elementwise loop over the table reads a dense gradient at
+            # little cost, while scattering rows into the tables it has just written would
+            # copy each of them (a fused loop's outputs are not written in place), so the
+            # gradient is made dense here (the summed rows scattered into zeros).
+            dense = indexed_slices_to_dense(grad, list(var._shape))
+            self._step(dense, var, lr, Variable.read_value, Variable.assign)
+            return
+        # Eager: no table-sized gradient. The named rows' new values first, from their
+        # values before this step (held until the table pass has written every row) ...
+        rows: list = []
+        self._step(grad.values, var, lr, read, lambda v, new: rows.append((v, new)))
+        # ... then every row as a zero gradient moves it: the dense rule with a 0-d zero,
+        # elementwise the same arithmetic as with the dense gradient's zeros, so the two
+        # agree bit for bit ...
+        self._step(convert_to_tensor(0, dtype=var.dtype), var, lr, Variable.read_value,
+                   Variable.assign)
+        # ... and the named rows over it: nothing else holds the new tables any more, so
+        # these scatters write in place.
+        for target, new in rows:
+            target.scatter_update(_sparse(new, grad))
+
+    def _step(self, g: Tensor, var: Variable, lr: Tensor, read: Callable,
+              write: Callable) -> None:
+        """One `_rule` on what `read` gives of the variable and its slots (the whole
+        values, or rows), written back by `write(variable_or_slot, new_value)`."""
         x = read(var)
         if self.weight_decay:
             x = x - x * convert_to_tensor(self.weight_decay, dtype=var.dtype) * lr
         slots = _SlotValues({name: self._slot(var, name) for name in self._slot_names()},
                             read, write)
         write(var, self._rule(g, x, slots, lr))
+
+    def _zero_gradient_changes_nothing(self) -> bool:
+        """Whether `_rule` with a zero gradient leaves the variable and its slots exactly as
+        they are (no momentum, no decay): then a sparse step needs only the named rows."""
+        return False
 
     def _rule(self, g: Tensor, x: Tensor, slots: "_SlotValues", lr: Tensor) -> Tensor:
         """One step on values: from gradient `g` and variable `x` (whole, or the touched
@@ -447,7 +497,9 @@ def _sparse(values: Tensor, like: IndexedSlices) -> IndexedSlices:
 class SGD(Optimizer):
     """Gradient descent, with optional (Nesterov) momentum:
     `m = momentum * m - lr * g; var += m` (Nesterov: `var += momentum * m - lr * g`).
-    An IndexedSlices gradient updates only the rows it names, of `var` and of `m`.
+    An IndexedSlices gradient gives what its dense gradient gives: without momentum (or
+    weight decay) only the rows it names change; with momentum every row's `m` decays and
+    every row moves by it.
 
     Example:
         >>> v = tf.Variable(1.0); opt = tf.optimizers.SGD(learning_rate=0.1)
@@ -466,6 +518,9 @@ class SGD(Optimizer):
     def _slot_names(self):
         return ("m",) if self.momentum else ()
 
+    def _zero_gradient_changes_nothing(self):
+        return not self.momentum and not self.weight_decay
+
     def _rule(self, g, x, slots, lr):
         if not self.momentum:
             return x - g * lr
@@ -476,8 +531,9 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam: `m += (g - m)(1 - beta_1)`, `v += (g² - v)(1 - beta_2)`,
     `var -= lr sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)` (with
-    `amsgrad`, v replaced by its running maximum). An IndexedSlices gradient updates only
-    the rows it names, of `var` and of its slots (as LazyAdam), with `t` the global step.
+    `amsgrad`, v replaced by its running maximum). An IndexedSlices gradient gives what its
+    dense gradient gives: every row's `m` and `v` decay and every row moves (`LazyAdam`
+    moves only the named rows).
 
     Example:
         >>> v = tf.Variable(1.0); opt = tf.optimizers.Adam(learning_rate=0.1)
@@ -512,7 +568,8 @@ class Adam(Optimizer):
 
 class AdamW(Adam):
     """Adam with decoupled weight decay: before each step `var -= var * weight_decay * lr`.
-    An IndexedSlices gradient decays and updates only the rows it names (lazily, as Adam).
+    An IndexedSlices gradient gives what its dense gradient gives: every row decays and
+    moves, as with Adam.
 
     Example:
         >>> v = tf.Variable(1.0); opt = tf.optimizers.AdamW(learning_rate=0.1, weight_decay=0.5)
@@ -535,7 +592,7 @@ class Nadam(Optimizer):
     `var -= lr * m_hat / (sqrt(v / (1 - beta_2^t)) + epsilon)` where
     `m_hat = u_{t+1} m / (1 - U_{t+1}) + (1 - u_t) g / (1 - U_t)`. `U_t` is one
     optimizer-wide variable (`u_product`), advanced once per step. An IndexedSlices
-    gradient updates only the rows it names (lazily, as Adam).
+    gradient gives what its dense gradient gives: every row moves, as with Adam.
 
     Example:
         >>> v = tf.Variable(1.0); opt = tf.optimizers.Nadam(learning_rate=0.1)
@@ -606,8 +663,8 @@ class Nadam(Optimizer):
 class RMSprop(Optimizer):
     """RMSprop: `ms = rho ms + (1 - rho) g²`, `var -= lr g / sqrt(ms + epsilon)`; with
     `centered`, the mean gradient's square is subtracted from ms; with `momentum`, the step
-    goes through a momentum accumulator. An IndexedSlices gradient updates only the rows it
-    names, of `var` and of each of these slots.
+    goes through a momentum accumulator. An IndexedSlices gradient gives what its dense
+    gradient gives: every row's `ms` decays (and, with `momentum`, every row moves).
 
     Example:
         >>> v = tf.Variable(1.0); opt = tf.optimizers.RMSprop(learning_rate=0.1, rho=0.0)
@@ -645,7 +702,7 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     """Adagrad: `acc += g²`, `var -= lr g / sqrt(acc + epsilon)`, `acc` starting at
     `initial_accumulator_value`. An IndexedSlices gradient updates only the rows it names,
-    of `var` and of `acc`.
+    of `var` and of `acc`, which is what its dense gradient gives (without weight decay).
 
     Example:
         >>> v = tf.Variable(1.0); opt = tf.optimizers.Adagrad(0.1, initial_accumulator_value=0.0)
@@ -665,6 +722,36 @@ class Adagrad(Optimizer):
     def _slot_initial(self, slot):
         return self.initial_accumulator_value
 
+    def _zero_gradient_changes_nothing(self):
+        # a zero gradient adds 0 to `acc` and moves `var` by 0 / sqrt(acc + epsilon): 0
+        # while that root is positive (0 / 0 would be NaN, as in a dense step)
+        iav, eps = self.initial_accumulator_value, self.epsilon
+        return not self.weight_decay and min(iav, eps) >= 0 and iav + eps > 0
+
     def _rule(self, g, x, slots, lr):
         acc = slots["accumulator"] = slots["accumulator"] + square(g)
         return x - lr * g / sqrt(acc + self.epsilon)
+
+
+class LazyAdam(Adam):
+    """TensorFlow Addons' LazyAdam: Adam, except that an IndexedSlices gradient updates
+    only the rows it names, of `var` and of `m` and `v` (gathered, put through Adam's rule
+    and scattered back), so a sparse step costs O(named rows) rather than O(table). The
+    other rows, slots included, keep their values even when they carry momentum, which
+    Adam would decay and apply: results differ from Adam's (and TensorFlow's) once batches
+    name different rows. Bias corrections count every step (`iterations`); weight decay
+    reaches the named rows only. Dense gradients follow Adam exactly.
+
+    Example:
+        >>> table = tf.Variable(tf.ones([4, 2])); opt = tf.optimizers.LazyAdam(0.1)
+        >>> _ = opt.apply_gradients([(tf.IndexedSlices(tf.ones([1, 2]), [2]), table)])
+        >>> [round(float(x), 4) for x in table.numpy()[:, 0]]
+        [1.0, 1.0, 0.9, 1.0]
+    """
+
+    _lazy_sparse_updates = True
+
+    def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, amsgrad: bool = False, name: str = "LazyAdam",
+                 **kwargs):
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, name=name, **kwargs)
