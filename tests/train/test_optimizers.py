@@ -88,6 +88,26 @@ def nadam_ref(lr, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **_):
     return step
 
 
+def adamax_ref(lr, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **_):
+    def step(s, x, g, t):
+        m = s.setdefault("m", np.zeros_like(x))
+        s["m"] = m + (g - m) * (1 - beta_1)
+        s["v"] = np.maximum(beta_2 * s.setdefault("v", np.zeros_like(x)), np.abs(g))
+        return x - lr * s["m"] / ((1 - beta_1 ** t) * (s["v"] + epsilon))
+    return step
+
+
+def adadelta_ref(lr, rho=0.95, epsilon=1e-7, **_):
+    def step(s, x, g, t):
+        acc_g = s.setdefault("accumulated_grad", np.zeros_like(x))
+        acc_d = s.setdefault("accumulated_delta_var", np.zeros_like(x))
+        s["accumulated_grad"] = rho * acc_g + (1 - rho) * g * g
+        delta = -np.sqrt(acc_d + epsilon) * g / np.sqrt(s["accumulated_grad"] + epsilon)
+        s["accumulated_delta_var"] = rho * acc_d + (1 - rho) * delta * delta
+        return x + lr * delta
+    return step
+
+
 CASES = [
     ("sgd", tf.optimizers.SGD, sgd_ref, dict(learning_rate=0.1)),
     ("sgd_momentum", tf.optimizers.SGD, sgd_ref, dict(learning_rate=0.1, momentum=0.9)),
@@ -106,6 +126,12 @@ CASES = [
     ("adagrad", tf.optimizers.Adagrad, adagrad_ref, dict(learning_rate=0.1)),
     ("adagrad_eps", tf.optimizers.Adagrad, adagrad_ref,
      dict(learning_rate=0.3, initial_accumulator_value=0.5, epsilon=1e-3)),
+    ("adamax", tf.optimizers.Adamax, adamax_ref, dict(learning_rate=0.01)),
+    ("adamax_betas", tf.optimizers.Adamax, adamax_ref,
+     dict(learning_rate=0.05, beta_1=0.8, beta_2=0.9, epsilon=1e-3)),
+    ("adadelta", tf.optimizers.Adadelta, adadelta_ref, dict(learning_rate=1.0)),
+    ("adadelta_rho", tf.optimizers.Adadelta, adadelta_ref,
+     dict(learning_rate=0.5, rho=0.8, epsilon=1e-4)),
 ]
 IDS = [c[0] for c in CASES]
 
@@ -171,6 +197,16 @@ def test_defaults_follow_keras():
     assert (rms.rho, rms.momentum, rms.epsilon, rms.centered) == (0.9, 0.0, 1e-7, False)
     ada = tf.optimizers.Adagrad()
     assert (ada.initial_accumulator_value, ada.epsilon) == (0.1, 1e-7)
+    adamax = tf.optimizers.Adamax()
+    assert (F32(0.001), 0.9, 0.999, 1e-7, "Adamax") == (
+        float(adamax.learning_rate), adamax.beta_1, adamax.beta_2, adamax.epsilon, adamax.name)
+    adadelta = tf.optimizers.Adadelta()
+    assert (F32(0.001), 0.95, 1e-7, "Adadelta") == (
+        float(adadelta.learning_rate), adadelta.rho, adadelta.epsilon, adadelta.name)
+    for name, cls in [("adamax", tf.optimizers.Adamax), ("adadelta", tf.optimizers.Adadelta)]:
+        got = tf.keras.optimizers.get(name)
+        assert type(got) is cls and got.name == name and tf.keras.optimizers.__dict__[
+            cls.__name__] is cls
     with pytest.raises(ValueError, match="momentum"):
         tf.optimizers.SGD(momentum=1.5)
     with pytest.raises(ValueError, match="weight_decay"):

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tests.train.test_optimizers import (F32, adagrad_ref, adam_ref, nadam_ref, rmsprop_ref,
-                                         sgd_ref)
+from tests.train.test_optimizers import (F32, adadelta_ref, adagrad_ref, adam_ref, adamax_ref,
+                                         nadam_ref, rmsprop_ref, sgd_ref)
 
 ROWS, WIDTH = 12, 3
 
@@ -40,6 +40,12 @@ CASES = [
     ("adagrad", tf.optimizers.Adagrad, adagrad_ref, dict(learning_rate=0.1)),
     ("adagrad_weight_decay", tf.optimizers.Adagrad, adagrad_ref,
      dict(learning_rate=0.3, initial_accumulator_value=0.5, weight_decay=0.1)),
+    ("adamax", tf.optimizers.Adamax, adamax_ref, dict(learning_rate=0.01)),
+    ("adamax_weight_decay", tf.optimizers.Adamax, adamax_ref,
+     dict(learning_rate=0.05, beta_1=0.8, beta_2=0.9, weight_decay=0.1)),
+    ("adadelta", tf.optimizers.Adadelta, adadelta_ref, dict(learning_rate=1.0)),
+    ("adadelta_rho", tf.optimizers.Adadelta, adadelta_ref,
+     dict(learning_rate=0.5, rho=0.8, epsilon=1e-4)),
 ]
 IDS = [c[0] for c in CASES]
 
@@ -407,3 +413,45 @@ def test_lazy_adam_traced_equals_eager_and_reads_only_the_named_rows():
     info = tf.profile(lambda: traced(values, ids))
     assert _row_sized(info, table_bytes)
     assert traced.experimental_get_tracing_count() == 1
+
+
+# --------------------------------------------------------------------------- Adamax, Adadelta
+
+
+@pytest.mark.parametrize("name", ["adamax", "adadelta"])
+def test_keras_model_resumes_with_adamax_and_adadelta(name, tmp_path):
+    """`compile(optimizer="adamax" / "adadelta")`, saved to a .keras file after 3 steps and
+    loaded: 2 more steps give the weights of 5 straight steps (the slots were saved)."""
+    keras = tf.keras
+    rng = np.random.default_rng(8)
+    x, y = rng.random((5, 4, 3), dtype=np.float32), rng.random((5, 4, 2), dtype=np.float32)
+
+    def model():
+        keras.utils.set_random_seed(1)
+        built = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"),
+                                  keras.layers.Dense(2)])
+        built.compile(optimizer=keras.optimizers.get(name), loss="mse")
+        built.optimizer.learning_rate = 0.05
+        return built
+
+    straight, first = model(), model()
+    for step in range(5):
+        straight.train_on_batch(x[step], y[step])
+    for step in range(3):
+        first.train_on_batch(x[step], y[step])
+    first.save(tmp_path / "m.keras")
+    resumed = keras.models.load_model(tmp_path / "m.keras")
+    assert type(resumed.optimizer) is type(first.optimizer)
+    assert int(resumed.optimizer.iterations) == 3
+    for step in range(3, 5):
+        resumed.train_on_batch(x[step], y[step])
+    for got, want in zip(resumed.get_weights(), straight.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    # the state is what made it: a fresh optimizer on the same weights goes elsewhere
+    fresh = keras.models.load_model(tmp_path / "m.keras", compile=False)
+    fresh.compile(optimizer=keras.optimizers.get(name), loss="mse")
+    fresh.optimizer.learning_rate = 0.05
+    for step in range(3, 5):
+        fresh.train_on_batch(x[step], y[step])
+    assert max(np.abs(a - b).max() for a, b in zip(fresh.get_weights(),
+                                                    straight.get_weights())) > 1e-4

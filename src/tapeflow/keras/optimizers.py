@@ -1,5 +1,6 @@
 """`tf.keras.optimizers`: tapeflow's optimizers (train/optimizers.py) and `get` for the
-names `compile` takes ("adam", "sgd", "rmsprop", "adagrad", "adamw", "nadam").
+names `compile` takes ("adam", "sgd", "rmsprop", "adagrad", "adamw", "nadam", "adamax",
+"adadelta").
 
 Example:
     >>> tf.keras.optimizers.get("adam").name
@@ -15,7 +16,8 @@ __all__ = list(_optimizers.__all__) + ["get"]
 
 _BY_NAME = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam, "adamw": _optimizers.AdamW,
             "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad,
-            "nadam": _optimizers.Nadam}
+            "nadam": _optimizers.Nadam, "adamax": _optimizers.Adamax,
+            "adadelta": _optimizers.Adadelta}
 
 
 def get(identifier) -> Optimizer:

@@ -1,5 +1,6 @@
 """Optimizers (`tapeflow.optimizers`) with Keras's (TF 2.11+) update rules: SGD, Adam,
-AdamW, Nadam, RMSprop, Adagrad, TensorFlow Addons' LazyAdam, and learning-rate schedules.
+AdamW, Nadam, Adamax, RMSprop, Adagrad, Adadelta, TensorFlow Addons' LazyAdam, and
+learning-rate schedules.
 
 An optimizer keeps `iterations` (an int64 Variable) and per-variable slot variables
 ("m", "v", ...), made on the first `apply_gradients` (or `build`): inside a
@@ -8,16 +9,16 @@ variable ops (assign, scatter_update), so traced steps run them in program order
 
 An IndexedSlices gradient (from gather / embedding lookups) is deduplicated first, repeated
 indices summed (as TensorFlow's optimizers did before Keras 3; Keras 3 on TensorFlow squares
-repeated slices separately in Adam's, RMSprop's and Adagrad's `g²`), and then gives what the
-dense gradient it stands for (the summed rows, zeros elsewhere) gives, bit for bit. Where a
-zero gradient still moves a row (momentum, Adam's and RMSprop's moving averages, weight
-decay) every row moves, as in TensorFlow, so the step costs O(table). Eagerly that is one
-elementwise pass over the table with a 0-d zero gradient, then the named rows, computed
-from their values before the step, scattered over it in place: no dense gradient is made.
-In a traced step the summed rows are scattered into a dense gradient instead, which the
-fused loop over the table reads at little cost (scattering into the tables that loop has
-just written would copy them). Where a zero gradient changes nothing (SGD without momentum,
-Adagrad, without weight decay) only the named rows are read and written: O(named rows).
+repeated slices separately in `g²`, and takes Adamax's `|g|` of each), and then gives what
+the dense gradient it stands for (the summed rows, zeros elsewhere) gives, bit for bit.
+Where a zero gradient still moves a row (momentum, moving averages, weight decay) every row
+moves, as in TensorFlow, so the step costs O(table). Eagerly that is one elementwise pass
+over the table with a 0-d zero gradient, then the named rows, computed from their values
+before the step, scattered over it in place: no dense gradient is made. In a traced step
+the summed rows are scattered into a dense gradient instead, which the fused loop over the
+table reads at little cost (scattering into the tables that loop has just written would
+copy them). Where a zero gradient changes nothing (SGD without momentum, Adagrad, without
+weight decay) only the named rows are read and written: O(named rows).
 
 `LazyAdam` keeps the lazy rule of TensorFlow Addons' LazyAdam (and PyTorch's SparseAdam):
 a sparse step gathers only the named rows of the variable and of its slots, puts them
@@ -44,11 +45,11 @@ from ..autodiff import GradientTape
 from ..distribute.strategy import aggregate_gradients
 from ..ops.creation import fill, zeros
 from ..ops.indexing import gather, indexed_slices_to_dense, where
-from ..ops.math import cast, cos, floor, maximum, minimum, pow, rsqrt, sqrt, square
+from ..ops.math import abs as _abs, cast, cos, floor, maximum, minimum, pow, rsqrt, sqrt, square
 from ..ops.state import deduplicate_slices
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "RMSprop", "Adagrad", "LazyAdam",
-           "schedules"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "Adamax", "RMSprop", "Adagrad",
+           "Adadelta", "LazyAdam", "schedules"]
 
 
 # --------------------------------------------------------------------------- schedules
@@ -660,6 +661,39 @@ class Nadam(Optimizer):
         return x - m_hat * lr / (sqrt(v / (1 - b2_power)) + self.epsilon)
 
 
+class Adamax(Optimizer):
+    """Adamax, Adam with the infinity norm (Keras 3's rule): `m += (g - m)(1 - beta_1)`,
+    `u = max(beta_2 u, |g|)`, `var -= lr m / ((1 - beta_1^t)(u + epsilon))`. Its slots
+    are "m" and "v" (`u`; TensorFlow's names). An IndexedSlices gradient gives what its
+    dense gradient gives: every row's `m` and `u` decay and every row moves.
+
+    Example:
+        >>> v = tf.Variable(1.0); opt = tf.optimizers.Adamax(learning_rate=0.1)
+        >>> _ = opt.apply_gradients([(tf.constant(3.0), v)]); round(float(v), 4)
+        0.9
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, weight_decay=None, name: str = "Adamax", **kwargs):
+        super().__init__(learning_rate, name, weight_decay)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+
+    def _slot_names(self):
+        # "m", "v": Keras 3 makes these two per variable in turn (saved interleaved, as
+        # Adam's), and TensorFlow's Adamax names them so
+        return ("m", "v")
+
+    def _rule(self, g, x, slots, lr):
+        dtype = x.dtype
+        step = cast(self._iterations + 1, dtype)
+        b1_power = pow(convert_to_tensor(self.beta_1, dtype=dtype), step)
+        m = slots["m"] = slots["m"] + (g - slots["m"]) * (1 - self.beta_1)
+        u = slots["v"] = maximum(slots["v"] * self.beta_2, _abs(g))
+        return x - (lr * m) / ((1 - b1_power) * (u + self.epsilon))
+
+
 class RMSprop(Optimizer):
     """RMSprop: `ms = rho ms + (1 - rho) g²`, `var -= lr g / sqrt(ms + epsilon)`; with
     `centered`, the mean gradient's square is subtracted from ms; with `momentum`, the step
@@ -755,3 +789,36 @@ class LazyAdam(Adam):
                  epsilon: float = 1e-7, amsgrad: bool = False, name: str = "LazyAdam",
                  **kwargs):
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, name=name, **kwargs)
+
+
+class Adadelta(Optimizer):
+    """Adadelta (Keras 3's rule, with a learning rate): `acc_g = rho acc_g + (1 - rho) g²`,
+    `delta = -sqrt(acc_d + epsilon) g / sqrt(acc_g + epsilon)`,
+    `acc_d = rho acc_d + (1 - rho) delta²`, `var += lr delta`. An IndexedSlices gradient
+    gives what its dense gradient gives: every row's accumulators decay (the variable
+    moves only in the rows named).
+
+    Example:
+        >>> v = tf.Variable(1.0); opt = tf.optimizers.Adadelta(learning_rate=1.0, rho=0.0)
+        >>> _ = opt.apply_gradients([(tf.constant(2.0), v)]); round(float(v), 6)
+        0.999684
+    """
+
+    def __init__(self, learning_rate=0.001, rho: float = 0.95, epsilon: float = 1e-7,
+                 weight_decay=None, name: str = "Adadelta", **kwargs):
+        super().__init__(learning_rate, name, weight_decay)
+        self.rho = rho
+        self.epsilon = epsilon
+
+    def _slot_names(self):
+        return ("accumulated_grad", "accumulated_delta_var")
+
+    def _rule(self, g, x, slots, lr):
+        rho = self.rho
+        acc_grad = slots["accumulated_grad"] = (slots["accumulated_grad"] * rho
+                                                + square(g) * (1 - rho))
+        delta = -((sqrt(slots["accumulated_delta_var"] + self.epsilon) * g)
+                  / sqrt(acc_grad + self.epsilon))
+        slots["accumulated_delta_var"] = (slots["accumulated_delta_var"] * rho
+                                          + square(delta) * (1 - rho))
+        return x + lr * delta
