@@ -353,8 +353,8 @@ class Optimizer:
         """Optimizer-wide state a step changes once, before the variables' updates."""
 
     def _prepare(self, grad, var: Variable):
-        """The gradient as a Tensor of the variable's shape and dtype, or deduplicated
-        IndexedSlices of rows of it."""
+        """The gradient as a Tensor of the variable's shape and dtype, or IndexedSlices of
+        rows of it (in the variable's dtype)."""
         if isinstance(grad, IndexedSlices):
             values = convert_to_tensor(grad.values, dtype=var.dtype)
             rows = tuple(values._shape[1:])
@@ -364,7 +364,7 @@ class Optimizer:
                     f"{type(self).__name__}: IndexedSlices gradient with values "
                     f"{list(values._shape)} does not fit variable {var.name!r} of shape "
                     f"{list(var._shape)}")
-            return deduplicate_slices(IndexedSlices(values, grad.indices, grad.dense_shape))
+            return IndexedSlices(values, grad.indices, grad.dense_shape)
         grad = convert_to_tensor(grad, dtype=var.dtype)
         if tuple(grad._shape) != tuple(var._shape):
             raise InvalidArgumentError(
@@ -378,18 +378,21 @@ class Optimizer:
         if not isinstance(grad, IndexedSlices):
             self._step(grad, var, lr, Variable.read_value, Variable.assign)
             return
-        read = lambda v: gather(v, grad.indices)  # noqa: E731
-        if self._lazy_sparse_updates or self._zero_gradient_changes_nothing():
-            write = lambda v, rows: v.scatter_update(_sparse(rows, grad))  # noqa: E731
-            self._step(grad.values, var, lr, read, write)
-            return
-        if ctx.graph is not None:
+        rows_only = self._lazy_sparse_updates or self._zero_gradient_changes_nothing()
+        if ctx.graph is not None and not rows_only:
             # Traced: the fused elementwise loop over the table reads a dense gradient at
             # little cost, while scattering rows into the tables it has just written would
             # copy each of them (a fused loop's outputs are not written in place), so the
-            # gradient is made dense here (the summed rows scattered into zeros).
+            # gradient is made dense here: its segment sum adds repeated rows up, in the
+            # order deduplicate_slices does.
             dense = indexed_slices_to_dense(grad, list(var._shape))
             self._step(dense, var, lr, Variable.read_value, Variable.assign)
+            return
+        grad = deduplicate_slices(grad)  # repeated rows summed: one row each
+        read = lambda v: gather(v, grad.indices)  # noqa: E731
+        if rows_only:
+            write = lambda v, rows: v.scatter_update(_sparse(rows, grad))  # noqa: E731
+            self._step(grad.values, var, lr, read, write)
             return
         # Eager: no table-sized gradient. The named rows' new values first, from their
         # values before this step (held until the table pass has written every row) ...
