@@ -29,7 +29,7 @@ def _tol(dtype):
 
 
 def test_parts_come_from_shapes_and_the_thread_setting(two_threads):
-    assert gemm.parts_for(1024, 64, 64) == 4  # two per thread
+    assert gemm.parts_for(1024, 64, 64) == 4  # two per thread (from 2^16 in these tests)
     assert gemm.parts_for(100, 1024, 1024) == 1  # fewer rows than two parts of ROWS
     assert gemm.parts_for(64, 16, 16) == 1  # small: one BLAS call
     tf.config.threading.set_intra_op_parallelism_threads(1)
@@ -163,8 +163,27 @@ def test_kernels_hold_blas_to_one_thread_and_give_its_setting_back():
         assert seen and all(set(s) == {1} for s in seen)
         assert set(_blas_threads()) == {2}  # the user's NumPy has its threads back
         # nested and concurrent scopes: the last to leave restores
-        with threads.blas_one_thread():
-            with threads.blas_one_thread():
-                assert set(_blas_threads()) == {1}
+        with threads.blas_threads(1):
+            with threads.blas_threads(3):
+                assert set(_blas_threads()) == {3}
             assert set(_blas_threads()) == {1}
         assert set(_blas_threads()) == {2}
+
+
+def test_blas_threads_come_from_the_products_size_and_the_thread_setting(two_threads,
+                                                                          monkeypatch):
+    monkeypatch.setattr(gemm, "SPLIT_FROM", 1 << 40)
+    seen = []
+    real = np.matmul
+
+    def spy(*args, **kwargs):
+        seen.append(set(_blas_threads()))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(np, "matmul", spy)
+    with threadpoolctl.threadpool_limits(1, user_api="blas"):
+        small, large = tf.ones([64, 64]), tf.ones([256, 128])
+        tf.matmul(small, small)  # 0.26 M multiply-adds: the calling thread
+        tf.matmul(large, tf.ones([128, 128]))  # 4.2 M: BLAS's threads, one per intra-op
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.matmul(large, tf.ones([128, 128]))
+    assert seen == [{1}, {2}, {1}]

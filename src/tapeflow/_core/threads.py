@@ -1,11 +1,11 @@
 """The threads one op may use (`tf.config.threading`'s intra-op threads): one shared pool;
-`blas_one_thread`, the scope in which a kernel's BLAS calls run on the calling thread
-(tapeflow splits large products itself, see backends/numpy/gemm.py); and `ThreadChoice`,
+`blas_threads(n)`, the scope in which a kernel's BLAS calls run on `n` threads (one
+unless the kernel asks for more, see backends/numpy/gemm.py); and `ThreadChoice`,
 which decides by measured times whether a kernel's next call splits its work over the
 threads or runs on the calling thread, for kernels whose results are the same bits either
 way (API §6.7: a choice that can change bits is made from shapes alone).
 
-    >>> with blas_one_thread():             # NumPy's BLAS on this thread only
+    >>> with blas_threads(1):               # NumPy's BLAS on this thread only
     ...     y = np.matmul(a, b)
     >>> choice = ThreadChoice()
     >>> several = choice.several()          # split this call?
@@ -13,6 +13,7 @@ way (API §6.7: a choice that can change bits is made from shapes alone).
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -75,64 +76,103 @@ def run_parts(run, parts: list, threads: int) -> None:
         raise errors[0]
 
 
+class _Library:
+    """One BLAS library's thread count, read and set. For OpenBLAS, through its own C
+    functions (`openblas_get_num_threads`/`openblas_set_num_threads`, under the name
+    prefix and suffix of NumPy's and SciPy's builds) found in the library threadpoolctl
+    loaded: about 0.2 us a call, where threadpoolctl's Python wrappers take 1-2 us (twice
+    per kernel, on every product); other BLAS through threadpoolctl."""
+
+    def __init__(self, controller):
+        self.get, self.set = controller.get_num_threads, controller.set_num_threads
+        dynlib = getattr(controller, "dynlib", None)
+        if controller.internal_api != "openblas" or dynlib is None:
+            return
+        for prefix in ("", "scipy_"):
+            for suffix in ("", "64_"):
+                try:
+                    get = getattr(dynlib, f"{prefix}openblas_get_num_threads{suffix}")
+                    put = getattr(dynlib, f"{prefix}openblas_set_num_threads{suffix}")
+                except AttributeError:
+                    continue
+                get.restype, get.argtypes = ctypes.c_int, []
+                put.restype, put.argtypes = None, [ctypes.c_int]
+                self.get, self.set = get, put
+                return
+
+
 class _Blas:
     """The BLAS libraries loaded in this process (threadpoolctl finds OpenBLAS, MKL or
-    BLIS, whichever NumPy and SciPy were built with) and a process-wide count of kernels
-    inside `blas_one_thread`: the first to enter sets them to one thread, the last to
-    leave puts back what they had. OpenBLAS's threads spin for a while after each product
-    they share (about 0.1 s): on a machine whose cores other processes keep busy, a
-    128x64x64 product took 10x longer on two BLAS threads than on one."""
+    BLIS, whichever NumPy and SciPy were built with) and the thread counts kernels ask
+    for (`blas_threads`): the first kernel to enter saves what the libraries had, each
+    sets its count, and when the last leaves the program's own setting is back. NumPy's
+    BLAS would otherwise run a small product on every core, and its idle threads spin
+    for a while after each product they share: on a machine whose cores other processes
+    keep busy, a product can wait for a thread that has no core."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._libraries: list | None = None
-        self._inside = 0
-        self._saved: list = []
+        self._gets: list | None = None  # each library's thread count, read
+        self._sets: list = []           # and set
+        self._asked: list = []  # the counts of the kernels inside, innermost last
+        self._saved: list = []  # the libraries' counts before the first entered
 
-    def libraries(self) -> list:
-        if self._libraries is None:
-            self._libraries = threadpoolctl.ThreadpoolController().select(
-                user_api="blas").lib_controllers
-        return self._libraries
+    def _find(self) -> None:
+        libraries = [_Library(c) for c in threadpoolctl.ThreadpoolController()
+                     .select(user_api="blas").lib_controllers]
+        self._sets = [lib.set for lib in libraries]
+        self._gets = [lib.get for lib in libraries]
 
-    def enter(self) -> None:
+    # (enter and leave run twice per product: kept to a few C calls)
+    def enter(self, n: int) -> None:
         with self._lock:
-            if self._inside == 0:
-                self._saved = []
-                for lib in self.libraries():
-                    threads = lib.get_num_threads()
-                    if threads != 1:
-                        lib.set_num_threads(1)
-                        self._saved.append((lib, threads))
-            self._inside += 1
+            if self._gets is None:
+                self._find()
+            asked = self._asked
+            if not asked:
+                self._saved = saved = [get() for get in self._gets]
+                for put, count in zip(self._sets, saved):
+                    if count != n:
+                        put(n)
+            elif asked[-1] != n:
+                for put in self._sets:
+                    put(n)
+            asked.append(n)
 
     def leave(self) -> None:
         with self._lock:
-            self._inside -= 1
-            if self._inside == 0:
-                for lib, threads in self._saved:
-                    lib.set_num_threads(threads)
-                self._saved = []
-
-    def set_threads(self, n: int) -> None:
-        """Every BLAS library's threads (`set_intra_op_parallelism_threads`)."""
-        with self._lock:
-            for lib in self.libraries():
-                lib.set_num_threads(n)
+            asked = self._asked
+            n = asked.pop()
+            if asked:
+                if asked[-1] != n:
+                    for put in self._sets:
+                        put(asked[-1])
+                return
+            for put, count in zip(self._sets, self._saved):
+                if count != n:
+                    put(count)
 
 
 blas = _Blas()
 
 
-class blas_one_thread:
-    """A kernel's BLAS calls run on the calling thread inside this scope (and on the
-    pool's threads, for the parts of a product tapeflow splits): small products never
-    wake BLAS's threads, and no BLAS thread spins for a core that other work needs."""
+class blas_threads:
+    """A kernel's BLAS calls run on `n` threads inside this scope (default 1: the calling
+    thread), whatever the program set for its own NumPy calls, which get their setting
+    back when the scope ends. Kernels choose `n` from their operands' shapes and the
+    intra-op threads alone (API 6.7), never from timings.
 
-    __slots__ = ()
+        >>> with blas_threads(1):
+        ...     y = np.matmul(a, b)
+    """
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int = 1):
+        self.n = max(1, int(n))
 
     def __enter__(self):
-        blas.enter()
+        blas.enter(self.n)
 
     def __exit__(self, *exc):
         blas.leave()

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..._core.errors import InvalidArgumentError
 from ..._core.registry import register_kernel
-from ..._core.threads import blas_one_thread
+from ..._core.threads import blas_threads
 
 _ndarray = np.ndarray
 
@@ -30,8 +30,8 @@ _LEGACY_RANK = 32
 
 def kernel(name: str, blas: bool = False):
     """Register the decorated `f(inputs, attrs, backend)` as op `name`'s NumPy kernel;
-    `blas=True` for a kernel that calls BLAS or LAPACK: it runs in `blas_one_thread`
-    (BLAS on the calling thread; a kernel that wants more threads splits its own work)."""
+    `blas=True` for a kernel that calls BLAS or LAPACK: it runs in `blas_threads(1)`
+    (BLAS on the calling thread; a kernel that wants more asks inside)."""
     def deco(f):
         register_kernel(name, "numpy", _one_blas_thread(f) if blas else f)
         return f
@@ -40,7 +40,7 @@ def kernel(name: str, blas: bool = False):
 
 def _one_blas_thread(f):
     def run(inputs, attrs, backend):
-        with blas_one_thread():
+        with blas_threads(1):
             return f(inputs, attrs, backend)
     run.__name__, run.__qualname__, run.__doc__ = f.__name__, f.__qualname__, f.__doc__
     run.__wrapped__ = f
@@ -128,5 +128,5 @@ def sum_leading(x: np.ndarray, axes: tuple):
     rows = x.size // cols if cols else 0
     if cols > 64 or rows < 256:
         return None
-    with blas_one_thread():  # (BLAS's threads would split the sum: bits by thread count)
+    with blas_threads(1):  # (BLAS's threads would split the sum: bits by thread count)
         return (np.ones(rows, x.dtype) @ x.reshape(rows, cols)).reshape(rest)

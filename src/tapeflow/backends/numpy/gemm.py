@@ -1,16 +1,21 @@
-"""Matrix products as tapeflow's kernels run them: BLAS on one thread per call (kernels
-that call BLAS run in `blas_one_thread`), and large products split by rows over the
-intra-op threads, each part one BLAS call from the pool (NumPy's `matmul`, or SciPy's
-public BLAS wrappers for `C += alpha A B` in place).
+"""Matrix products as tapeflow's kernels run them, on threads chosen from the product's size
+and the intra-op threads alone (API 6.7; kernels that call BLAS run in `blas_threads`):
 
-Whether a product is split, and where, is decided from its shape and the configured
-intra-op threads alone (API §6.7): the parts are rows of the result, each computed by the
-same BLAS routine over whole rows. A split product need not equal one BLAS call bit for
-bit (a BLAS kernel may treat the rows left over at the end of a call differently: on some
-CPUs the last bits differ), but the same shapes and thread setting always give the same
-parts, so the same bits.
+- below BLAS_THREADS_FROM multiply-adds, BLAS on the calling thread: waking other threads
+  costs more than they save, and on a busy machine a product may wait for one;
+- up to SPLIT_FROM, BLAS's own threads, one per intra-op thread;
+- from SPLIT_FROM, rows split into two parts per intra-op thread, each one single-threaded
+  BLAS call (NumPy's `matmul`, or SciPy's public BLAS wrappers for `C += alpha A B` in
+  place), which the calling thread and the pool's take in turn: a thread slowed by
+  another process's work delays only the part it took (measured on 2 busy cores: a
+  512x512x512 product on BLAS's two threads took 24 ms, 2 quiet).
 
-    >>> out = product(x, y)             # x @ y, or None where this path does not apply
+BLAS's own threads and a split by rows may round a product's last bits differently from
+one thread (a BLAS kernel may treat the rows or columns at the end of a call otherwise:
+on some CPUs the last bits differ), but the same shapes and thread setting always take
+the same way, so give the same bits.
+
+    >>> out = product(x, y)             # x @ y, or None: the caller calls np.matmul
     >>> update(w, x.T, dy, -1.0)        # w -= x^T dy in one product, or False
 """
 from __future__ import annotations
@@ -19,12 +24,15 @@ import numpy as np
 from scipy.linalg import blas as _blas
 
 from ..._core.context import intra_op_threads
-from ..._core.threads import run_parts
+from ..._core.threads import blas_threads, run_parts
 
-# Multiply-adds from which a product splits over two or more threads: below this, handing
-# a part to a pool thread (about 0.1 ms on a virtual machine: the thread must wake and
-# take the GIL) costs more than it saves (bench/threads.py measures it).
-SPLIT_FROM = 1 << 23
+# Multiply-adds from which BLAS runs on the intra-op threads (measured on 2 cores: a
+# 128x64x64 product, 0.5 M, 14 us on two threads, 21 on one; 4 M, 73 and 127 us).
+BLAS_THREADS_FROM = 1 << 20
+# Multiply-adds from which a product splits by rows (handing a part to a pool thread costs
+# 0.1-1 ms on a virtual machine: only large products repay it; 134 M: 2.0 ms on BLAS's two
+# threads and 2.8 split when quiet, 24 and 12 ms while two other processes ran products).
+SPLIT_FROM = 1 << 25
 # Parts start on multiples of this many rows (BLAS computes rows in blocks of a few: most
 # rows of a part are then computed as in one call).
 ROWS = 64
@@ -50,13 +58,18 @@ def _run_parts(run, m: int, parts: int) -> None:
 
 
 def product(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
-    """`x @ y` for 2-D operands large enough to split (`parts_for`), its rows split over
-    the intra-op threads; None where it does not split: the caller calls np.matmul."""
+    """`x @ y` for 2-D operands on the threads their size asks for (see the module
+    docstring), or None for a product small enough for the calling thread: the caller
+    calls np.matmul (its kernel holds BLAS to one thread)."""
     m, k = x.shape
     n = y.shape[1]
     parts = parts_for(m, k, n)
     if parts < 2:
-        return None
+        threads = blas_threads_for(m, k, n)
+        if threads < 2:
+            return None
+        with blas_threads(threads):
+            return np.matmul(x, y)
     out = np.empty((m, n), np.result_type(x, y))
 
     def run(lo, hi):
@@ -64,6 +77,11 @@ def product(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
 
     _run_parts(run, m, parts)
     return out
+
+
+def blas_threads_for(m: int, k: int, n: int) -> int:
+    """BLAS's threads for an unsplit product of [m, k] by [k, n]."""
+    return intra_op_threads() if m * k * n >= BLAS_THREADS_FROM else 1
 
 
 def _operand(a: np.ndarray) -> tuple | None:
@@ -103,7 +121,8 @@ def update(ref: np.ndarray, x: np.ndarray, y: np.ndarray, sign: float) -> bool:
     m, k = x.shape
     parts = parts_for(m, k, y.shape[1])
     if parts < 2:
-        return _accumulate(ref, x, y, sign)
+        with blas_threads(blas_threads_for(m, k, y.shape[1])):
+            return _accumulate(ref, x, y, sign)
     if _operand(y.T) is None or _operand(x[:ROWS].T) is None:
         return False
     _run_parts(lambda lo, hi: _accumulate(ref[lo:hi], x[lo:hi], y, sign), m, parts)
