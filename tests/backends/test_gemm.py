@@ -187,3 +187,27 @@ def test_blas_threads_come_from_the_products_size_and_the_thread_setting(two_thr
         tf.config.threading.set_intra_op_parallelism_threads(1)
         tf.matmul(large, tf.ones([128, 128]))
     assert seen == [{1}, {2}, {1}]
+
+
+def test_a_blas_threadpoolctl_knows_but_without_openblas_functions_is_set_through_it():
+    class Controller:  # (as threadpoolctl describes MKL or BLIS: no OpenBLAS symbols)
+        internal_api, dynlib = "mkl", None
+
+        def __init__(self):
+            self.threads = 4
+
+        def get_num_threads(self):
+            return self.threads
+
+        def set_num_threads(self, n):
+            self.threads = n
+    controller = Controller()
+    library = threads._Library(controller)
+    assert library.get() == 4
+    library.set(1)
+    assert controller.threads == 1
+    # NumPy's own OpenBLAS is found by its C functions
+    (numpy_blas,) = [c for c in threadpoolctl.ThreadpoolController().select(
+        user_api="blas").lib_controllers if "numpy" in c.filepath] or [None]
+    if numpy_blas is not None and numpy_blas.internal_api == "openblas":
+        assert "openblas_get_num_threads" in threads._Library(numpy_blas).get.__name__
