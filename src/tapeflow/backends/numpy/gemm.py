@@ -6,7 +6,8 @@ and the intra-op threads alone (API 6.7; kernels that call BLAS run in `blas_thr
 - up to SPLIT_FROM, BLAS's own threads, one per intra-op thread;
 - from SPLIT_FROM, rows split into two parts per intra-op thread, each one single-threaded
   BLAS call (NumPy's `matmul`, or SciPy's public BLAS wrappers for `C += alpha A B` in
-  place), which the calling thread and the pool's take in turn: a thread slowed by
+  place, which only ever run on one thread), which the calling thread and the pool's
+  take in turn: a thread slowed by
   another process's work delays only the part it took (measured on 2 busy cores: a
   512x512x512 product on BLAS's two threads took 24 ms, 2 quiet).
 
@@ -121,8 +122,19 @@ def update(ref: np.ndarray, x: np.ndarray, y: np.ndarray, sign: float) -> bool:
     m, k = x.shape
     parts = parts_for(m, k, y.shape[1])
     if parts < 2:
-        with blas_threads(blas_threads_for(m, k, y.shape[1])):
+        threads = blas_threads_for(m, k, y.shape[1])
+        if threads < 2:
             return _accumulate(ref, x, y, sign)
+        # BLAS's threads: NumPy's BLAS, the product then an add. SciPy's BLAS (another
+        # OpenBLAS, with a thread pool of its own) only ever runs on one thread here:
+        # its idle threads, spinning after a product, took the cores from NumPy's next
+        # one (a 128x784x256 product took 3 ms instead of 0.4)
+        with blas_threads(threads):
+            product = np.matmul(x, y)
+        if sign != 1.0:
+            np.multiply(product, sign, out=product)
+        np.add(ref, product, out=ref)
+        return True
     if _operand(y.T) is None or _operand(x[:ROWS].T) is None:
         return False
     _run_parts(lambda lo, hi: _accumulate(ref[lo:hi], x[lo:hi], y, sign), m, parts)
