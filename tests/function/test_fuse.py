@@ -193,22 +193,22 @@ def test_a_kernel_compiles_in_the_background_while_numpy_blocks_run(monkeypatch,
     monkeypatch.setenv("TAPEFLOW_CACHE", str(tmp_path))  # cold: nothing compiled yet
     fuse.set_background(True)
     try:
-        def f(x):  # exact ops only (a constant no other test uses: a new kernel)
-            return tf.reduce_sum(x * 1.2345 + x * x / (x * x + 1.0))
+        def f(x):  # (a constant no other test uses: a new kernel)
+            return tf.reduce_sum(tf.sin(x) * 1.2345 + x * x / (x * x + 1.0))
         x = tf.constant(np.linspace(-2, 2, 64), dtype=tf.float64)
         want = tf.function(f, jit_compile=False)(x).numpy()
         g = tf.function(f)
         first = g(x).numpy()  # runs at once as NumPy blocks, compiling nothing yet
         kernel = fused_nodes(g.get_concrete_function(x))[0].attrs["kernel"]
-        assert kernel.exact and 0 not in kernel._ready and fuse.COMPILE_AFTER == 2
+        assert 0 not in kernel._ready and fuse.COMPILE_AFTER == 2
         second = g(x).numpy()  # NumPy blocks again; the loop compiles meanwhile
         assert not isinstance(kernel._ready[0], (bool, str))  # a background future
         np.testing.assert_allclose(first, want, rtol=1e-13)
         fuse.wait_compiled()
         later = g(x).numpy()  # the compiled loop from now on
         assert kernel._ready[0] is True and kernel.compiled
-        # the tiers took turns: each op is correctly rounded and the sum has one order,
-        # so every call gave the same bits
+        # the tiers took turns: the blocks call the loop's own sin, and the sum has one
+        # order, so every call gave the same bits
         assert first.tobytes() == second.tobytes() == later.tobytes()
         # (other kernels' background compiles may finish here too: this kernel's marker)
         markers = list((tmp_path / "fused").glob(f"{jit.module_name(kernel.source)}.0.ready"))
@@ -221,23 +221,38 @@ def test_a_kernel_compiles_in_the_background_while_numpy_blocks_run(monkeypatch,
         fuse.set_background(False)
 
 
-def test_a_kernel_with_transcendental_ops_compiles_on_its_first_call(monkeypatch, tmp_path):
-    # NumPy's exp and sin are not numba's (nor vmath's): NumPy blocks first and the loop
-    # later would change the bits between calls, so the loop runs from the first call
-    monkeypatch.setenv("TAPEFLOW_CACHE", str(tmp_path))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_numpy_blocks_and_compiled_loops_give_the_same_bits_for_every_op(dtype, monkeypatch,
+                                                                        tmp_path):
+    """The tiers take turns (NumPy blocks while the loop compiles, then the loop): the
+    blocks call the loops' own transcendental functions, so every call gives the same
+    bits (API 6.7), in float32 (vmath's exp, tanh and sigmoid) and float64 alike."""
+    monkeypatch.setenv("TAPEFLOW_CACHE", str(tmp_path))  # cold: the blocks run first
     fuse.set_background(True)
     try:
-        def f(x):
-            return tf.reduce_sum(tf.sin(x) * 1.3579 + tf.exp(-x * x))
-        for dtype in (tf.float32, tf.float64):
-            x = tf.constant(np.linspace(-2, 2, 64), dtype=dtype)
-            g = tf.function(f)
-            first = g(x).numpy()
-            kernel = fused_nodes(g.get_concrete_function(x))[0].attrs["kernel"]
-            assert not kernel.exact and kernel._ready[0] is True
-            want = tf.function(f, jit_compile=False)(x).numpy()
-            np.testing.assert_allclose(first, want, rtol=1e-5 if dtype == tf.float32 else 1e-13)
-            assert all(g(x).numpy().tobytes() == first.tobytes() for _ in range(5))
+        def f(x, y):  # every fusible op (a constant no other test uses: new kernels)
+            a = tf.sin(x) * 1.3579 + tf.cos(y) - tf.exp(-x * x) + tf.tanh(y) * x
+            b = tf.math.expm1(x * 0.1) + tf.math.log1p(tf.abs(y)) + tf.math.log(x * x + 1.0)
+            c = tf.sigmoid(a) * tf.sqrt(tf.abs(b)) + tf.math.rsqrt(x * x + 2.0) / (y + 9.0)
+            d = tf.maximum(c, -0.5) + tf.minimum(a, b) + tf.nn.relu(b - a)
+            return d, tf.reduce_sum(d * d)
+        rng = np.random.default_rng(3)
+        x = tf.constant(rng.standard_normal(5000) * 3, dtype=dtype)
+        y = tf.constant(rng.standard_normal(5000) * 3, dtype=dtype)
+        g = tf.function(f)
+        first = [t.numpy() for t in g(x, y)]
+        kernels = [n.attrs["kernel"] for n in fused_nodes(g.get_concrete_function(x, y))]
+        assert kernels and all(0 not in k._ready for k in kernels)  # NumPy blocks ran
+        for _ in range(3):
+            g(x, y)
+        fuse.wait_compiled()
+        later = [t.numpy() for t in g(x, y)]
+        assert all(k._ready.get(0) is True for k in kernels)  # the compiled loops ran
+        for a, b in zip(first, later):
+            assert a.tobytes() == b.tobytes()
+        want = [t.numpy() for t in tf.function(f, jit_compile=False)(x, y)]
+        np.testing.assert_allclose(later[0], want[0], rtol=1e-5 if dtype == "float32" else 1e-12,
+                                   atol=1e-6)
     finally:
         fuse.set_background(False)
 
