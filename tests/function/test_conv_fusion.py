@@ -270,19 +270,65 @@ def test_small_and_unsupported_convolutions_keep_im2col():
     assert not conv_direct.applies((32, 28, 28, 2), (3, 3, 1, 8), f32, 1)  # mismatch
 
 
-def test_a_geometry_runs_its_loops_from_its_first_call(monkeypatch):
-    """Direct loops and im2col sum in different orders: which one runs is decided from
-    shapes, so every call (the first included) gives the same bits (API 6.7)."""
+def test_a_geometrys_first_calls_give_the_loops_bits(monkeypatch):
+    """Until a geometry's loops are compiled (from its COMPILE_AFTER-th call, in the
+    background), NumPy does their arithmetic op for op: every call, the first included,
+    gives the same bits (API 6.7)."""
     monkeypatch.setattr(conv_direct, "_loops", {})
+    monkeypatch.setattr(conv_direct, "_calls", {})
     rng = np.random.default_rng(8)
     x = rng.standard_normal((8, 20, 20, 1)).astype(np.float32)
     w = rng.standard_normal((3, 3, 1, 8)).astype(np.float32)
+    dy = rng.standard_normal((8, 18, 18, 8)).astype(np.float32)
     attrs = {"strides": (1, 1), "padding": "VALID", "dilations": (1, 1),
              "data_format": "NHWC", "groups": 1}
-    first = np_conv.conv2d({"x": x, "filters": w}, attrs, None)
-    assert len(conv_direct._loops) == 1
-    for _ in range(3):
-        assert np_conv.conv2d({"x": x, "filters": w}, attrs, None).tobytes() == first.tobytes()
+    grad_attrs = dict(attrs, filter_hw=(3, 3))
+    results = []
+    before = jit.background()
+    jit.set_background(True)
+    try:
+        for call in range(conv_direct.COMPILE_AFTER + 2):
+            if call == conv_direct.COMPILE_AFTER:
+                jit.wait_compiled()
+            y = np_conv.conv2d({"x": x, "filters": w}, attrs, None)
+            dw = np_conv.conv2d_backprop_filter({"x": x, "dy": dy}, grad_attrs, None)
+            results.append((y.tobytes(), dw.tobytes()))
+    finally:
+        jit.set_background(before)
+    assert all(loop._state for loop in next(iter(conv_direct._loops.values())))  # compiled
+    assert len(set(results)) == 1
+
+
+@pytest.mark.parametrize("w_shape, strides, dilations, activation, dtype", [
+    ((3, 3, 1, 8), (1, 1), (1, 1), "Relu", np.float32),  # taps unrolled
+    ((3, 3, 3, 16), (2, 2), (1, 1), "", np.float32),  # a loop over the taps
+    ((2, 3, 2, 5), (1, 2), (2, 1), "Relu6", np.float64),
+    ((5, 5, 1, 32), (1, 1), (1, 1), "", np.float32)])
+def test_numpy_formulations_equal_the_loops_bit_for_bit(w_shape, strides, dilations,
+                                                        activation, dtype):
+    rng = np.random.default_rng(9)
+    kh, kw, c, f = w_shape
+    n, h, w_ = 4, 17, 19
+    xp = rng.standard_normal((n, h, w_, c)).astype(dtype)
+    xp[0, 0, 0, 0] = -0.0
+    w = rng.standard_normal(w_shape).astype(dtype)
+    b = rng.standard_normal(f).astype(dtype)
+    out_hw = ((h - (kh - 1) * dilations[0] - 1) // strides[0] + 1,
+              (w_ - (kw - 1) * dilations[1] - 1) // strides[1] + 1)
+    zero = dtype(0)
+    forward, grad = conv_direct._loops_for(w_shape, strides, dilations, activation)
+    y1 = np.empty((n,) + out_hw + (f,), dtype)
+    conv_direct._forward_numpy(xp, w, b, y1, zero, out_hw, strides, dilations, activation)
+    y2 = np.empty_like(y1)
+    forward.ready_now(xp, w, b, y2, zero, 0, 0)(xp, w, b, y2, zero, 0, n)
+    assert y1.tobytes() == y2.tobytes()
+    np.testing.assert_allclose(y1, y2, rtol=0)
+    dy = rng.standard_normal((n,) + out_hw + (f,)).astype(dtype)
+    p1 = np.empty((n, kh * kw * c * f + f), dtype)
+    conv_direct._filter_grad_numpy(xp, dy, p1, w_shape, strides, dilations)
+    p2 = np.empty_like(p1)
+    grad.ready_now(xp, dy, p2, zero, 0, 0)(xp, dy, p2, zero, 0, n)
+    assert p1.tobytes() == p2.tobytes()
 
 
 def test_without_numba_fused_convolutions_run_im2col(monkeypatch):

@@ -16,7 +16,9 @@ filter gradient (with the bias gradient, its sum over pixels) 56 against 240 + 4
 
 `xp` is the padded NHWC input; each call computes images [lo, hi), the intra-op threads
 taking runs of images in turn. Results equal the im2col kernels' to rounding: the sums
-run in another order. Which of the two runs is decided from shapes alone.
+run in another order. Which of the two runs is decided from shapes alone; while a
+geometry's loops compile, NumPy does their arithmetic op for op (`_forward_numpy`,
+`_filter_grad_numpy`): the same bits from the first call on.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import math
 
 import numpy as np
 
+from ..._core import jit
 from ..._core.jit import Loop, source_module
 from ..._core.context import intra_op_threads
 from ..._core.threads import run_parts
@@ -34,15 +37,18 @@ DIRECT_MAX_CHANNELS = 4
 DIRECT_MAX_FILTERS = 32
 UNROLL_WEIGHTS = 128  # filter elements up to which the taps are unrolled (`_source`)
 # Input pixels times filters (about the output's elements) from which a convolution runs
-# directly: each geometry compiles for seconds (on its first call), which only
+# directly: each geometry compiles for seconds (in the background), which only
 # convolutions on real data repay.
 DIRECT_FROM = 1 << 14
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 SPLIT_FROM = 1 << 15  # output elements: smaller convolutions run on the calling thread
-# A geometry's loops compile on its first call (or load from the disk cache): running
-# im2col meanwhile, as the first calls once did, would change the bits between calls
-# (the two sum in different orders).
+# Calls of one geometry before its loops start compiling (in the background); until they
+# are ready, `_forward_numpy` and `_filter_grad_numpy` do the loops' arithmetic op for op
+# in NumPy, so every call gives the same bits (im2col and BLAS would sum in another
+# order).
+COMPILE_AFTER = 3
 _loops: dict = {}  # geometry -> (forward Loop, filter_grad Loop)
+_calls: dict = {}  # Loop -> calls so far, until COMPILE_AFTER
 
 
 def applies(x_shape: tuple, w_shape: tuple, dtype, groups: int) -> bool:
@@ -151,6 +157,17 @@ def _source(kh: int, kw: int, c: int, f: int, strides: tuple, dilations: tuple,
     return "\n".join(lines) + "\n"
 
 
+def _ready(loop: Loop, args: tuple):
+    """The loop compiled for `args`, or None: its first COMPILE_AFTER - 1 calls (a compile
+    holds the GIL for seconds in numba's Python passes, which would slow a traced
+    function's first calls several times), then while it compiles in the background."""
+    calls = _calls.get(loop, 0)
+    if calls < COMPILE_AFTER - 1:
+        _calls[loop] = calls + 1
+        return None
+    return loop.ready(*args, 0, 0)
+
+
 def _loops_for(w_shape: tuple, strides: tuple, dilations: tuple, activation: str):
     """The (forward, filter_grad) Loops of a geometry."""
     key = (tuple(w_shape), tuple(strides), tuple(dilations), activation)
@@ -161,6 +178,56 @@ def _loops_for(w_shape: tuple, strides: tuple, dilations: tuple, activation: str
         loops = _loops[key] = (Loop(module.forward, slp=True),
                                Loop(module.filter_grad, slp=True))
     return loops
+
+
+def _taps(kh: int, kw: int, c: int) -> list:
+    """The taps in the order the generated loops add them."""
+    return [(a, b, ch) for a in range(kh) for b in range(kw) for ch in range(c)]
+
+
+def _patch(xp: np.ndarray, a: int, b: int, ch: int, out_hw: tuple, strides: tuple,
+           dilations: tuple) -> np.ndarray:
+    """xp[n, i * sh + a * dh, j * sw + b * dw, ch] for every output pixel: [N, OH, OW]."""
+    (oh, ow), (sh, sw), (dh, dw) = out_hw, strides, dilations
+    return xp[:, a * dh:a * dh + (oh - 1) * sh + 1:sh, b * dw:b * dw + (ow - 1) * sw + 1:sw, ch]
+
+
+def _forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations, activation) -> None:
+    """The generated forward loop's arithmetic, op for op, as NumPy operations over whole
+    arrays (so the same bits): what runs while a geometry's loop compiles."""
+    kh, kw, c, f = w.shape
+    taps = _taps(kh, kw, c)
+    unrolled = len(taps) * f <= UNROLL_WEIGHTS
+    s = None if unrolled else np.zeros(y.shape, y.dtype)
+    for a, b_, ch in taps:  # the sum over taps in the loops' order, then the bias
+        term = _patch(xp, a, b_, ch, out_hw, strides, dilations)[..., None] * w[a, b_, ch]
+        s = term if s is None else np.add(s, term, out=s)
+    s += b
+    if activation in ("Relu", "Relu6"):  # (as the loops: NaN and -0.0 stay)
+        s = np.where(s < zero, zero, s)
+    if activation == "Relu6":
+        s = np.where(s > zero + 6, zero + 6, s)
+    y[...] = s
+
+
+def _sequential_sum(values: np.ndarray) -> np.ndarray:
+    """values [N, P, F] summed over P one after another from zero, as the loops add
+    (np.add.reduce may sum pairwise): the last of the running sums."""
+    padded = np.concatenate([np.zeros_like(values[:, :1]), values], axis=1)
+    return np.add.accumulate(padded, axis=1)[:, -1]
+
+
+def _filter_grad_numpy(xp, dy, per_image, w_shape, strides, dilations) -> None:
+    """The generated filter_grad loop's arithmetic as NumPy operations: per image, each
+    weight's and bias's sum over the pixels in row-major order, from zero (so the same
+    bits): what runs while a geometry's loop compiles."""
+    kh, kw, c, f = w_shape
+    n, oh, ow = dy.shape[:3]
+    g = dy.reshape(n, oh * ow, f)
+    for m, (a, b_, ch) in enumerate(_taps(kh, kw, c)):
+        v = _patch(xp, a, b_, ch, (oh, ow), strides, dilations).reshape(n, oh * ow, 1)
+        per_image[:, m * f:(m + 1) * f] = _sequential_sum(v * g)
+    per_image[:, -f:] = _sequential_sum(g)
 
 
 def _run(run, args: tuple, size: int) -> None:
@@ -177,7 +244,7 @@ def _run(run, args: tuple, size: int) -> None:
 def forward(xp: np.ndarray, w: np.ndarray, b: np.ndarray | None, out_hw: tuple,
             strides: tuple, dilations: tuple, activation: str, out: np.ndarray | None = None):
     """act(conv(xp, w) + b) as a new [N, OH, OW, F] array (into `out` when given), or
-    None where numba is missing or could not compile it (im2col runs then)."""
+    None without numba (im2col runs then)."""
     dtype = xp.dtype
     xp = np.ascontiguousarray(xp)
     w = np.ascontiguousarray(w, dtype)
@@ -186,10 +253,13 @@ def forward(xp: np.ndarray, w: np.ndarray, b: np.ndarray | None, out_hw: tuple,
                                              dtype)
     zero = dtype.type(0)
     args = (xp, w, b, y, zero)
-    run = _loops_for(w.shape, strides, dilations, activation)[0].ready_now(*args, 0, 0)
-    if run is None:
+    if not jit.available():
         return None
-    _run(run, args, y.size)
+    run = _ready(_loops_for(w.shape, strides, dilations, activation)[0], args)
+    if run is None:  # (compiling: the same arithmetic in NumPy meanwhile)
+        _forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations, activation)
+    else:
+        _run(run, args, y.size)
     return y
 
 
@@ -202,9 +272,12 @@ def filter_grad(xp: np.ndarray, dy: np.ndarray, filter_hw: tuple, strides: tuple
     w_shape = tuple(filter_hw) + (xp.shape[-1], dy.shape[-1])
     per_image = np.empty((xp.shape[0], math.prod(w_shape) + dy.shape[-1]), dtype)
     args = (xp, dy, per_image, dtype.type(0))
-    run = _loops_for(w_shape, strides, dilations, "")[1].ready_now(*args, 0, 0)
-    if run is None:
+    if not jit.available():
         return None
-    _run(run, args, dy.size)
+    run = _ready(_loops_for(w_shape, strides, dilations, "")[1], args)
+    if run is None:  # (compiling: the same arithmetic in NumPy meanwhile)
+        _filter_grad_numpy(xp, dy, per_image, w_shape, strides, dilations)
+    else:
+        _run(run, args, dy.size)
     out = np.add.reduce(per_image, axis=0)  # (row by row, in image order)
     return out[:-dy.shape[-1]].reshape(w_shape), out[-dy.shape[-1]:]
