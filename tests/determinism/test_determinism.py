@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -15,13 +14,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _reports(*flags: str, processes: int = 2) -> list:
-    def run(_):
+    """Each process's report, one process after another (on a cold kernel cache the first
+    compiles, the second loads what it compiled)."""
+    reports = []
+    for _ in range(processes):
         out = subprocess.run([sys.executable, "-m", "tests.determinism.job", *flags],
                              cwd=ROOT, capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stderr[-3000:]
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    with ThreadPoolExecutor(processes) as workers:
-        return list(workers.map(run, range(processes)))
+        reports.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return reports
 
 
 @pytest.mark.parametrize("flags", [(), ("--no-numba",)], ids=["numba", "no-numba"])
