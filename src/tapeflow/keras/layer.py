@@ -14,6 +14,7 @@ unknown (None) in the output. The first run also builds the layer, as Keras does
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import threading
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._core import dtypes as _dt, nest
+from .._core.context import ctx
 from .._core.tensor import TensorShape
 from .._core.variable import Variable
 from ..ops.creation import ones, zeros
@@ -163,6 +165,24 @@ def is_symbolic(inputs) -> bool:
     return any(isinstance(x, KerasTensor) for x in nest.flatten(inputs))
 
 
+def _marking_built(build):
+    """`build` that, once it returns, marks its layer built. Called directly (outside
+    `__call__`, which names weights under the layer's scope) it enters the layer's name
+    scope as a call would, so `dense/kernel:0` is named the same either way."""
+    @functools.wraps(build)
+    def wrapper(self, *args, **kwargs):
+        scopes = ctx.name_scopes
+        if scopes and scopes[-1].endswith(f"{self.name}/"):
+            result = build(self, *args, **kwargs)
+        else:
+            with self.name_scope:
+                result = build(self, *args, **kwargs)
+        self.built = True
+        return result
+    wrapper._marks_built = True
+    return wrapper
+
+
 class Layer(_layers.Layer):
     """The base of Keras layers; subclass it with `build(input_shape)` (weights from
     `add_weight`), `call(inputs, training=None)` and, to be rebuilt from config,
@@ -205,6 +225,15 @@ class Layer(_layers.Layer):
             True
         """
         return previous_mask if self.supports_masking else None
+
+    def __init_subclass__(cls, **kwargs):
+        # Keras 3 wraps every `build`: called directly (`layer.build(shape)`, then
+        # `set_weights`), it marks the layer built, so the first call does not build a
+        # second, freshly initialized set of weights next to the first
+        super().__init_subclass__(**kwargs)
+        build = cls.build
+        if not getattr(build, "_marks_built", False):
+            cls.build = _marking_built(build)
 
     def __init__(self, trainable: bool = True, name: str | None = None, dtype=None,
                  **kwargs):

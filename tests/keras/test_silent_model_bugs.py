@@ -1,0 +1,110 @@
+"""Issue #30, "wrong with no error": Keras 3 behaviours the model and layers got silently
+wrong (values checked by hand or against Keras's documented results)."""
+import numpy as np
+import pytest
+import tapeflow as tf
+
+keras = tf.keras
+
+
+# ---------------------------------------------------------- build() marks the layer built
+
+class Scale(keras.layers.Layer):
+    """A user's layer: one weight per feature, created in its own build."""
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1],), initializer="random_normal")
+
+    def call(self, x):
+        return x * self.w
+
+
+def _dense_expected(x, kernel, bias):
+    return x @ kernel + bias
+
+
+def _rnn_expected(x, kernel, recurrent, bias):
+    h = np.zeros((x.shape[0], kernel.shape[1]), np.float32)
+    for t in range(x.shape[1]):
+        h = np.tanh(x[:, t] @ kernel + h @ recurrent + bias)
+    return h
+
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def _lstm_expected(x, kernel, recurrent, bias):
+    units = recurrent.shape[0]
+    h = np.zeros((x.shape[0], units), np.float32)
+    c = np.zeros_like(h)
+    for t in range(x.shape[1]):
+        z = x[:, t] @ kernel + h @ recurrent + bias
+        i, f, g, o = (z[:, k * units:(k + 1) * units] for k in range(4))
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        h = _sigmoid(o) * np.tanh(c)
+    return h
+
+
+def _gru_expected(x, kernel, recurrent, bias):
+    # Keras 3's default GRU: reset_after=True, bias rows [input, recurrent], gates z, r, h
+    units = recurrent.shape[0]
+    h = np.zeros((x.shape[0], units), np.float32)
+    for t in range(x.shape[1]):
+        xi = x[:, t] @ kernel + bias[0]
+        hi = h @ recurrent + bias[1]
+        z = _sigmoid(xi[:, :units] + hi[:, :units])
+        r = _sigmoid(xi[:, units:2 * units] + hi[:, units:2 * units])
+        hh = np.tanh(xi[:, 2 * units:] + r * hi[:, 2 * units:])
+        h = z * h + (1 - z) * hh
+    return h
+
+
+def _known(weights, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-0.5, 0.5, w.shape).astype(np.float32) for w in weights]
+
+
+@pytest.mark.parametrize("make, shape, expected", [
+    (lambda: keras.layers.Dense(3), (2, 4), lambda x, w: _dense_expected(x, *w)),
+    (lambda: keras.layers.SimpleRNN(3), (2, 4, 2), lambda x, w: _rnn_expected(x, *w)),
+    (lambda: keras.layers.LSTM(3), (2, 4, 2), lambda x, w: _lstm_expected(x, *w)),
+    (lambda: keras.layers.GRU(3), (2, 4, 2), lambda x, w: _gru_expected(x, *w)),
+    (lambda: Scale(), (2, 4), lambda x, w: x * w[0]),
+], ids=["Dense", "SimpleRNN", "LSTM", "GRU", "custom"])
+def test_build_then_set_weights_is_what_the_call_uses(make, shape, expected):
+    layer = make()
+    layer.build(shape)
+    assert layer.built
+    count = len(layer.weights)
+    known = _known(layer.get_weights())
+    layer.set_weights(known)
+    x = np.random.default_rng(1).uniform(-1, 1, shape).astype(np.float32)
+    y = layer(x)
+    assert len(layer.weights) == count  # no second set built by the call
+    np.testing.assert_allclose(y.numpy(), expected(x, known), rtol=1e-5, atol=1e-6)
+    for w, k in zip(layer.get_weights(), known):
+        np.testing.assert_array_equal(w, k)
+
+
+def test_conv2d_build_then_set_weights():
+    layer = keras.layers.Conv2D(2, 3)
+    layer.build((1, 4, 4, 1))
+    assert len(layer.weights) == 2
+    kernel = np.zeros((3, 3, 1, 2), np.float32)
+    kernel[1, 1, 0, 0] = 1.0  # filter 0 picks the centre pixel
+    kernel[:, :, 0, 1] = 1.0  # filter 1 sums the 3x3 window
+    bias = np.array([0.5, -1.0], np.float32)
+    layer.set_weights([kernel, bias])
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    y = layer(x).numpy()
+    assert len(layer.weights) == 2
+    # the 2x2 'valid' outputs: centres 5, 6, 9, 10; window sums 9 * centre
+    np.testing.assert_allclose(y[0, :, :, 0], [[5.5, 6.5], [9.5, 10.5]])
+    np.testing.assert_allclose(y[0, :, :, 1], [[44.0, 53.0], [80.0, 89.0]])
+
+
+def test_direct_build_names_weights_as_a_call_does():
+    built = keras.layers.Dense(2, name="probe_dense")
+    built.build((1, 3))
+    assert [w.name for w in built.weights] == ["probe_dense/kernel:0", "probe_dense/bias:0"]
