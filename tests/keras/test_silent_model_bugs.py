@@ -108,3 +108,43 @@ def test_direct_build_names_weights_as_a_call_does():
     built = keras.layers.Dense(2, name="probe_dense")
     built.build((1, 3))
     assert [w.name for w in built.weights] == ["probe_dense/kernel:0", "probe_dense/bias:0"]
+
+
+# ------------------------------------------- dict inputs go by the Inputs' names (Keras 3)
+
+def _zeta_alpha_model():
+    zeta = keras.Input((1,), name="zeta")
+    alpha = keras.Input((1,), name="alpha")
+    return keras.Model([zeta, alpha], keras.layers.Concatenate()([zeta, alpha]))
+
+
+def test_dict_call_of_a_list_of_named_inputs_goes_by_name():
+    model = _zeta_alpha_model()
+    # "alpha" sorts first, but "zeta" is the first Input: Keras gives [[1, 2]]
+    y = model({"zeta": np.array([[1.0]]), "alpha": np.array([[2.0]])})
+    np.testing.assert_array_equal(y.numpy(), [[1.0, 2.0]])
+    y = model.predict({"alpha": np.array([[2.0]]), "zeta": np.array([[1.0]])}, verbose=0)
+    np.testing.assert_array_equal(y, [[1.0, 2.0]])
+
+
+def test_dict_call_with_missing_or_unknown_keys_raises_naming_them():
+    model = _zeta_alpha_model()
+    with pytest.raises(ValueError, match="alpha"):
+        model({"zeta": np.array([[1.0]])})
+    with pytest.raises(ValueError, match="beta"):
+        model({"zeta": np.array([[1.0]]), "alpha": np.array([[2.0]]),
+               "beta": np.array([[3.0]])})
+
+
+def test_fit_and_evaluate_with_dict_data_go_by_name():
+    zeta = keras.Input((1,), name="zeta")
+    alpha = keras.Input((1,), name="alpha")
+    dense = keras.layers.Dense(1, use_bias=False)
+    model = keras.Model([zeta, alpha], dense(keras.layers.Concatenate()([zeta, alpha])))
+    dense.set_weights([np.array([[1.0], [-1.0]], np.float32)])  # zeta - alpha
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss="mse")
+    x = {"alpha": np.array([[1.0], [2.0]]), "zeta": np.array([[3.0], [7.0]])}
+    y = np.array([[2.0], [5.0]])  # exactly zeta - alpha: loss 0 (by sorted keys: 16, 100)
+    assert model.evaluate(x, y, verbose=0) == pytest.approx(0.0)
+    history = model.fit(x, y, epochs=1, batch_size=2, verbose=0)
+    assert history.history["loss"][0] == pytest.approx(0.0)

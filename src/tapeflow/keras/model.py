@@ -698,6 +698,15 @@ class Model(Layer):
         Checkpoint(model=_Weights(self)).read(path).assert_consumed()
 
     # ----------------------------------------------------------------- summary
+    def _check_input_keys(self, inputs: dict, names: list) -> None:
+        """A dict of inputs must have exactly the model's input names as keys: a missing or
+        unknown key raises, naming it, rather than feeding an input the wrong value."""
+        missing = [n for n in names if n not in inputs]
+        unknown = sorted(str(k) for k in inputs if k not in names)
+        if missing or unknown:
+            raise ValueError(f"Model {self.name!r} takes inputs named {names}; the dict "
+                             f"given is missing {missing} and has unknown keys {unknown}")
+
     def _summary_rows(self) -> list:
         return [(layer, _output_shape(layer), "") for layer in self.layers]
 
@@ -868,7 +877,14 @@ class Functional(Model):
             if not isinstance(inputs, dict):
                 raise ValueError("This model's inputs are a dict: call it with a dict keyed "
                                  f"by {sorted(self._inputs)}")
+            self._check_input_keys(inputs, list(self._inputs))
             pairs = [(self._inputs[k], inputs[k]) for k in self._inputs]
+        elif isinstance(inputs, dict):
+            # as Keras 3: a dict given to a model of a list of Inputs goes by the Inputs'
+            # names (not by the dict's sorted keys, which would pair them by chance)
+            expected = nest.flatten(self._inputs)
+            self._check_input_keys(inputs, [kt.name for kt in expected])
+            pairs = [(kt, inputs[kt.name]) for kt in expected]
         else:
             given = nest.flatten(inputs) if isinstance(inputs, (list, tuple, dict)) \
                 else [inputs]
