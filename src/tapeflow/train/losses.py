@@ -25,6 +25,7 @@ __all__ = ["mean_squared_error", "mean_absolute_error", "categorical_crossentrop
            "Huber"]
 
 EPSILON = 1e-7  # Keras's backend.epsilon()
+FLOATX = "float32"  # Keras's backend.floatx(): the dtype loss objects compute in
 
 
 def _operands(op: str, y_true, y_pred) -> tuple[Tensor, Tensor]:
@@ -51,25 +52,27 @@ def _same_shapes(op: str, y_true: Tensor, y_pred: Tensor) -> None:
 
 @composite("mean_squared_error")
 def mean_squared_error(y_true, y_pred) -> Tensor:
-    """`mean((y_pred - y_true)², axis=-1)`.
+    """`mean((y_pred - y_true)², axis=-1)`. Labels [N] and predictions [N, 1] (or the
+    reverse) are compared element by element (`same_rank`), as Keras 3 does, not
+    broadcast to [N, N].
 
     Example:
         >>> tf.losses.mean_squared_error([[0., 1.]], [[1., 1.]]).numpy()
         array([0.5], dtype=float32)
     """
-    y_true, y_pred = _operands("mean_squared_error", y_true, y_pred)
+    y_true, y_pred = same_rank(*_operands("mean_squared_error", y_true, y_pred))
     return _last_axis_mean(squared_difference(y_pred, y_true))
 
 
 @composite("mean_absolute_error")
 def mean_absolute_error(y_true, y_pred) -> Tensor:
-    """`mean(|y_pred - y_true|, axis=-1)`.
+    """`mean(|y_pred - y_true|, axis=-1)`, ranks aligned as in `mean_squared_error`.
 
     Example:
         >>> tf.losses.mean_absolute_error([[0., 1.]], [[2., 1.]]).numpy()
         array([1.], dtype=float32)
     """
-    y_true, y_pred = _operands("mean_absolute_error", y_true, y_pred)
+    y_true, y_pred = same_rank(*_operands("mean_absolute_error", y_true, y_pred))
     return _last_axis_mean(_abs(y_pred - y_true))
 
 
@@ -137,12 +140,12 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits: bool = False,
 def binary_crossentropy(y_true, y_pred, from_logits: bool = False,
                         label_smoothing: float = 0.0, axis: int = -1) -> Tensor:
     """Mean over `axis` of the elementwise binary cross-entropy of labels in [0, 1] and
-    probabilities (clipped to [1e-7, 1 - 1e-7], with 1e-7 added inside the logs, as Keras)
-    or logits. `label_smoothing` pulls the labels towards 0.5.
+    probabilities (clipped to [1e-7, 1 - 1e-7], then the logs: Keras 3's formula, not
+    Keras 2's, which also added 1e-7 inside the logs) or logits. `label_smoothing` pulls the labels towards 0.5.
 
     Example:
         >>> tf.losses.binary_crossentropy([[1., 0.]], [[0.5, 0.5]]).numpy()
-        array([0.69314694], dtype=float32)
+        array([0.6931472], dtype=float32)
     """
     op = "binary_crossentropy"
     y_true, y_pred = _operands(op, y_true, y_pred)
@@ -153,7 +156,7 @@ def binary_crossentropy(y_true, y_pred, from_logits: bool = False,
         per_element = sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
     else:
         p = clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
-        per_element = -(y_true * log(p + EPSILON) + (1.0 - y_true) * log(1.0 - p + EPSILON))
+        per_element = -(y_true * log(p) + (1.0 - y_true) * log(1.0 - p))
     if per_element.ndim == 0:
         return per_element
     return reduce_mean(per_element, axis=axis)
@@ -162,13 +165,14 @@ def binary_crossentropy(y_true, y_pred, from_logits: bool = False,
 @composite("huber")
 def huber(y_true, y_pred, delta: float = 1.0) -> Tensor:
     """Mean over the last axis of `0.5 e²` where `|e| <= delta`, else
-    `delta (|e| - 0.5 delta)`, for `e = y_pred - y_true`.
+    `delta (|e| - 0.5 delta)`, for `e = y_pred - y_true` (ranks aligned as in
+    `mean_squared_error`).
 
     Example:
         >>> tf.losses.huber([[0., 0.]], [[0.5, 3.]]).numpy()
         array([1.3125], dtype=float32)
     """
-    y_true, y_pred = _operands("huber", y_true, y_pred)
+    y_true, y_pred = same_rank(*_operands("huber", y_true, y_pred))
     error = y_pred - y_true
     abs_error = _abs(error)
     delta = convert_to_tensor(delta, dtype=y_pred.dtype)
@@ -201,6 +205,11 @@ def same_rank(y_true, y_pred) -> tuple[Tensor, Tensor]:
     return y_true, y_pred
 
 
+def _as_floatx(x) -> Tensor:
+    x = convert_to_tensor(x)
+    return x if x.dtype.name == FLOATX else cast(x, FLOATX)
+
+
 _REDUCTIONS = ("auto", "sum_over_batch_size", "sum", "none")
 
 
@@ -224,6 +233,10 @@ class Loss:
         raise NotImplementedError
 
     def __call__(self, y_true, y_pred, sample_weight=None) -> Tensor:
+        # Keras 3's Loss converts both operands to its dtype (floatx, float32) first, so a
+        # loss object gives float32 for float64 (or float16) inputs; the functions keep
+        # y_pred's dtype. Integer labels come back exactly (class ids < 2**24).
+        y_true, y_pred = _as_floatx(y_true), _as_floatx(y_pred)
         losses = self.call(y_true, y_pred)
         if sample_weight is not None:
             weight = cast(sample_weight, losses.dtype)

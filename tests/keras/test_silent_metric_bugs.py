@@ -1,0 +1,64 @@
+"""Issue #30 ("wrong with no error"), losses and metrics: each test pins a value Keras 3
+gives (its documented result or one worked out by hand) where tapeflow used to return a
+different number without complaint."""
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+K = tf.keras
+
+
+# --------------------------------------------------------------------------- losses
+
+
+def test_regression_loss_functions_align_labels_n_with_predictions_n_1():
+    # Keras 3's mse/mae/huber squeeze_or_expand_to_same_rank: [N] labels against [N, 1]
+    # predictions compare element by element (they used to broadcast to [N, N])
+    got = K.losses.mean_squared_error([0.0, 1.0], [[0.0], [1.0]])
+    assert got.shape == (2,)
+    np.testing.assert_allclose(got.numpy(), [0.0, 0.0])
+    np.testing.assert_allclose(K.losses.mae([0.0, 1.0], [[1.0], [1.0]]).numpy(), [1.0, 0.0])
+    # huber, delta 1: 0.5 * 0.5² = 0.125; 1 * (3 - 0.5) = 2.5
+    np.testing.assert_allclose(K.losses.huber([0.0, 0.0], [[0.5], [3.0]]).numpy(),
+                               [0.125, 2.5])
+    # the reverse ([N, 1] labels, [N] predictions) too
+    np.testing.assert_allclose(K.losses.mse([[0.0], [1.0]], [0.0, 3.0]).numpy(), [0.0, 4.0])
+
+
+def test_binary_crossentropy_function_still_requires_equal_ranks():
+    # Keras 3's binary_crossentropy function does not align ranks (its backend op raises);
+    # the BinaryCrossentropy object does
+    with pytest.raises(ValueError):
+        K.losses.binary_crossentropy([0.0, 1.0], [[0.2], [0.7]])
+    expected = -(np.log(0.8) + np.log(0.7)) / 2
+    np.testing.assert_allclose(float(K.losses.BinaryCrossentropy()([0.0, 1.0],
+                                                                   [[0.2], [0.7]])),
+                               expected, rtol=1e-6)
+
+
+def test_binary_crossentropy_uses_keras3_formula():
+    # Keras 3's documented example: [0.916, 0.714]
+    got = K.losses.binary_crossentropy([[0.0, 1.0], [0.0, 0.0]], [[0.6, 0.4], [0.4, 0.6]])
+    np.testing.assert_allclose(got.numpy(), [-(np.log(0.4) + np.log(0.4)) / 2,
+                                             -(np.log(0.6) + np.log(0.4)) / 2], rtol=1e-6)
+    np.testing.assert_allclose(got.numpy(), [0.916, 0.714], atol=1e-3)
+    # saturated: clip to [1e-7, 1 - 1e-7] then the logs (no 1e-7 inside them, Keras 2's):
+    # -log(1 - float32(1 - 1e-7)) = 15.942385, -log(1e-7) = 16.118095
+    np.testing.assert_allclose(K.losses.binary_crossentropy([[0.0]], [[1.0]]).numpy(),
+                               [15.942385], rtol=1e-6)
+    np.testing.assert_allclose(K.losses.binary_crossentropy([[1.0]], [[0.0]]).numpy(),
+                               [16.118095], rtol=1e-6)
+
+
+def test_loss_objects_compute_in_float32_functions_keep_the_dtype():
+    t = np.array([[0.0, 1.0]], np.float64)
+    p = np.array([[0.5, 0.25]], np.float64)
+    for cls in (K.losses.MeanSquaredError, K.losses.MeanAbsoluteError, K.losses.Huber,
+                K.losses.BinaryCrossentropy, K.losses.CategoricalCrossentropy):
+        got = cls()(t, p)
+        assert got.dtype == tf.float32, cls
+    np.testing.assert_allclose(float(K.losses.MeanSquaredError()(t, p)),
+                               (0.25 + 0.5625) / 2, rtol=1e-7)
+    assert K.losses.SparseCategoricalCrossentropy()(np.array([1]), p).dtype == tf.float32
+    assert K.losses.mean_squared_error(t, p).dtype == tf.float64
