@@ -148,3 +148,40 @@ def test_fit_and_evaluate_with_dict_data_go_by_name():
     assert model.evaluate(x, y, verbose=0) == pytest.approx(0.0)
     history = model.fit(x, y, epochs=1, batch_size=2, verbose=0)
     assert history.history["loss"][0] == pytest.approx(0.0)
+
+
+# ------------------------------ only weighted_metrics are weighted by sample_weight (Keras 3)
+
+def _identity_model():
+    inputs = keras.Input((2,))
+    return keras.Model(inputs, keras.layers.Activation("linear")(inputs))
+
+
+def test_metrics_are_unweighted_and_weighted_metrics_are_weighted():
+    # Keras 3's own CompileMetrics test: two batches, sample_weight [1, 0, 1] each
+    y_true = np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]] * 2, np.float32)
+    y_pred = np.array([[0.4, 0.1], [0.2, 0.6], [0.6, 0.1],
+                       [0.3, 0.2], [0.1, 0.4], [0.2, 0.3]], np.float32)
+    sample_weight = np.array([1.0, 0.0, 1.0] * 2, np.float32)
+    model = _identity_model()
+    model.compile(optimizer="sgd", loss="mse", metrics=["mean_squared_error"],
+                  weighted_metrics=["mean_squared_error"])
+    logs = model.evaluate(y_pred, y_true, sample_weight=sample_weight, batch_size=3,
+                          verbose=0, return_dict=True)
+    assert logs["mean_squared_error"] == pytest.approx(0.055833336, rel=1e-5)
+    assert logs["weighted_mean_squared_error"] == pytest.approx(0.0725, rel=1e-5)
+
+
+def test_class_weight_does_not_weight_plain_metrics():
+    # class_weight {0: 1, 1: 0} zeroes sample 1: only the weighted metric may see that
+    model = _identity_model()
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss="mse", metrics=["mae"],
+                  weighted_metrics=["mse"])
+    x = np.array([[1.0, 0.0], [3.0, 0.0]], np.float32)
+    y = np.array([[0.0, 0.0], [0.0, 1.0]], np.float32)  # labels by argmax: 0, 1
+    history = model.fit(x, y, batch_size=2, epochs=1, verbose=0,
+                        class_weight={0: 1.0, 1: 0.0})
+    # |errors|: sample 0 (1, 0), sample 1 (3, 1): mae 5/4 unweighted
+    assert history.history["mae"][0] == pytest.approx(1.25)
+    # squared: sample 0 mean 0.5, sample 1 mean 5; weighted by class 1 -> 0: 0.5
+    assert history.history["mse"][0] == pytest.approx(0.5)

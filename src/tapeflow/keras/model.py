@@ -239,10 +239,20 @@ def _accuracy_for(loss, y_true, y_pred) -> _metrics.Metric:
 
 class _CompiledMetrics:
     """The metrics of `compile`, made concrete on the first batch (when "accuracy" can be
-    told from the shapes) and named as Keras names them in the logs."""
+    told from the shapes) and named as Keras names them in the logs.
 
-    def __init__(self, metrics, output_names: list, losses: list):
-        names = output_names
+    As Keras 3, `metrics` ignore `sample_weight` (and so `class_weight`); only
+    `weighted_metrics` are weighted. A weighted metric named as an unweighted one is
+    logged as "weighted_<name>"."""
+
+    def __init__(self, metrics, output_names: list, losses: list, weighted_metrics=None):
+        self._names, self._losses = output_names, losses
+        self._specs = self._per_output(metrics)
+        self._weighted_specs = self._per_output(weighted_metrics)
+        self.metrics: list | None = None
+
+    def _per_output(self, metrics) -> list:
+        names = self._names
         if metrics is None:
             metrics = []
         if isinstance(metrics, dict):
@@ -251,36 +261,43 @@ class _CompiledMetrics:
             per_output = list(metrics)
         else:
             per_output = [metrics] * len(names)
-        self._specs = [[m] if not isinstance(m, (list, tuple)) else list(m)
-                       for m in per_output]
-        self._names, self._losses = output_names, losses
-        self.metrics: list | None = None
+        return [[m] if not isinstance(m, (list, tuple)) else list(m) for m in per_output]
+
+    def _make(self, spec, i: int, ys: list, preds: list) -> _metrics.Metric:
+        if isinstance(spec, str) and spec.lower() in ("accuracy", "acc"):
+            metric = _accuracy_for(self._losses[i], ys[i], preds[i])
+            metric.name = spec
+        else:
+            metric = _metrics.get(spec)
+        if len(self._names) > 1:
+            metric.name = f"{self._names[i]}_{metric.name}"
+        return metric
 
     def build(self, y_true, y_pred) -> None:
         names = self._names
         ys, preds = _per_output(y_true, names), _per_output(y_pred, names)
         self.metrics = []
         self._owners = []
-        for i, specs in enumerate(self._specs):
-            for spec in specs:
-                if isinstance(spec, str) and spec.lower() in ("accuracy", "acc"):
-                    metric = _accuracy_for(self._losses[i], ys[i], preds[i])
-                    metric.name = spec
-                else:
-                    metric = _metrics.get(spec)
-                if len(names) > 1:
-                    metric.name = f"{names[i]}_{metric.name}"
-                self.metrics.append(metric)
-                self._owners.append(i)
+        self._weighted = []
+        for weighted, all_specs in ((False, self._specs), (True, self._weighted_specs)):
+            for i, specs in enumerate(all_specs):
+                for spec in specs:
+                    metric = self._make(spec, i, ys, preds)
+                    if weighted and any(m.name == metric.name for m in self.metrics):
+                        metric.name = f"weighted_{metric.name}"
+                    self.metrics.append(metric)
+                    self._owners.append(i)
+                    self._weighted.append(weighted)
 
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         if self.metrics is None:
             self.build(y_true, y_pred)
         names = self._names
         ys, preds = _per_output(y_true, names), _per_output(y_pred, names)
-        for metric, i in zip(self.metrics, self._owners):
+        for metric, i, weighted in zip(self.metrics, self._owners, self._weighted):
             if ys[i] is not None:
-                metric.update_state(ys[i], preds[i], sample_weight=sample_weight)
+                metric.update_state(ys[i], preds[i],
+                                    sample_weight=sample_weight if weighted else None)
 
 
 # --------------------------------------------------------------------------- Model
@@ -369,23 +386,24 @@ class Model(Layer):
                 jit_compile="auto", **kwargs) -> None:
         """Configure training: an optimizer and a loss (objects or Keras's names such as
         "adam" and "sparse_categorical_crossentropy"), `metrics` (names such as
-        "accuracy", or Metric objects); `run_eagerly=True` runs the steps without tracing.
+        "accuracy", or Metric objects; unweighted, as Keras 3), `weighted_metrics`
+        (weighted by `sample_weight`/`class_weight`); `run_eagerly=True` runs the steps
+        without tracing.
         """
         if kwargs:
             raise TypeError(f"compile: unrecognized keyword arguments {sorted(kwargs)}")
-        if weighted_metrics:
-            raise NotImplementedError("compile: weighted_metrics is not supported yet")
         if steps_per_execution != 1:
             raise NotImplementedError("compile: steps_per_execution > 1 is not supported yet")
         self.optimizer = _optimizers.get(optimizer)
         # what a .keras file records (names stay names, as Keras writes them)
         self._compile_arguments = {"loss": loss, "loss_weights": loss_weights,
-                                   "metrics": metrics, "run_eagerly": run_eagerly}
+                                   "metrics": metrics, "weighted_metrics": weighted_metrics,
+                                   "run_eagerly": run_eagerly}
         self.compiled_loss = _CompiledLoss(loss, loss_weights, self.output_names) \
             if loss is not None else None
         self.compiled_metrics = _CompiledMetrics(
             metrics, self.output_names, self.compiled_loss.losses if self.compiled_loss
-            else [None] * len(self.output_names))
+            else [None] * len(self.output_names), weighted_metrics)
         self._loss_tracker = _metrics.Mean(name="loss")
         self._run_eagerly = bool(run_eagerly)
         self._jit_compile = jit_compile is True
