@@ -62,3 +62,70 @@ def test_loss_objects_compute_in_float32_functions_keep_the_dtype():
                                (0.25 + 0.5625) / 2, rtol=1e-7)
     assert K.losses.SparseCategoricalCrossentropy()(np.array([1]), p).dtype == tf.float32
     assert K.losses.mean_squared_error(t, p).dtype == tf.float64
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _result(metric, *args, **kwargs) -> float:
+    metric.update_state(*args, **kwargs)
+    return float(metric.result())
+
+
+def test_accuracy_metrics_align_labels_n_with_predictions_n_1():
+    # used to broadcast to [N, N] and report about 0.5 where Keras reports 1.0
+    assert _result(K.metrics.BinaryAccuracy(), [1.0, 0.0, 1.0, 0.0],
+                   [[0.9], [0.2], [0.7], [0.1]]) == 1.0
+    assert _result(K.metrics.Accuracy(), [1, 2, 3], [[1], [2], [3]]) == 1.0
+    assert _result(K.metrics.Accuracy(), [[1], [2], [3]], [1, 2, 0]) == pytest.approx(2 / 3)
+    # one miss in four, per-example weights [N] with [N, 1] predictions
+    assert _result(K.metrics.BinaryAccuracy(), [1.0, 0.0, 1.0, 0.0],
+                   [[0.9], [0.2], [0.3], [0.1]],
+                   sample_weight=[1.0, 1.0, 2.0, 0.0]) == pytest.approx(2 / 4)
+
+
+def test_binary_accuracy_function_is_element_wise():
+    # Keras 3: one value per entry (the metric's mean averages them)
+    got = K.metrics.binary_accuracy([[1.0, 0.0], [1.0, 1.0]], [[0.9, 0.8], [0.6, 0.2]])
+    assert got.shape == (2, 2)
+    np.testing.assert_array_equal(got.numpy(), [[1.0, 0.0], [1.0, 0.0]])
+    assert _result(K.metrics.BinaryAccuracy(), [[1.0, 0.0], [1.0, 1.0]],
+                   [[0.9, 0.8], [0.6, 0.2]]) == 0.5
+
+
+def test_error_metrics_align_labels_n_with_predictions_n_1():
+    # Keras: 0.0 (tapeflow used to give 0.5, the mean over the [N, N] broadcast)
+    assert _result(K.metrics.MeanSquaredError(), [0.0, 1.0], [[0.0], [1.0]]) == 0.0
+    # errors 1 and 0
+    assert _result(K.metrics.MeanAbsoluteError(), [0.0, 1.0], [[1.0], [1.0]]) == 0.5
+    # errors 2 and 1 squared: (4 + 1) / 2
+    assert _result(K.metrics.MeanSquaredError(), [[0.0], [1.0]], [2.0, 2.0]) == 2.5
+
+
+def test_confusion_metrics_take_n_weights_with_n_1_predictions():
+    # labels [0, 1, 1, 0], scores [.9, .8, .2, .1], weights [1, 2, 3, 4]: at 0.5
+    # FP = 1, TP = 2, FN = 3, TN = 4
+    args = ([0, 1, 1, 0], [[0.9], [0.8], [0.2], [0.1]])
+    w = [1.0, 2.0, 3.0, 4.0]
+    assert _result(K.metrics.Precision(), *args, sample_weight=w) == pytest.approx(2 / 3)
+    assert _result(K.metrics.Recall(), *args, sample_weight=w) == pytest.approx(2 / 5)
+    # weighted share of (positive, negative) pairs ranked right: (2*4 + 3*4) / (5*5)
+    assert _result(K.metrics.AUC(), *args, sample_weight=w) == pytest.approx(0.8, abs=1e-6)
+    # [N, 1] weights too
+    assert _result(K.metrics.Recall(), *args,
+                   sample_weight=np.array(w)[:, None]) == pytest.approx(2 / 5)
+
+
+def test_top_k_accuracy_with_n_1_labels_and_sequence_scores():
+    scores = [[0.1, 0.9, 0.0], [0.2, 0.3, 0.5]]
+    got = K.metrics.sparse_top_k_categorical_accuracy([[1], [0]], scores, k=1)
+    np.testing.assert_array_equal(np.reshape(got.numpy(), -1), [1.0, 0.0])
+    # [N, T] labels with [N, T, classes] scores: each label with its own row (they used to
+    # broadcast against every row)
+    got = K.metrics.sparse_top_k_categorical_accuracy([[1], [0]], [[s] for s in scores], k=1)
+    assert got.shape == (2, 1)
+    np.testing.assert_array_equal(got.numpy(), [[1.0], [0.0]])
+    got = K.metrics.top_k_categorical_accuracy([[[0, 1, 0]], [[1, 0, 0]]],
+                                               [[s] for s in scores], k=2)
+    np.testing.assert_array_equal(got.numpy(), [[1.0], [0.0]])
+    assert _result(K.metrics.SparseTopKCategoricalAccuracy(k=1), [[1], [0]], scores) == 0.5

@@ -16,10 +16,10 @@ from .._core.convert import convert_to_tensor
 from .._core.variable import Variable
 from ..ops.array import reshape, squeeze
 from ..ops.creation import constant, zeros
-from ..ops.math import abs as _abs, cast, equal, greater, sigmoid, square
-from ..ops.reduction import argmax, reduce_mean, reduce_sum
+from ..ops.math import cast, equal, greater, sigmoid
+from ..ops.reduction import argmax, reduce_sum
 from ..train.losses import binary_crossentropy, categorical_crossentropy, \
-    sparse_categorical_crossentropy
+    mean_absolute_error, mean_squared_error, same_rank, sparse_categorical_crossentropy
 
 __all__ = ["Metric", "Mean", "Sum", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
            "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
@@ -141,17 +141,20 @@ class MeanMetricWrapper(Mean):
 
 
 def accuracy(y_true, y_pred):
-    """1.0 where `y_true == y_pred`."""
+    """1.0 where `y_true == y_pred`, element-wise. Labels [N] and predictions [N, 1] (or
+    the reverse) are lined up first (`same_rank`, Keras 3's squeeze_or_expand_to_same_rank),
+    not broadcast to [N, N]."""
     y_pred = convert_to_tensor(y_pred)
-    return cast(equal(cast(y_true, y_pred.dtype), y_pred), _dt.float32)
+    y_true, y_pred = same_rank(cast(y_true, y_pred.dtype), y_pred)
+    return cast(equal(y_true, y_pred), _dt.float32)
 
 
 def binary_accuracy(y_true, y_pred, threshold: float = 0.5):
-    """1.0 where `y_pred > threshold` matches `y_true`, averaged over the last axis."""
+    """1.0 where `y_pred > threshold` matches `y_true`, element-wise (Keras 3 no longer
+    averages the last axis; the metric's mean does), ranks lined up as in `accuracy`."""
     y_pred = convert_to_tensor(y_pred)
-    hit = cast(equal(cast(y_true, _dt.float32), cast(greater(y_pred, threshold),
-                                                     _dt.float32)), _dt.float32)
-    return reduce_mean(hit, axis=-1) if hit.ndim > 1 else hit
+    y_true, y_pred = same_rank(cast(y_true, y_pred.dtype), y_pred)
+    return cast(equal(y_true, cast(greater(y_pred, threshold), y_true.dtype)), _dt.float32)
 
 
 def categorical_accuracy(y_true, y_pred):
@@ -174,13 +177,12 @@ def _floats(y_pred):
 
 
 def _squared_error(y_true, y_pred):
-    y_pred = _floats(y_pred)
-    return reduce_mean(square(y_pred - cast(y_true, y_pred.dtype)), axis=-1)
+    # the loss function (as Keras 3's metric uses it): it lines up [N] with [N, 1]
+    return mean_squared_error(y_true, _floats(y_pred))
 
 
 def _absolute_error(y_true, y_pred):
-    y_pred = _floats(y_pred)
-    return reduce_mean(_abs(y_pred - cast(y_true, y_pred.dtype)), axis=-1)
+    return mean_absolute_error(y_true, _floats(y_pred))
 
 
 class Accuracy(MeanMetricWrapper):
@@ -273,15 +275,21 @@ class SparseCategoricalCrossentropy(_Crossentropy):
 
 
 def _top_k_hits(labels, y_pred, k: int):
-    """1.0 where the score of the true class is among the k largest (ties count as in)."""
+    """1.0 where the score of the true class is among the k largest (ties count as in).
+
+    As Keras 3 does: the scores are flattened to [-1, classes] and the labels to [-1], so
+    [N, 1] labels (or [N, T] labels with [N, T, classes] scores) pair with their own rows
+    rather than broadcasting; the hits come back in the labels' shape."""
     y_pred = convert_to_tensor(y_pred)
     labels = cast(convert_to_tensor(labels), _dt.int64)
     depth = y_pred._shape[-1]
+    scores = reshape(y_pred, [-1, depth]) if y_pred.ndim != 2 else y_pred
     onehot = cast(equal(reshape(labels, [-1, 1]),
-                        constant(np.arange(depth), dtype=_dt.int64)), y_pred.dtype)
-    true_score = reduce_sum(onehot * y_pred, axis=-1, keepdims=True)
-    above = reduce_sum(cast(greater(y_pred, true_score), _dt.float32), axis=-1)
-    return cast(greater(float(k), above), _dt.float32)
+                        constant(np.arange(depth), dtype=_dt.int64)), scores.dtype)
+    true_score = reduce_sum(onehot * scores, axis=-1, keepdims=True)
+    above = reduce_sum(cast(greater(scores, true_score), _dt.float32), axis=-1)
+    hits = cast(greater(float(k), above), _dt.float32)
+    return reshape(hits, list(labels._shape)) if labels.ndim > 1 else hits
 
 
 def top_k_categorical_accuracy(y_true, y_pred, k: int = 5):
@@ -290,10 +298,8 @@ def top_k_categorical_accuracy(y_true, y_pred, k: int = 5):
 
 
 def sparse_top_k_categorical_accuracy(y_true, y_pred, k: int = 5):
-    """1.0 where the integer label is among the top `k` predictions."""
-    y_true = convert_to_tensor(y_true)
-    if y_true.ndim == convert_to_tensor(y_pred).ndim:
-        y_true = squeeze(y_true, -1)
+    """1.0 where the integer label is among the top `k` predictions: labels [N] or [N, 1]
+    with scores [N, classes]; any other labels' shape with matching scores."""
     return _top_k_hits(y_true, y_pred, k)
 
 
@@ -327,11 +333,19 @@ class _Confusion(Metric):
     def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         y_pred = cast(convert_to_tensor(y_pred), self.dtype)
         positive = cast(convert_to_tensor(y_true), self.dtype)
+        # Keras 3 lines up labels and (per-example) weights with the predictions: [N]
+        # labels or weights with [N, 1] predictions pair entry by entry
+        y_pred, positive = same_rank(y_pred, positive)
         scores = reshape(y_pred, [-1, 1])
-        truth = reshape(positive, [-1, 1])
-        weight = 1.0 if sample_weight is None else reshape(
-            cast(convert_to_tensor(sample_weight), self.dtype) * (y_pred * 0.0 + 1.0),
-            [-1, 1])
+        truth = reshape(positive * (y_pred * 0.0 + 1.0), [-1, 1])
+        weight = 1.0
+        if sample_weight is not None:
+            weight = cast(convert_to_tensor(sample_weight), self.dtype)
+            if weight.ndim == y_pred.ndim + 1 and weight._shape[-1] == 1:
+                weight = squeeze(weight, -1)
+            while 0 < weight.ndim < y_pred.ndim:  # per-example weights of [N, ...] scores
+                weight = reshape(weight, [*weight._shape, 1])
+            weight = reshape(weight * (y_pred * 0.0 + 1.0), [-1, 1])
         above = cast(greater(scores, constant(self.thresholds, dtype=self.dtype)),
                      self.dtype)
         for var, value in ((self.true_positives, truth * above),
