@@ -21,9 +21,17 @@ _BY_NAME = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam, "adamw": _optimize
 
 
 def get(identifier) -> Optimizer:
-    """An optimizer with Keras's defaults for a name, or an Optimizer as is."""
+    """An optimizer with Keras's defaults for a name, an Optimizer as is, or one from a
+    `{"class_name": ..., "config": ...}` dict (a `get_config()` under its class name, as
+    Keras's `get` takes; every option in the config is honoured or refused)."""
     if isinstance(identifier, Optimizer):
         return identifier
+    if isinstance(identifier, dict) and "class_name" in identifier:
+        name = str(identifier["class_name"])
+        cls = getattr(_optimizers, name, None) or _BY_NAME.get(name.lower())
+        if not (isinstance(cls, type) and issubclass(cls, Optimizer)):
+            raise ValueError(f"Unknown optimizer class {name!r}")
+        return cls.from_config(identifier.get("config", {}))
     if isinstance(identifier, str):
         cls = _BY_NAME.get(identifier.lower())
         if cls is None:

@@ -43,9 +43,12 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ..autodiff import GradientTape
 from ..distribute.strategy import aggregate_gradients
+from ..function.control_flow import cond
 from ..ops.creation import fill, zeros
 from ..ops.indexing import gather, indexed_slices_to_dense, where
-from ..ops.math import abs as _abs, cast, cos, floor, maximum, minimum, pow, rsqrt, sqrt, square
+from ..ops.math import (abs as _abs, cast, cos, equal, floor, floordiv, floormod, maximum,
+                        minimum, pow, rsqrt, sqrt, square)
+from ..ops.reduction import add_n, clip_by_norm, reduce_sum
 from ..ops.state import deduplicate_slices
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "Adamax", "RMSprop", "Adagrad",
@@ -223,13 +226,41 @@ class Optimizer:
     # only the named rows of the variable and its slots change.
     _lazy_sparse_updates: bool = False
 
-    def __init__(self, learning_rate, name: str, weight_decay=None):
+    def __init__(self, learning_rate, name: str, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, use_ema: bool = False,
+                 ema_momentum: float = 0.99, ema_overwrite_frequency: int | None = None,
+                 loss_scale_factor=None, gradient_accumulation_steps: int | None = None,
+                 **kwargs):
+        # Keras 3 drops `decay` (Keras 2's learning-rate decay) with a warning and refuses
+        # every other unknown argument: an option accepted must do something.
+        if kwargs.pop("decay", None) is not None:
+            warnings.warn("Argument `decay` is no longer supported and will be ignored.",
+                          UserWarning, stacklevel=3)
+        if kwargs:
+            raise ValueError(f"{type(self).__name__}: argument(s) not recognized: "
+                             f"{sorted(kwargs)} ({kwargs})")
+        _check_options(clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum,
+                       ema_overwrite_frequency, loss_scale_factor,
+                       gradient_accumulation_steps)
         self.name = name
         self.weight_decay = weight_decay
+        self.clipnorm = clipnorm
+        self.clipvalue = clipvalue
+        self.global_clipnorm = global_clipnorm
+        self.use_ema = bool(use_ema)
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.loss_scale_factor = loss_scale_factor
+        self.gradient_accumulation_steps = gradient_accumulation_steps or None
         self._iterations = Variable(0, trainable=False, name="iteration", dtype=_dt.int64)
         self._learning_rate = self._build_learning_rate(learning_rate)
         self._index: dict = {}       # a variable's ref -> its build index
+        self._built: list = []       # per build index: the variable (the EMA covers all)
         self._slots: list[dict] = []  # per build index: slot name -> Variable
+        # per build index, with `use_ema` / `gradient_accumulation_steps` (Keras's
+        # `_model_variables_moving_average` and `_accumulated_gradients`)
+        self._model_variables_moving_average: list = []
+        self._accumulated_gradients: list = []
 
     # ----------------------------------------------------------------- learning rate
     @staticmethod
@@ -265,16 +296,39 @@ class Optimizer:
 
     # ----------------------------------------------------------------- state
     @property
-    def iterations(self) -> Variable:
-        """The number of steps applied (an int64 Variable)."""
+    def iterations(self):
+        """The number of steps applied (an int64 Variable). With
+        `gradient_accumulation_steps` n, as in Keras 3, the number of updates made:
+        `apply_gradients` calls // n (a Tensor; the call counter is `_iterations`, which
+        is what learning-rate schedules see)."""
+        if self.gradient_accumulation_steps:
+            return floordiv(self._iterations.read_value(),
+                            convert_to_tensor(self.gradient_accumulation_steps,
+                                              dtype=_dt.int64))
         return self._iterations
+
+    def _update_count(self):
+        """Updates made before this one (`iterations`): what the rules' bias corrections
+        count, so accumulation steps do not advance them (Keras 3's `self.iterations`)."""
+        return self.iterations
 
     @property
     def variables(self) -> list:
         """The optimizer's state: `iterations`, then each built variable's slots (a list
         that may also be called, as code written for `variables()` does)."""
-        return _CallableList([self._iterations]
+        return _CallableList([self._iterations] + self._base_state()
                              + [s for slots in self._slots for s in slots.values()])
+
+    def _base_state(self) -> list:
+        """The EMA averages and gradient accumulators, per variable in build order (Keras
+        3 makes them in its base `build`, before the subclass's slots)."""
+        out = []
+        for i in range(len(self._built)):
+            if self.use_ema:
+                out.append(self._model_variables_moving_average[i])
+            if self.gradient_accumulation_steps:
+                out.append(self._accumulated_gradients[i])
+        return out
 
     def _trackable_children(self) -> dict:
         """Checkpoint names of the state (the trackable protocol): "iterations" and
@@ -284,6 +338,10 @@ class Optimizer:
         for i, slots in enumerate(self._slots):
             for slot, var in slots.items():
                 children[f"{slot}/{i}"] = var
+        for i, var in enumerate(self._model_variables_moving_average):
+            children[f"average/{i}"] = var
+        for i, var in enumerate(self._accumulated_gradients):
+            children[f"gradient_accumulator/{i}"] = var
         return children
 
     def _slot_names(self) -> tuple:
@@ -303,7 +361,15 @@ class Optimizer:
             if key in self._index:
                 continue
             self._index[key] = len(self._slots)
+            self._built.append(var)
             base = var.name.rsplit(":", 1)[0]
+            if self.use_ema:  # zeros, as Keras's: the first step copies the variable
+                self._model_variables_moving_average.append(Variable(
+                    _initializer(var, 0.0), trainable=False, name=f"average/{base}"))
+            if self.gradient_accumulation_steps:
+                self._accumulated_gradients.append(Variable(
+                    _initializer(var, 0.0), trainable=False,
+                    name=f"gradient_accumulator/{base}"))
             self._slots.append({
                 slot: Variable(_initializer(var, self._slot_initial(slot)), trainable=False,
                                name=f"{slot}/{base}")
@@ -341,13 +407,162 @@ class Optimizer:
         pairs = [(self._prepare(g, v), v) for g, v in pairs]
         if not pairs:
             return self._iterations
+        if self.loss_scale_factor is not None:  # the loss was scaled by `scale_loss`
+            pairs = [(_scale(g, 1.0 / self.loss_scale_factor), v) for g, v in pairs]
+        if self.gradient_accumulation_steps:
+            self._accumulate_or_update(pairs)
+        else:
+            self._update(pairs)
+        if self.use_ema:
+            self._update_moving_averages()
+        self._iterations.assign_add(1)
+        return self._iterations
+
+    def _update(self, pairs: list) -> None:
+        """One update of the variables from `(gradient, variable)` pairs: clipping, then
+        (decoupled weight decay and) each variable's rule."""
+        pairs = self._clip_gradients(pairs)
         lr = self._learning_rate
         lr = lr.read_value() if isinstance(lr, Variable) else self._schedule_value(lr)
         self._before_updates()
         for grad, var in pairs:
             self._update_step(grad, var, cast(lr, var.dtype))
-        self._iterations.assign_add(1)
-        return self._iterations
+
+    def _accumulate_or_update(self, pairs: list) -> None:
+        """Keras 3's gradient accumulation: every call adds the gradients to per-variable
+        accumulators, except each n-th, which updates with the mean of the n gradients
+        (clipped after averaging) and zeroes the accumulators. A `cond` on the call
+        counter, so a traced step decides at run time; the branches are variable ops."""
+        n = self.gradient_accumulation_steps
+        # the sums are dense: an accumulator stands for every row (Keras adds the
+        # IndexedSlices to the dense accumulator, which densifies it too)
+        pairs = [(indexed_slices_to_dense(g, list(v._shape)) if isinstance(g, IndexedSlices)
+                  else g, v) for g, v in pairs]
+        accumulators = [self._accumulated_gradients[self._index[v.ref()]] for _, v in pairs]
+
+        def update():
+            averaged = [((g + acc.read_value()) / convert_to_tensor(n, dtype=v.dtype), v)
+                        for (g, v), acc in zip(pairs, accumulators)]
+            self._update(averaged)
+            for acc in accumulators:
+                acc.assign(zeros(list(acc._shape), acc.dtype))
+            return convert_to_tensor(0)
+
+        def accumulate():
+            for (g, _), acc in zip(pairs, accumulators):
+                acc.assign_add(g)
+            return convert_to_tensor(0)
+
+        last = equal(floormod(self._iterations.read_value() + 1,
+                              convert_to_tensor(n, dtype=_dt.int64)), 0)
+        cond(last, update, accumulate)
+
+    def _clip_gradients(self, pairs: list) -> list:
+        """Keras 3's clipping (at most one option is set, and only a positive one acts):
+        `clipnorm`, each gradient to that L2 norm; `global_clipnorm`, all gradients by one
+        factor so their joint norm is at most it; `clipvalue`, elementwise to
+        [-clipvalue, clipvalue]. IndexedSlices keep their rows: repeated rows are summed
+        first, so the norms and bounds are those of the dense gradient."""
+        if self.clipnorm and self.clipnorm > 0:
+            return [(_with_values(g, lambda t: clip_by_norm(t, convert_to_tensor(
+                self.clipnorm, dtype=t.dtype))), v) for g, v in pairs]
+        if self.global_clipnorm and self.global_clipnorm > 0:
+            pairs = [(deduplicate_slices(g) if isinstance(g, IndexedSlices) else g, v)
+                     for g, v in pairs]
+            values = [g.values if isinstance(g, IndexedSlices) else g for g, _ in pairs]
+            sums = [reduce_sum(square(t)) for t in values]
+            dtype = sums[0].dtype
+            norm = sqrt(add_n([s if s.dtype is dtype else cast(s, dtype) for s in sums]))
+            clip = convert_to_tensor(self.global_clipnorm, dtype=dtype)
+            # Keras's factor: 1 when the norm is within the bound; NaN when it is not
+            # finite (`norm - norm`), so a broken step shows rather than passing silently
+            factor = clip * minimum(1.0 / norm, 1.0 / clip) + (norm - norm)
+            return [(_with_values(g, lambda t: t * cast(factor, t.dtype)), v)
+                    for g, v in pairs]
+        if self.clipvalue and self.clipvalue > 0:
+            def clip_values(t):
+                bound = convert_to_tensor(self.clipvalue, dtype=t.dtype)
+                return minimum(maximum(t, -bound), bound)
+            return [(_with_values(g, clip_values), v) for g, v in pairs]
+        return pairs
+
+    def _update_moving_averages(self) -> None:
+        """Keras 3's EMA of every built variable, after each call (accumulation calls
+        included): `average = m average + (1 - m) var`, with m = 0 while `iterations` is 0
+        (so the first step copies the variable); every `ema_overwrite_frequency`-th
+        update the variables take their averages."""
+        first = equal(self._update_count(), 0)
+        for var, average in zip(self._built, self._model_variables_moving_average):
+            momentum = (1 - cast(first, var.dtype)) * convert_to_tensor(self.ema_momentum,
+                                                                       dtype=var.dtype)
+            average.assign(momentum * average.read_value() + (1 - momentum)
+                           * var.read_value())
+        if self.ema_overwrite_frequency:
+            due = equal(floormod(self._update_count() + 1, convert_to_tensor(
+                self.ema_overwrite_frequency, dtype=_dt.int64)), 0)
+
+            def overwrite():
+                self._overwrite_with_averages(self._built)
+                return convert_to_tensor(0)
+
+            cond(due, overwrite, lambda: convert_to_tensor(0))
+
+    def _overwrite_with_averages(self, var_list) -> None:
+        for var in var_list:
+            i = self._index.get(var.ref())
+            if i is not None:
+                var.assign(self._model_variables_moving_average[i].read_value())
+
+    def finalize_variable_values(self, var_list) -> None:
+        """With `use_ema`, set each variable of `var_list` the optimizer has built to its
+        moving average (Keras's `fit` calls this when training ends); otherwise nothing."""
+        if self.use_ema:
+            self._overwrite_with_averages(list(var_list))
+
+    def scale_loss(self, loss):
+        """`loss * loss_scale_factor` (the loss as is without one); `apply_gradients`
+        divides the gradients by the factor again."""
+        if self.loss_scale_factor is not None:
+            return loss * self.loss_scale_factor
+        return loss
+
+    # ----------------------------------------------------------------- config
+    def get_config(self) -> dict:
+        """Keras 3's config: the name, the learning rate (a float, or a schedule as
+        `{"class_name", "config"}`), the base options, then the subclass's arguments."""
+        lr = self._learning_rate
+        if isinstance(lr, Variable):
+            lr = float(lr.numpy())
+        elif isinstance(lr, LearningRateSchedule):
+            lr = {"class_name": type(lr).__name__, "config": lr.get_config()}
+        config = {"name": self.name, "learning_rate": lr}
+        for key in _BASE_OPTIONS:
+            config[key] = getattr(self, key)
+        for cls in type(self).__mro__:
+            init = cls.__dict__.get("__init__")
+            if init is None or cls is Optimizer:
+                continue
+            for p in inspect.signature(init).parameters.values():
+                if (p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                        and p.name not in config and p.name != "self"):
+                    config[p.name] = getattr(self, p.name)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None):
+        """The optimizer `get_config` describes (a schedule's class looked up among
+        `schedules` and `custom_objects`)."""
+        config = dict(config)
+        lr = config.get("learning_rate")
+        if isinstance(lr, dict):
+            name = lr.get("class_name")
+            schedule = ((custom_objects or {}).get(name)
+                        or getattr(schedules, str(name), None))
+            if schedule is None:
+                raise ValueError(f"{cls.__name__}.from_config: unknown learning-rate "
+                                 f"schedule {name!r}")
+            config["learning_rate"] = schedule(**lr.get("config", {}))
+        return cls(**config)
 
     def _before_updates(self) -> None:
         """Optimizer-wide state a step changes once, before the variables' updates."""
@@ -495,6 +710,59 @@ def _sparse(values: Tensor, like: IndexedSlices) -> IndexedSlices:
     return IndexedSlices(values, like.indices, like.dense_shape)
 
 
+# Keras 3's BaseOptimizer arguments, in its config's order (after name and learning rate)
+_BASE_OPTIONS = ("weight_decay", "clipnorm", "global_clipnorm", "clipvalue", "use_ema",
+                 "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
+                 "gradient_accumulation_steps")
+
+
+def _check_options(clipnorm, clipvalue, global_clipnorm, use_ema, ema_momentum,
+                   ema_overwrite_frequency, loss_scale_factor,
+                   gradient_accumulation_steps) -> None:
+    """Keras 3's checks of the base options, and a negative clip (which Keras would
+    silently not apply) refused."""
+    clips = {"clipnorm": clipnorm, "clipvalue": clipvalue, "global_clipnorm": global_clipnorm}
+    if sum(v is not None for v in clips.values()) > 1:
+        raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be "
+                         f"set. Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                         f"global_clipnorm={global_clipnorm}")
+    for key, value in clips.items():
+        if value is not None and not (isinstance(value, (int, float)) and value >= 0):
+            raise ValueError(f"`{key}` must be a non-negative number. Received: "
+                             f"{key}={value!r}")
+    if gradient_accumulation_steps and not (
+            isinstance(gradient_accumulation_steps, int)
+            and not isinstance(gradient_accumulation_steps, bool)
+            and gradient_accumulation_steps >= 2):
+        raise ValueError("`gradient_accumulation_steps` must be an integer >= 2. Received: "
+                         f"gradient_accumulation_steps={gradient_accumulation_steps!r}")
+    if use_ema:
+        if not 0 <= ema_momentum <= 1:
+            raise ValueError("`ema_momentum` must be in the range [0, 1]. Received: "
+                             f"ema_momentum={ema_momentum}")
+        if ema_overwrite_frequency and (not isinstance(ema_overwrite_frequency, int)
+                                        or ema_overwrite_frequency < 1):
+            raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. "
+                             f"Received: ema_overwrite_frequency={ema_overwrite_frequency}")
+    if loss_scale_factor is not None and not (
+            isinstance(loss_scale_factor, (int, float)) and loss_scale_factor > 0):
+        raise ValueError("`loss_scale_factor` must be a positive number. Received: "
+                         f"loss_scale_factor={loss_scale_factor!r}")
+
+
+def _with_values(grad, fn: Callable):
+    """`fn` applied to a dense gradient, or to the rows of an IndexedSlices one with its
+    repeated rows summed first (so it acts on what the dense gradient holds)."""
+    if isinstance(grad, IndexedSlices):
+        grad = deduplicate_slices(grad)
+        return _sparse(fn(grad.values), grad)
+    return fn(grad)
+
+
+def _scale(grad, factor: float):
+    return _with_values(grad, lambda t: t * convert_to_tensor(factor, dtype=t.dtype))
+
+
 # --------------------------------------------------------------------------- optimizers
 
 
@@ -513,7 +781,7 @@ class SGD(Optimizer):
 
     def __init__(self, learning_rate=0.01, momentum: float = 0.0, nesterov: bool = False,
                  weight_decay=None, name: str = "SGD", **kwargs):
-        super().__init__(learning_rate, name, weight_decay)
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
         if isinstance(momentum, (int, float)) and not 0 <= momentum <= 1:
             raise ValueError(f"SGD: `momentum` must be between [0, 1], got {momentum}")
         self.momentum = momentum
@@ -548,7 +816,7 @@ class Adam(Optimizer):
     def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
                  epsilon: float = 1e-7, amsgrad: bool = False, weight_decay=None,
                  name: str = "Adam", **kwargs):
-        super().__init__(learning_rate, name, weight_decay)
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
         self.beta_1 = beta_1
         self.beta_2 = beta_2
         self.epsilon = epsilon
@@ -559,7 +827,7 @@ class Adam(Optimizer):
 
     def _rule(self, g, x, slots, lr):
         dtype = x.dtype
-        step = cast(self._iterations + 1, dtype)
+        step = cast(self._update_count() + 1, dtype)
         b1_power = pow(convert_to_tensor(self.beta_1, dtype=dtype), step)
         b2_power = pow(convert_to_tensor(self.beta_2, dtype=dtype), step)
         alpha = lr * sqrt(1 - b2_power) / (1 - b1_power)
@@ -587,7 +855,7 @@ class AdamW(Adam):
         if weight_decay is None:
             raise ValueError("AdamW: `weight_decay` is required and must be a float")
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad,
-                         weight_decay=weight_decay, name=name)
+                         weight_decay=weight_decay, name=name, **kwargs)
 
 
 class Nadam(Optimizer):
@@ -607,7 +875,7 @@ class Nadam(Optimizer):
     def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
                  epsilon: float = 1e-7, weight_decay=None, name: str = "Nadam", **kwargs):
         # not an Adam subclass: Keras's Nadam has no `amsgrad`, and configs list arguments
-        super().__init__(learning_rate, name, weight_decay)
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
         self.beta_1 = beta_1
         self.beta_2 = beta_2
         self.epsilon = epsilon
@@ -643,7 +911,7 @@ class Nadam(Optimizer):
 
     def _before_updates(self) -> None:
         dtype = self._u_product.dtype
-        step = cast(self._iterations + 1, dtype)
+        step = cast(self._update_count() + 1, dtype)
         self._u_product.assign(self._u_product * convert_to_tensor(self.beta_1, dtype=dtype)
                                * self._decay_term(step, dtype))
 
@@ -652,7 +920,7 @@ class Nadam(Optimizer):
         # the betas in the variable's dtype first, so float32 rounds as Keras's does
         beta_1 = convert_to_tensor(self.beta_1, dtype=dtype)
         beta_2 = convert_to_tensor(self.beta_2, dtype=dtype)
-        step = cast(self._iterations + 1, dtype)
+        step = cast(self._update_count() + 1, dtype)
         u_t = beta_1 * self._decay_term(step, dtype)
         u_next = beta_1 * self._decay_term(step + 1, dtype)
         u_product = cast(self._u_product.read_value(), dtype)
@@ -678,7 +946,7 @@ class Adamax(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
                  epsilon: float = 1e-7, weight_decay=None, name: str = "Adamax", **kwargs):
-        super().__init__(learning_rate, name, weight_decay)
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
         self.beta_1 = beta_1
         self.beta_2 = beta_2
         self.epsilon = epsilon
@@ -690,7 +958,7 @@ class Adamax(Optimizer):
 
     def _rule(self, g, x, slots, lr):
         dtype = x.dtype
-        step = cast(self._iterations + 1, dtype)
+        step = cast(self._update_count() + 1, dtype)
         b1_power = pow(convert_to_tensor(self.beta_1, dtype=dtype), step)
         m = slots["m"] = slots["m"] + (g - slots["m"]) * (1 - self.beta_1)
         u = slots["v"] = maximum(slots["v"] * self.beta_2, _abs(g))
@@ -712,7 +980,7 @@ class RMSprop(Optimizer):
     def __init__(self, learning_rate=0.001, rho: float = 0.9, momentum: float = 0.0,
                  epsilon: float = 1e-7, centered: bool = False, weight_decay=None,
                  name: str = "RMSprop", **kwargs):
-        super().__init__(learning_rate, name, weight_decay)
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
         self.rho = rho
         self.momentum = momentum
         self.epsilon = epsilon
@@ -749,7 +1017,7 @@ class Adagrad(Optimizer):
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value: float = 0.1,
                  epsilon: float = 1e-7, weight_decay=None, name: str = "Adagrad", **kwargs):
-        super().__init__(learning_rate, name, weight_decay)
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
         self.initial_accumulator_value = initial_accumulator_value
         self.epsilon = epsilon
 
@@ -809,7 +1077,7 @@ class Adadelta(Optimizer):
 
     def __init__(self, learning_rate=0.001, rho: float = 0.95, epsilon: float = 1e-7,
                  weight_decay=None, name: str = "Adadelta", **kwargs):
-        super().__init__(learning_rate, name, weight_decay)
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
         self.rho = rho
         self.epsilon = epsilon
 
