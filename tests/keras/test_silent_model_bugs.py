@@ -185,3 +185,65 @@ def test_class_weight_does_not_weight_plain_metrics():
     assert history.history["mae"][0] == pytest.approx(1.25)
     # squared: sample 0 mean 0.5, sample 1 mean 5; weighted by class 1 -> 0: 0.5
     assert history.history["mse"][0] == pytest.approx(0.5)
+
+
+# --------------------------------- Keras masks weigh the compiled loss (Keras 3's apply_mask)
+
+def _masked_tagger(run_eagerly: bool):
+    """Embedding(mask_zero) -> Dense logits per step, with known weights."""
+    tokens = keras.Input((4,), dtype="int32")
+    embedding = keras.layers.Embedding(4, 2, mask_zero=True)
+    dense = keras.layers.Dense(3)
+    model = keras.Model(tokens, dense(embedding(tokens)))
+    embedding.set_weights([np.array([[9.0, -9.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+                                    np.float32)])
+    dense.set_weights([np.array([[1.0, -1.0, 0.5], [0.0, 2.0, -1.0]], np.float32),
+                       np.array([0.1, 0.0, -0.1], np.float32)])
+    model.compile(optimizer=keras.optimizers.SGD(0.0),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  weighted_metrics=[keras.metrics.SparseCategoricalCrossentropy(
+                      from_logits=True, name="wce")],
+                  run_eagerly=run_eagerly)
+    return model, embedding.get_weights()[0], dense.get_weights()
+
+
+def _step_losses(x, y, table, kernel, bias):
+    logits = table[x] @ kernel + bias
+    logits = logits - logits.max(-1, keepdims=True)
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    return -np.take_along_axis(log_p, y[..., None], -1)[..., 0]
+
+
+@pytest.mark.parametrize("run_eagerly", [True, False], ids=["eager", "traced"])
+def test_embedding_mask_zero_masks_the_compiled_loss(run_eagerly):
+    model, table, (kernel, bias) = _masked_tagger(run_eagerly)
+    x = np.array([[1, 2, 0, 0], [3, 1, 2, 0]])
+    y = np.array([[0, 1, 2, 2], [2, 0, 1, 0]])  # labels under padding are arbitrary
+    steps = _step_losses(x, y, table, kernel, bias)
+    valid = x != 0
+    expected = steps[valid].mean()
+    assert abs(expected - steps.mean()) > 0.1  # the padding would show
+    assert model.evaluate(x, y, verbose=0, return_dict=True)["loss"] == \
+        pytest.approx(expected, rel=1e-5)
+    assert model.fit(x, y, batch_size=2, verbose=0).history["loss"][0] == \
+        pytest.approx(expected, rel=1e-5)
+    # with per-sample weights too: sum(loss * mask * w) / valid steps (Keras's apply_mask),
+    # and the weighted metric: sum(loss * mask * w) / sum(mask * w)
+    w = np.array([1.0, 3.0], np.float32)
+    logs = model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)
+    weighted = steps * valid * w[:, None]
+    assert logs["loss"] == pytest.approx(weighted.sum() / valid.sum(), rel=1e-5)
+    assert logs["wce"] == pytest.approx(weighted.sum() / (valid * w[:, None]).sum(),
+                                        rel=1e-5)
+
+
+def test_masking_layer_masks_the_compiled_loss():
+    inputs = keras.Input((3, 1))
+    dense = keras.layers.Dense(1, use_bias=False)
+    model = keras.Model(inputs, dense(keras.layers.Masking(0.0)(inputs)))
+    dense.set_weights([np.array([[2.0]], np.float32)])
+    model.compile(optimizer="sgd", loss="mse")
+    x = np.array([[[1.0], [2.0], [0.0]], [[3.0], [0.0], [0.0]]], np.float32)
+    y = np.array([[[1.0], [1.0], [5.0]], [[4.0], [7.0], [7.0]]], np.float32)
+    # unmasked steps: (2-1)^2, (4-1)^2, (6-4)^2 -> (1 + 9 + 4) / 3
+    assert model.evaluate(x, y, verbose=0) == pytest.approx(14.0 / 3.0, rel=1e-6)

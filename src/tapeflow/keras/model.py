@@ -26,7 +26,9 @@ from ..distribute.collective import on_chief
 from ..distribute.strategy import DistributedDataset, get_strategy, has_strategy
 from ..function import function
 from ..ops.array import expand_dims, squeeze
-from ..ops.reduction import add_n
+from ..ops.creation import ones_like
+from ..ops.math import cast
+from ..ops.reduction import add_n, reduce_sum
 from ..train.checkpoint import Checkpoint
 from . import callbacks as _callbacks, losses as _losses, metrics as _metrics, \
     optimizers as _optimizers
@@ -35,7 +37,7 @@ from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
     uses_strategy
 from ._structure import leaves, map_leaves
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic, \
-    set_keras_mask
+    get_keras_mask, set_keras_mask
 from .recurrent import keeping_states
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
     input_layer_entry, load_weights_h5, optimizer_built, optimizer_state, \
@@ -203,7 +205,8 @@ class _CompiledLoss:
         for i, (loss, y, p) in enumerate(zip(self.losses, ys, preds)):
             if loss is None or y is None:
                 continue
-            value = loss(y, p, sample_weight)
+            value = loss(y, p, _masked_weight(p, sample_weight,
+                                              getattr(loss, "reduction", None)))
             if self.trackers:
                 self.trackers[i].update_state(value, _batch_size(p))
             if getattr(loss, "reduction", None) not in ("sum", "none"):
@@ -211,6 +214,30 @@ class _CompiledLoss:
             terms.append(value * self.weights[i] if self.weights[i] != 1.0 else value)
         terms += [scale_loss(r) for r in regularization_losses or []]
         return add_n(terms) if len(terms) > 1 else terms[0]
+
+
+def _masked_weight(y_pred, sample_weight, reduction: str | None):
+    """The sample weights a compiled loss uses for an output that carries a Keras mask
+    (`Embedding(mask_zero=True)`, `Masking`, ...): as Keras 3's `apply_mask`, masked
+    steps weigh 0 and, for a mean ("sum_over_batch_size"), the others total/valid, so the
+    loss is the mean over the steps that are not masked. Without a mask, `sample_weight`
+    as given."""
+    mask = get_keras_mask(y_pred)
+    if mask is None or not isinstance(y_pred, Tensor) or mask.ndim != y_pred.ndim - 1:
+        return sample_weight  # losses reduce the last axis: a mask of another rank is
+        # not the per-step losses' and cannot weigh them
+    weight = cast(mask, _dt.float32)
+    if reduction in (None, "auto", "sum_over_batch_size"):
+        # total and valid as tensors: a traced step may not know the batch size
+        weight = weight * (reduce_sum(ones_like(weight)) / (reduce_sum(weight) + 1e-7))
+    if sample_weight is None:
+        return weight
+    sample_weight = cast(convert_to_tensor(sample_weight), _dt.float32)
+    if sample_weight.ndim == weight.ndim + 1 and sample_weight.shape[-1] == 1:
+        sample_weight = squeeze(sample_weight, -1)
+    while sample_weight.ndim < weight.ndim:  # per-sample weights over each step
+        sample_weight = expand_dims(sample_weight, -1)
+    return weight * sample_weight
 
 
 def _per_output(values, names: list) -> list:
@@ -295,9 +322,14 @@ class _CompiledMetrics:
         names = self._names
         ys, preds = _per_output(y_true, names), _per_output(y_pred, names)
         for metric, i, weighted in zip(self.metrics, self._owners, self._weighted):
-            if ys[i] is not None:
-                metric.update_state(ys[i], preds[i],
-                                    sample_weight=sample_weight if weighted else None)
+            if ys[i] is None:
+                continue
+            weight = None
+            if weighted and sample_weight is not None:
+                # as Keras 3's MeanMetricWrapper: a weighted metric's sample weights are
+                # masked by the output's Keras mask (unweighted metrics see no mask)
+                weight = _masked_weight(preds[i], sample_weight, "sum")
+            metric.update_state(ys[i], preds[i], sample_weight=weight)
 
 
 # --------------------------------------------------------------------------- Model
