@@ -247,3 +247,21 @@ def test_masking_layer_masks_the_compiled_loss():
     y = np.array([[[1.0], [1.0], [5.0]], [[4.0], [7.0], [7.0]]], np.float32)
     # unmasked steps: (2-1)^2, (4-1)^2, (6-4)^2 -> (1 + 9 + 4) / 3
     assert model.evaluate(x, y, verbose=0) == pytest.approx(14.0 / 3.0, rel=1e-6)
+
+
+# ------------------------------------- Normalization broadcasts a scalar mean and variance
+
+def test_normalization_with_scalar_mean_and_variance():
+    x = np.array([[1.0, 3.0, 5.0], [-1.0, 0.0, 9.0]], np.float32)
+    y = keras.layers.Normalization(mean=1.0, variance=4.0)(x)
+    np.testing.assert_allclose(y.numpy(), (x - 1.0) / 2.0)
+    back = keras.layers.Normalization(mean=1.0, variance=4.0, invert=True)(x)
+    np.testing.assert_allclose(back.numpy(), x * 2.0 + 1.0)
+
+
+def test_normalization_with_per_feature_values_and_config():
+    layer = keras.layers.Normalization(mean=[1.0, 2.0], variance=[4.0, 1.0])
+    x = np.array([[1.0, 3.0], [5.0, 0.0]], np.float32)
+    np.testing.assert_allclose(layer(x).numpy(), [[0.0, 1.0], [2.0, -2.0]])
+    again = keras.layers.Normalization.from_config(layer.get_config())
+    np.testing.assert_allclose(again(x).numpy(), [[0.0, 1.0], [2.0, -2.0]])

@@ -867,6 +867,12 @@ class Normalization(Layer):
         self._reduce = [a for a in range(ndim) if a not in kept]
         self._broadcast = [input_shape[a] if a in kept else 1 for a in range(ndim)]
         features = [input_shape[a] for a in kept]
+        if self._given is not None:
+            # as Keras: a scalar (or any broadcastable) mean and variance are broadcast
+            # over the kept axes, then shaped to broadcast against the input
+            self._given_arrays = tuple(
+                np.broadcast_to(np.asarray(v, np.float64), features).reshape(self._broadcast)
+                for v in self._given)
         if self._given is None:
             self.adapt_mean = self.add_weight("mean", features, "zeros", trainable=False)
             self.adapt_variance = self.add_weight("variance", features, "ones",
@@ -878,15 +884,13 @@ class Normalization(Layer):
     def mean(self):
         """The mean, shaped to broadcast against the input."""
         if self._given is not None:
-            return _math.cast(_array.reshape(convert_to_tensor(self._given[0]),
-                                             self._broadcast), self._dtype)
+            return convert_to_tensor(self._given_arrays[0].astype(self._dtype.name))
         return _array.reshape(self.adapt_mean, self._broadcast)
 
     @property
     def variance(self):
         if self._given is not None:
-            return _math.cast(_array.reshape(convert_to_tensor(self._given[1]),
-                                             self._broadcast), self._dtype)
+            return convert_to_tensor(self._given_arrays[1].astype(self._dtype.name))
         return _array.reshape(self.adapt_variance, self._broadcast)
 
     def adapt(self, data, batch_size=None, steps=None) -> None:
@@ -921,7 +925,11 @@ class Normalization(Layer):
         return (x - self.mean) / scale
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "axis": self.axis, "invert": self.invert}
+        config = {**super().get_config(), "axis": self.axis, "invert": self.invert}
+        if self._given is not None:  # as Keras: given values come back with the config
+            config.update(mean=np.asarray(self._given[0]).tolist(),
+                          variance=np.asarray(self._given[1]).tolist())
+        return config
 
 
 # Keras's aliases
