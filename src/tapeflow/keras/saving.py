@@ -135,12 +135,21 @@ def optimizer_state(model) -> list:
     velocities before its momentums), then optimizer-wide variables (Nadam's
     `u_product`). An optimizer not built for the model yet holds the first two only."""
     optimizer = model.optimizer
-    state = [optimizer.iterations]
+    # (the call counter: with gradient_accumulation_steps, `iterations` is a Tensor of
+    # the updates made, and Keras 3 writes the counter)
+    state = [getattr(optimizer, "_iterations", optimizer.iterations)]
     if isinstance(optimizer._learning_rate, Variable):
         state.append(optimizer._learning_rate)
     if not optimizer_built(model):
         return state
     weights = model.trainable_weights
+    # Keras 3's base build makes the EMA averages, then the gradient accumulators, one
+    # block each over the weights, before the subclass's slots
+    index = getattr(optimizer, "_index", {})
+    for block in (getattr(optimizer, "_model_variables_moving_average", []),
+                  getattr(optimizer, "_accumulated_gradients", [])):
+        if block:
+            state += [block[index[w.ref()]] for w in weights]
     names = tuple(optimizer._slot_names())
     paired = names[:2] == ("m", "v")
     blocks = ([names[:2]] if paired else []) + [(n,) for n in names[2 if paired else 0:]]
