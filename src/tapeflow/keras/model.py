@@ -227,7 +227,7 @@ def _masked_weight(y_pred, sample_weight, reduction: str | None):
         return sample_weight  # losses reduce the last axis: a mask of another rank is
         # not the per-step losses' and cannot weigh them
     weight = cast(mask, _dt.float32)
-    if reduction in (None, "auto", "sum_over_batch_size"):
+    if reduction in (None, "auto", "mean", "sum_over_batch_size"):
         # total and valid as tensors: a traced step may not know the batch size
         weight = weight * (reduce_sum(ones_like(weight)) / (reduce_sum(weight) + 1e-7))
     if sample_weight is None:
