@@ -26,3 +26,19 @@ def test_optimizer_options_state_round_trips(options, tmp_path):
     for a, b in zip(before, after):
         np.testing.assert_array_equal(a, b)
     assert int(loaded.optimizer._iterations.numpy()) == 8  # calls, not updates
+
+
+def test_weighted_metrics_come_back_from_a_keras_file(tmp_path):
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse", metrics=["mae"], weighted_metrics=["mse"])
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], "float32")
+    y = np.array([[1.0], [0.0]], "float32")
+    weights = np.array([1.0, 3.0], "float32")
+    path = str(tmp_path / "w.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    want = model.evaluate(x, y, sample_weight=weights, return_dict=True, verbose=0)
+    got = loaded.evaluate(x, y, sample_weight=weights, return_dict=True, verbose=0)
+    assert set(got) == set(want) and len(got) == 3
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6)

@@ -417,9 +417,9 @@ def _compile_config(model) -> dict:
         if isinstance(value, (bool, int, float, str)) or value is None:
             config[key] = value
     out = {"optimizer": _keras_object("keras.optimizers", type(optimizer).__name__, config)}
-    for key in ("loss", "metrics", "loss_weights"):
+    for key in ("loss", "metrics", "loss_weights", "weighted_metrics"):
         out[key] = _serializable(given.get(key), key)
-    out.update({"weighted_metrics": None, "run_eagerly": bool(given.get("run_eagerly")),
+    out.update({"run_eagerly": bool(given.get("run_eagerly")),
                 "steps_per_execution": 1, "jit_compile": False})
     return out
 
@@ -508,6 +508,8 @@ def _compile(model, config: dict, custom_objects: dict | None) -> None:
                   loss_weights=config.get("loss_weights"),
                   metrics=_from_compile_config(config.get("metrics"), _metrics,
                                                custom_objects, "metric"),
+                  weighted_metrics=_from_compile_config(config.get("weighted_metrics"),
+                                                        _metrics, custom_objects, "metric"),
                   run_eagerly=bool(config.get("run_eagerly", False)))
 
 
