@@ -501,8 +501,11 @@ class Model(Layer):
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+            # (the optimizer's loss_scale_factor: apply_gradients divides it out again)
+            scale = getattr(self.optimizer, "scale_loss", None)
+            scaled = loss if scale is None else scale(loss)
         variables = self.trainable_weights
-        grads = tape.gradient(loss, variables)
+        grads = tape.gradient(scaled, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
         self._loss_tracker.update_state(unscale_loss(loss), _batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight)
@@ -619,6 +622,10 @@ class Model(Layer):
             logs = epoch_logs
             if self.stop_training:
                 break
+        # with use_ema, the weights become their moving averages (as Keras 3's fit)
+        finalize = getattr(self.optimizer, "finalize_variable_values", None)
+        if finalize is not None and epochs > initial_epoch:
+            finalize(self.trainable_weights)
         callback_list.on_train_end(logs)
         return history
 
