@@ -129,3 +129,23 @@ def test_top_k_accuracy_with_n_1_labels_and_sequence_scores():
                                                [[s] for s in scores], k=2)
     np.testing.assert_array_equal(got.numpy(), [[1.0], [0.0]])
     assert _result(K.metrics.SparseTopKCategoricalAccuracy(k=1), [[1], [0]], scores) == 0.5
+
+
+def test_losses_get_gives_what_keras_3_gives():
+    fn = tf.keras.losses.get("mse")
+    np.testing.assert_allclose(fn([[0.0], [1.0]], [[1.0], [1.0]]).numpy(), [1.0, 0.0])
+    assert fn is tf.keras.losses.get("mean_squared_error")
+    assert isinstance(tf.keras.losses.get("MeanSquaredError"), tf.keras.losses.MeanSquaredError)
+    loss = tf.keras.losses.Huber()
+    assert tf.keras.losses.get(loss) is loss and tf.keras.losses.get(None) is None
+    with pytest.raises(ValueError, match="Unknown loss 'msq'"):
+        tf.keras.losses.get("msq")
+    # compile still reduces a named function, and "accuracy" follows the named loss
+    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Softmax()])
+    model.compile(loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    x = np.array([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0]], "float32")
+    logs = model.evaluate(x, np.array([0, 1, 1]), return_dict=True, verbose=0)
+    p = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    want = -np.mean(np.log(p[[0, 1, 2], [0, 1, 1]]))
+    assert logs["loss"] == pytest.approx(want, rel=1e-5)
+    assert logs["accuracy"] == pytest.approx(2 / 3)

@@ -1,9 +1,12 @@
-"""`tf.keras.losses`: tapeflow's losses (train/losses.py) and `get`, which turns the names
-`compile` takes ("mse", "sparse_categorical_crossentropy", ...) into Loss objects.
+"""`tf.keras.losses`: tapeflow's losses (train/losses.py); `get`, which turns an identifier
+into a loss as Keras 3's does (a snake-case name gives the per-example function, a class
+name an instance); and `as_loss_object`, what `compile` uses (functions wrapped, with
+their reduction, in `LossFunctionWrapper`).
 
 Example:
-    >>> loss = tf.keras.losses.get("mse")
-    >>> float(loss([[0.0], [1.0]], [[1.0], [1.0]]))
+    >>> tf.keras.losses.get("mse")([[0.0], [1.0]], [[1.0], [1.0]]).numpy()   # per example
+    array([1., 0.], dtype=float32)
+    >>> float(tf.keras.losses.get("MeanSquaredError")([[0.0], [1.0]], [[1.0], [1.0]]))
     0.5
 """
 from __future__ import annotations
@@ -28,27 +31,46 @@ class LossFunctionWrapper(Loss):
         return self._fn(y_true, y_pred, **self._fn_kwargs)
 
 
-_BY_NAME = {
-    "mse": _losses.MeanSquaredError, "mean_squared_error": _losses.MeanSquaredError,
-    "mae": _losses.MeanAbsoluteError, "mean_absolute_error": _losses.MeanAbsoluteError,
-    "categorical_crossentropy": _losses.CategoricalCrossentropy,
-    "sparse_categorical_crossentropy": _losses.SparseCategoricalCrossentropy,
-    "binary_crossentropy": _losses.BinaryCrossentropy,
-    "huber": _losses.Huber, "huber_loss": _losses.Huber,
+# Keras 3's names: snake case for the functions (and their short aliases), the class names
+# for the Loss classes
+_FUNCTIONS = {
+    "mse": _losses.mean_squared_error, "mean_squared_error": _losses.mean_squared_error,
+    "mae": _losses.mean_absolute_error, "mean_absolute_error": _losses.mean_absolute_error,
+    "categorical_crossentropy": _losses.categorical_crossentropy,
+    "sparse_categorical_crossentropy": _losses.sparse_categorical_crossentropy,
+    "binary_crossentropy": _losses.binary_crossentropy,
+    "huber": _losses.huber, "huber_loss": _losses.huber,
 }
+_CLASSES = {cls.__name__: cls for cls in (
+    _losses.MeanSquaredError, _losses.MeanAbsoluteError, _losses.CategoricalCrossentropy,
+    _losses.SparseCategoricalCrossentropy, _losses.BinaryCrossentropy, _losses.Huber)}
 
 
-def get(identifier) -> Loss:
-    """A Loss for a name, a Loss (as is), a Loss class, or a function (wrapped)."""
-    if isinstance(identifier, Loss):
+def get(identifier):
+    """A loss as Keras 3's `keras.losses.get` gives it: a Loss (as is), a Loss class (an
+    instance), a class name ("MeanSquaredError": an instance), a function name ("mse",
+    "mean_squared_error": the per-example function), a callable (as is); None for None."""
+    if identifier is None or isinstance(identifier, Loss):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Loss):
         return identifier()
     if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier.lower())
-        if cls is None:
-            raise ValueError(f"Unknown loss {identifier!r}; known names: {sorted(_BY_NAME)}")
-        return cls()
+        if identifier in _CLASSES:
+            return _CLASSES[identifier]()
+        fn = _FUNCTIONS.get(identifier) or _FUNCTIONS.get(identifier.lower())
+        if fn is None:
+            raise ValueError(f"Unknown loss {identifier!r}; known names: "
+                             f"{sorted(_FUNCTIONS) + sorted(_CLASSES)}")
+        return fn
     if callable(identifier):
-        return LossFunctionWrapper(identifier)
+        return identifier
     raise ValueError(f"Could not interpret loss identifier {identifier!r}")
+
+
+def as_loss_object(identifier) -> Loss:
+    """`get(identifier)` as a Loss, a function wrapped with the default reduction (what
+    `compile` uses, as Keras 3's CompileLoss)."""
+    loss = get(identifier)
+    if isinstance(loss, Loss):
+        return loss
+    return LossFunctionWrapper(loss, name=getattr(loss, "__name__", None))

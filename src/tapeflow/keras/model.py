@@ -182,15 +182,15 @@ class _CompiledLoss:
     def __init__(self, loss, loss_weights, output_names: list):
         self.output_names = output_names
         if isinstance(loss, dict):
-            self.losses = [_losses.get(loss[n]) if loss.get(n) is not None else None
+            self.losses = [_losses.as_loss_object(loss[n]) if loss.get(n) is not None else None
                            for n in output_names]
         elif isinstance(loss, (list, tuple)):
             if len(loss) != len(output_names):
                 raise ValueError(f"compile: {len(loss)} losses given for a model with "
                                  f"{len(output_names)} outputs")
-            self.losses = [_losses.get(item) for item in loss]
+            self.losses = [_losses.as_loss_object(item) for item in loss]
         else:
-            self.losses = [_losses.get(loss)] * len(output_names)
+            self.losses = [_losses.as_loss_object(loss)] * len(output_names)
         if isinstance(loss_weights, dict):
             loss_weights = [loss_weights.get(n, 1.0) for n in output_names]
         self.weights = list(loss_weights) if loss_weights is not None else \
@@ -255,11 +255,17 @@ def _batch_size(x) -> float:
 def _accuracy_for(loss, y_true, y_pred) -> _metrics.Metric:
     """Which accuracy "accuracy" means, from the loss or else the shapes (Keras's rule)."""
     y_true, y_pred = convert_to_tensor(y_true), convert_to_tensor(y_pred)
-    sparse = isinstance(loss, _losses.SparseCategoricalCrossentropy) or (
+
+    def kind(cls, fn) -> bool:  # (a Loss class, or its function wrapped by compile)
+        return isinstance(loss, cls) or getattr(loss, "_fn", None) is fn
+    sparse = kind(_losses.SparseCategoricalCrossentropy,
+                  _losses.sparse_categorical_crossentropy) or (
         y_true.ndim < y_pred.ndim or (y_true._shape[-1:] == (1,) and y_pred._shape[-1] != 1))
-    if isinstance(loss, _losses.BinaryCrossentropy) or y_pred._shape[-1:] == (1,):
+    if (kind(_losses.BinaryCrossentropy, _losses.binary_crossentropy)
+            or y_pred._shape[-1:] == (1,)):
         return _metrics.BinaryAccuracy()
-    if isinstance(loss, _losses.CategoricalCrossentropy) or not sparse:
+    if (kind(_losses.CategoricalCrossentropy, _losses.categorical_crossentropy)
+            or not sparse):
         return _metrics.CategoricalAccuracy()
     return _metrics.SparseCategoricalAccuracy()
 
