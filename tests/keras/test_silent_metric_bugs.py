@@ -149,3 +149,29 @@ def test_losses_get_gives_what_keras_3_gives():
     want = -np.mean(np.log(p[[0, 1, 2], [0, 1, 1]]))
     assert logs["loss"] == pytest.approx(want, rel=1e-5)
     assert logs["accuracy"] == pytest.approx(2 / 3)
+
+
+def test_cross_entropies_of_keras_softmax_and_sigmoid_outputs_use_their_logits():
+    """Keras 3 (TensorFlow backend): a softmax/sigmoid output carries its logits, and the
+    cross-entropies use them, so a saturated output keeps its exact loss and gradient."""
+    keras = tf.keras
+    logits = tf.Variable([[30.0, -30.0]])
+    with tf.GradientTape() as tape:
+        loss = keras.losses.CategoricalCrossentropy()([[0.0, 1.0]],
+                                                      keras.activations.softmax(logits))
+    assert float(loss) == pytest.approx(60.0)  # Keras 3's value; clipped: 16.1
+    np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), [[1.0, -1.0]], atol=1e-6)
+    sparse = keras.losses.SparseCategoricalCrossentropy()([1], keras.layers.Softmax()(logits))
+    assert float(sparse) == pytest.approx(60.0)
+    dense = keras.layers.Dense(1, activation="sigmoid", kernel_initializer="ones",
+                               bias_initializer="zeros")
+    out = dense(tf.constant([[40.0]]))
+    assert float(keras.losses.BinaryCrossentropy()([[0.0]], out)) == pytest.approx(40.0)
+    # from_logits=True on such an output warns (as Keras) and still uses the logits
+    with pytest.warns(UserWarning, match="from_logits=True"):
+        again = keras.losses.categorical_crossentropy(
+            [[0.0, 1.0]], keras.activations.softmax(logits), from_logits=True)
+    assert float(again[0]) == pytest.approx(60.0)
+    # probabilities from elsewhere are clipped as before
+    plain = keras.losses.categorical_crossentropy([[0.0, 1.0]], [[1.0, 0.0]])
+    assert float(plain[0]) == pytest.approx(-np.log(1e-7), rel=1e-4)

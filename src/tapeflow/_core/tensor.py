@@ -191,9 +191,11 @@ class Tensor:
     # buffer record used for accounting: None once disposed, SYMBOLIC (an empty tuple, so a
     # single truth test skips both) for a symbolic tensor of a graph being traced.
     # _keras_mask: unset unless a Keras layer attaches the [batch, time] mask of its output
-    # (TensorFlow's tensors take that attribute too; keras/layer.py reads and writes it)
+    # (TensorFlow's tensors take that attribute too; keras/layer.py reads and writes it).
+    # _keras_logits: unset unless a Keras softmax or sigmoid made this tensor from those
+    # logits (as Keras 3's TensorFlow backend marks them): its cross-entropies use them
     __slots__ = ("_native", "_nb", "_buf", "_shape", "dtype", "id", "_kept", "_keras_mask",
-                 "__weakref__")
+                 "_keras_logits", "__weakref__")
     __array_priority__ = 100  # make `ndarray + Tensor` defer to Tensor.__radd__
 
     # --- identity and metadata

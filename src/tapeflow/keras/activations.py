@@ -6,10 +6,10 @@ Example:
 """
 from __future__ import annotations
 
-from ..ops.math import exp, sigmoid, softplus, softsign, tanh  # noqa: F401
+from ..ops.math import exp, softplus, softsign, tanh  # noqa: F401
 from ..ops.nn import elu, gelu, leaky_relu, log_softmax, relu6, selu, silu  # noqa: F401
-from ..ops.nn import relu as _relu, softmax as _softmax
-from ..train.layers import get_activation
+from ..ops.nn import relu as _relu
+from ..train.layers import get_activation, keras_sigmoid, keras_softmax
 from .layers import ReLU
 
 __all__ = ["relu", "relu6", "elu", "selu", "gelu", "leaky_relu", "silu", "swish", "tanh",
@@ -25,8 +25,13 @@ def relu(x, negative_slope: float = 0.0, max_value=None, threshold: float = 0.0)
 
 
 def softmax(x, axis: int = -1):
-    """Softmax over `axis`."""
-    return _softmax(x, axis=axis)
+    """Softmax over `axis` (its output carries the logits, for cross-entropy losses)."""
+    return keras_softmax(x, axis=axis)
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)) (its output carries the logits, for cross-entropy losses)."""
+    return keras_sigmoid(x)
 
 
 def linear(x):

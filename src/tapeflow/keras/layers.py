@@ -528,7 +528,7 @@ class Softmax(_Stateless):
 
     def call(self, x, mask=None):
         if mask is None:
-            return _nn.softmax(x, axis=self.axis)
+            return _layers.keras_softmax(x, axis=self.axis)
         # masked entries (False) get no probability, as Keras's: a large negative logit
         # before, and zero after (in case a whole axis is masked)
         mask = convert_to_tensor(mask)

@@ -39,14 +39,26 @@ def _linear(x):
     return x
 
 
-def _softmax(x):
-    return _nn.softmax(x, axis=-1)
+def keras_softmax(x, axis: int = -1):
+    """softmax(x) over `axis`, marked with its logits `x` as Keras 3's TensorFlow backend
+    marks it: cross-entropy losses given this output use the logits (exact where the
+    probabilities saturate)."""
+    out = _nn.softmax(x, axis=axis)
+    out._keras_logits = convert_to_tensor(x)
+    return out
+
+
+def keras_sigmoid(x):
+    """sigmoid(x), marked with its logits `x` (as `keras_softmax`)."""
+    out = _math.sigmoid(x)
+    out._keras_logits = convert_to_tensor(x)
+    return out
 
 
 _ACTIVATIONS: dict = {
     "linear": _linear, "relu": _nn.relu, "relu6": _nn.relu6, "elu": _nn.elu,
     "selu": _nn.selu, "gelu": _nn.gelu, "leaky_relu": _nn.leaky_relu, "tanh": _math.tanh,
-    "sigmoid": _math.sigmoid, "softmax": _softmax, "log_softmax": _nn.log_softmax,
+    "sigmoid": keras_sigmoid, "softmax": keras_softmax, "log_softmax": _nn.log_softmax,
     "softplus": _math.softplus, "softsign": _math.softsign, "silu": _nn.silu,
     "swish": _nn.silu, "exponential": _math.exp,
 }

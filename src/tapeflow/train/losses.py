@@ -6,6 +6,8 @@ Probabilities are clipped to [1e-7, 1 - 1e-7] before logarithms, as Keras does.
 """
 from __future__ import annotations
 
+import warnings
+
 from .._core.convert import convert_to_tensor
 from .._core.errors import InvalidArgumentError
 from .._core.shape import compatible
@@ -76,6 +78,20 @@ def mean_absolute_error(y_true, y_pred) -> Tensor:
     return _last_axis_mean(_abs(y_pred - y_true))
 
 
+def _carried_logits(op: str, y_pred, from_logits: bool, made_by: str) -> tuple:
+    """(y_pred, from_logits), or the logits a Keras softmax/sigmoid output carries and True
+    (Keras 3 with TensorFlow: the loss and its gradient stay exact where the probabilities
+    saturate, instead of coming from probabilities clipped to [1e-7, 1 - 1e-7])."""
+    logits = getattr(y_pred, "_keras_logits", None)
+    if logits is None:
+        return y_pred, from_logits
+    if from_logits:
+        warnings.warn(f'"`{op}` received `from_logits=True`, but the `output` argument was '
+                      f"produced by a {made_by} activation and thus does not represent "
+                      'logits. Was this intended?"', stacklevel=3)
+    return logits, True
+
+
 @composite("categorical_crossentropy")
 def categorical_crossentropy(y_true, y_pred, from_logits: bool = False,
                              label_smoothing: float = 0.0, axis: int = -1) -> Tensor:
@@ -88,6 +104,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits: bool = False,
         array([0.6931472], dtype=float32)
     """
     op = "categorical_crossentropy"
+    y_pred, from_logits = _carried_logits(op, y_pred, from_logits, "Softmax")
     y_true, y_pred = _operands(op, y_true, y_pred)
     _same_shapes(op, y_true, y_pred)
     if y_pred.ndim == 0:
@@ -113,6 +130,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits: bool = False,
         array([0.6931472], dtype=float32)
     """
     op = "sparse_categorical_crossentropy"
+    y_pred, from_logits = _carried_logits(op, y_pred, from_logits, "Softmax")
     y_pred = convert_to_tensor(y_pred)
     if not y_pred.dtype.is_floating:
         raise InvalidArgumentError(f"{op}: y_pred must be floating-point, got "
@@ -148,6 +166,7 @@ def binary_crossentropy(y_true, y_pred, from_logits: bool = False,
         array([0.6931472], dtype=float32)
     """
     op = "binary_crossentropy"
+    y_pred, from_logits = _carried_logits(op, y_pred, from_logits, "Sigmoid")
     y_true, y_pred = _operands(op, y_true, y_pred)
     _same_shapes(op, y_true, y_pred)
     if label_smoothing:
@@ -207,7 +226,13 @@ def same_rank(y_true, y_pred) -> tuple[Tensor, Tensor]:
 
 def _as_floatx(x) -> Tensor:
     x = convert_to_tensor(x)
-    return x if x.dtype.name == FLOATX else cast(x, FLOATX)
+    if x.dtype.name == FLOATX:
+        return x
+    out = cast(x, FLOATX)
+    logits = getattr(x, "_keras_logits", None)
+    if logits is not None:  # (the probabilities' logits come along)
+        out._keras_logits = cast(logits, FLOATX)
+    return out
 
 
 _REDUCTIONS = ("auto", "sum_over_batch_size", "sum", "none")
