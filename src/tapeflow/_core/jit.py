@@ -219,6 +219,18 @@ class Loop:
         self._state: dict = {}  # argument types -> True | False (failed) | Future
 
     def ready(self, *args) -> Callable | None:
+        """The compiled function for the types of `args`, or None while it compiles in
+        the background (its compile starts now), without numba, or when numba could not
+        compile it."""
+        return self._lookup(args, wait=False)
+
+    def ready_now(self, *args) -> Callable | None:
+        """The compiled function for the types of `args`, compiled (or loaded from the
+        disk cache) on this call if need be, waiting for a background compile of it;
+        None only without numba or when numba could not compile it."""
+        return self._lookup(args, wait=True)
+
+    def _lookup(self, args: tuple, wait: bool) -> Callable | None:
         # (numba.typeof costs microseconds an argument: a cheaper key finds the state)
         key = tuple((a.dtype.num, a.ndim, a.flags.c_contiguous) if isinstance(a, np.ndarray)
                     else type(a) for a in args)
@@ -227,32 +239,14 @@ class Loop:
             if not available():
                 self._state[key] = False
                 return None
-            if not _background[0]:
+            if wait or not _background[0]:
                 return self._jit if self._compile(key, args) else None
             # importing numba takes most of a second: that too happens on the thread
             self._state[key] = submit(self._compile, key, args)
             return None
         if isinstance(state, Future):
-            if not state.done():
+            if not wait and not state.done():
                 return None
-            state = self._state[key] = state.result()
-        return self._jit if state else None
-
-    def ready_now(self, *args) -> Callable | None:
-        """The compiled function for the types of `args`, compiled (or loaded from the
-        disk cache) on this call if need be, waiting for a background compile of it;
-        None only without numba or when numba could not compile it. For loops whose
-        results differ in bits from their NumPy formulation: a caller that switched
-        from one to the other between calls would not give the same bits every call."""
-        key = tuple((a.dtype.num, a.ndim, a.flags.c_contiguous) if isinstance(a, np.ndarray)
-                    else type(a) for a in args)
-        state = self._state.get(key)
-        if state is None:
-            if not available():
-                self._state[key] = False
-                return None
-            state = self._compile(key, args)
-        elif isinstance(state, Future):
             state = self._state[key] = state.result()
         return self._jit if state else None
 

@@ -559,10 +559,6 @@ def generate(region: Region, exported: set) -> tuple:
     return "\n".join(source) + "\n", inputs, outputs, region.reductions
 
 
-# Ops computed by the C library's scalar functions in compiled loops (and, through
-# vmath.blocks, in NumPy blocks), except float32's exp, tanh and sigmoid: vmath.py's
-# polynomials, which vectorize.
-TRANSCENDENTAL = {"Exp", "Expm1", "Log", "Log1p", "Sin", "Cos", "Tanh", "Sigmoid"}
 
 
 def _vector_math(dtype_name: str, members) -> bool:
