@@ -10,7 +10,7 @@ from ..ops.math import exp, softplus, softsign, tanh  # noqa: F401
 from ..ops.nn import elu, gelu, leaky_relu, log_softmax, relu6, selu, silu  # noqa: F401
 from ..ops.nn import relu as _relu
 from ..train.layers import get_activation, keras_sigmoid, keras_softmax
-from .layers import ReLU
+from .layers.activations import ReLU
 
 __all__ = ["relu", "relu6", "elu", "selu", "gelu", "leaky_relu", "silu", "swish", "tanh",
            "sigmoid", "softmax", "log_softmax", "softplus", "softsign", "exponential",

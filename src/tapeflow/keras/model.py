@@ -38,7 +38,7 @@ from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
 from ._structure import leaves, map_leaves
 from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic, \
     get_keras_mask, set_keras_mask
-from .recurrent import keeping_states
+from .layers.rnn import keeping_states
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
     input_layer_entry, load_weights_h5, optimizer_built, optimizer_state, \
     rebuild_functional, save_model, save_weights_h5, serialize_layer

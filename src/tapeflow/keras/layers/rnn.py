@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import dtypes as _dt, nest
-from .._core.convert import convert_to_tensor
-from .._core.variable import Variable
-from ..ops import array as _array, linalg as _linalg, math as _math, random as _random
-from ..ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
-from ..ops.indexing import where as _where
-from ..train import initializers as _init, layers as _layers
-from ..train.module import name_scope
-from .layer import Layer, is_symbolic, snake_case
+from ..._core import dtypes as _dt, nest
+from ..._core.convert import convert_to_tensor
+from ..._core.variable import Variable
+from ...ops import array as _array, linalg as _linalg, math as _math, random as _random
+from ...ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
+from ...ops.indexing import where as _where
+from ...train import initializers as _init, layers as _layers
+from ...train.module import name_scope
+from ..layer import Layer, is_symbolic, snake_case
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU",
            "Bidirectional"]

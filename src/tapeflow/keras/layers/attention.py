@@ -16,14 +16,14 @@ import math
 
 import numpy as np
 
-from .._core import dtypes as _dt
-from .._core.convert import convert_to_tensor
-from ..ops import array as _array, linalg as _linalg, math as _math, nn as _nn
-from ..ops import random as _random
-from ..ops.creation import zeros_like as _zeros_like
-from ..ops.indexing import where as _where
-from ..train import initializers as _init
-from .layer import Layer, get_keras_mask, is_symbolic
+from ..._core import dtypes as _dt
+from ..._core.convert import convert_to_tensor
+from ...ops import array as _array, linalg as _linalg, math as _math, nn as _nn
+from ...ops import random as _random
+from ...ops.creation import zeros_like as _zeros_like
+from ...ops.indexing import where as _where
+from ...train import initializers as _init
+from ..layer import Layer, get_keras_mask, is_symbolic
 
 __all__ = ["MultiHeadAttention"]
 
