@@ -1,6 +1,7 @@
 """`tf.keras.layers`: Keras 3's layers, one module per kind as Keras 3 splits them (core,
 convolutional, pooling, normalization, regularization, reshaping, activations, merging,
-preprocessing, rnn, attention); this namespace only re-exports their public names.
+preprocessing, rnn, attention); this namespace only re-exports the public names each
+module lists in its `__all__`.
 
 Example:
     >>> from tapeflow.keras.layers import Dense
@@ -8,28 +9,21 @@ Example:
     TensorShape([2, 3])
 """
 from ..layer import Input, InputLayer, KerasTensor, Layer
-from .activations import LeakyReLU, ReLU, Softmax
-from .attention import MultiHeadAttention
-from .convolutional import Conv1D, Conv2D, Convolution1D, Convolution2D
-from .core import Activation, Dense, Embedding, Masking
-from .merging import Add, Concatenate, Multiply
-from .normalization import BatchNormalization, LayerNormalization
-from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D,
-                      GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAvgPool1D,
-                      GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPooling1D,
-                      GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
-from .preprocessing import Normalization, Rescaling
-from .regularization import Dropout
-from .reshaping import Flatten, Reshape
-from .rnn import GRU, LSTM, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
+from . import (activations, attention, convolutional, core, merging, normalization, pooling,
+               preprocessing, regularization, reshaping, rnn)
+from .activations import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .convolutional import *  # noqa: F401,F403
+from .core import *  # noqa: F401,F403
+from .merging import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .preprocessing import *  # noqa: F401,F403
+from .regularization import *  # noqa: F401,F403
+from .reshaping import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
 
-__all__ = ["Activation", "Add", "AveragePooling1D", "AveragePooling2D", "AvgPool1D",
-           "AvgPool2D", "BatchNormalization", "Bidirectional", "Concatenate", "Conv1D",
-           "Conv2D", "Convolution1D", "Convolution2D", "Dense", "Dropout", "Embedding",
-           "Flatten", "GRU", "GRUCell", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
-           "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D",
-           "GlobalMaxPooling1D", "GlobalMaxPooling2D", "Input", "InputLayer", "KerasTensor",
-           "LSTM", "LSTMCell", "Layer", "LayerNormalization", "LeakyReLU", "Masking",
-           "MaxPool1D", "MaxPool2D", "MaxPooling1D", "MaxPooling2D", "MultiHeadAttention",
-           "Multiply", "Normalization", "ReLU", "Rescaling", "Reshape", "SimpleRNN",
-           "SimpleRNNCell", "Softmax"]
+__all__ = ["Input", "InputLayer", "KerasTensor", "Layer"] + sorted(
+    name for module in (activations, attention, convolutional, core, merging, normalization,
+                        pooling, preprocessing, regularization, reshaping, rnn)
+    for name in module.__all__)

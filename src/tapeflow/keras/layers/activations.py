@@ -9,6 +9,8 @@ from ...ops.indexing import where as _where
 from ...train import layers as _layers
 from ._base import Stateless
 
+__all__ = ["LeakyReLU", "ReLU", "Softmax"]
+
 
 class ReLU(Stateless):
     """`min(max(x, threshold) ... , max_value)` with slope `negative_slope` below

@@ -7,6 +7,8 @@ from .. import regularizers as _regularizers
 from ..layer import Layer, unique_name
 from ._base import activation_name, base_kwargs, int_one, kernel_config
 
+__all__ = ["Conv1D", "Conv2D", "Convolution1D", "Convolution2D"]
+
 
 class Conv1D(Layer):
     """1-D convolution over [batch, steps, channels] inputs, kernel of shape

@@ -10,6 +10,8 @@ from .. import regularizers as _regularizers
 from ..layer import Layer, set_keras_mask, unique_name
 from ._base import Stateless, activation_name, base_kwargs, kernel_config
 
+__all__ = ["Activation", "Dense", "Embedding", "Masking"]
+
 
 class Dense(Layer, _layers.Dense):
     """A densely connected layer: `activation(inputs @ kernel + bias)`.

@@ -7,6 +7,8 @@ from ...ops import array as _array, math as _math, reduction as _reduction
 from ...ops.creation import zeros as _zeros
 from ._base import Stateless
 
+__all__ = ["Add", "Concatenate", "Multiply"]
+
 
 class _Merge(Stateless):
     supports_masking = True

@@ -11,6 +11,8 @@ from ...train import layers as _layers
 from ..layer import Layer, unique_name
 from ._base import base_kwargs
 
+__all__ = ["BatchNormalization", "LayerNormalization"]
+
 
 class BatchNormalization(Layer, _layers.BatchNorm):
     """Normalizes with the batch's statistics in training and moving ones otherwise.

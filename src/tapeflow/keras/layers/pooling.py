@@ -5,6 +5,11 @@ from ...ops import array as _array, conv as _conv, math as _math, reduction as _
 from ...train import layers as _layers
 from ._base import Stateless, int_one
 
+__all__ = ["AveragePooling1D", "AveragePooling2D", "AvgPool1D", "AvgPool2D",
+           "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAvgPool1D",
+           "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPooling1D",
+           "GlobalMaxPooling2D", "MaxPool1D", "MaxPool2D", "MaxPooling1D", "MaxPooling2D"]
+
 
 class _Pooling1D(Stateless):
     """1-D pooling over [batch, steps, channels], as a 2-D pool of height 1."""

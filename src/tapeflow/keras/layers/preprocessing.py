@@ -11,6 +11,8 @@ from ...ops import array as _array, math as _math, nn as _nn
 from ..layer import Layer
 from ._base import Stateless
 
+__all__ = ["Normalization", "Rescaling"]
+
 
 class Rescaling(Stateless):
     """`inputs * scale + offset` (e.g. `Rescaling(1./255)` for pixels).

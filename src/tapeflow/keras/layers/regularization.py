@@ -5,6 +5,8 @@ from ...train import layers as _layers
 from ..layer import Layer, unique_name
 from ._base import base_kwargs
 
+__all__ = ["Dropout"]
+
 
 class Dropout(Layer, _layers.Dropout):
     """Zeroes a `rate` fraction of the inputs in training (scaling the rest).

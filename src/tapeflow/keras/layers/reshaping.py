@@ -6,6 +6,8 @@ import numpy as np
 from ...ops import array as _array
 from ._base import Stateless
 
+__all__ = ["Flatten", "Reshape"]
+
 
 class Flatten(Stateless):
     """Flattens every axis but the batch: [N, a, b] -> [N, a*b].
