@@ -5,8 +5,8 @@ Example:
     >>> model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
     >>> model.compile(optimizer="adam", loss="mse")
 """
-from . import (activations, backend, callbacks, datasets, initializers, layers,  # noqa: F401
-               losses, metrics, models, optimizers, regularizers, saving, utils)
+from . import (activations, backend, callbacks, constraints, datasets, initializers,  # noqa: F401
+               layers, losses, metrics, models, optimizers, random, regularizers, saving, utils)
 from .layer import Input, KerasTensor  # noqa: F401
 from .model import Functional, Model, Sequential
 
@@ -16,5 +16,5 @@ saving.register_classes({"Sequential": Sequential, "Functional": Functional,
                          "Model": Functional, "InputLayer": layers.InputLayer})
 
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks",
-           "datasets", "initializers", "layers", "losses", "metrics", "models", "optimizers",
-           "regularizers", "saving", "utils"]
+           "constraints", "datasets", "initializers", "layers", "losses", "metrics", "models",
+           "optimizers", "random", "regularizers", "saving", "utils"]

@@ -9,12 +9,13 @@ Example:
     TensorShape([2, 3])
 """
 from ..layer import Input, InputLayer, KerasTensor, Layer
-from . import (activations, attention, convolutional, core, merging, normalization, pooling,
-               preprocessing, regularization, reshaping, rnn)
+from . import (activations, attention, convolutional, core, image_preprocessing, merging,
+               normalization, pooling, preprocessing, regularization, reshaping, rnn)
 from .activations import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .convolutional import *  # noqa: F401,F403
 from .core import *  # noqa: F401,F403
+from .image_preprocessing import *  # noqa: F401,F403
 from .merging import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
@@ -24,6 +25,6 @@ from .reshaping import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 
 __all__ = ["Input", "InputLayer", "KerasTensor", "Layer"] + sorted(
-    name for module in (activations, attention, convolutional, core, merging, normalization,
-                        pooling, preprocessing, regularization, reshaping, rnn)
+    name for module in (activations, attention, convolutional, core, image_preprocessing, merging,
+                        normalization, pooling, preprocessing, regularization, reshaping, rnn)
     for name in module.__all__)
