@@ -1,17 +1,19 @@
-"""Normalization layers: batch and layer normalization."""
+"""Normalization layers: batch, layer, group and unit normalization."""
 from __future__ import annotations
 
 from ..._core import dtypes as _dt
 from ..._core.convert import convert_to_tensor
 from ..._core.tensor import Tensor
 from ...function.control_flow import cond as _cond
-from ...ops import array as _array, math as _math, reduction as _reduction
+from ...ops import array as _array, math as _math, nn as _nn, reduction as _reduction
 from ...ops.creation import ones_like as _ones_like
-from ...train import layers as _layers
+from ...train import initializers as _init, layers as _layers
+from .. import regularizers as _regularizers
 from ..layer import Layer, unique_name
-from ._base import base_kwargs
+from ._base import Stateless, base_kwargs
 
-__all__ = ["BatchNormalization", "LayerNormalization"]
+__all__ = ["BatchNormalization", "GroupNormalization", "LayerNormalization",
+           "UnitNormalization"]
 
 
 class BatchNormalization(Layer, _layers.BatchNorm):
@@ -92,3 +94,151 @@ class LayerNormalization(Layer, _layers.LayerNorm):
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
                 "center": self.center, "scale": self.scale}
+
+
+def _dims(x) -> list:
+    """x's dimensions: ints where known, scalar tensors (read when it runs) elsewhere."""
+    if all(d is not None for d in x.shape):
+        return list(x.shape)
+    shape = _array.shape(x)
+    return [shape[i] if d is None else d for i, d in enumerate(x.shape)]
+
+
+def _as_shape(dims: list):
+    """A shape argument for reshape from `_dims`-style entries."""
+    if all(isinstance(d, int) for d in dims):
+        return dims
+    return _array.stack([_math.cast(d, _dt.int32) if isinstance(d, Tensor) else d
+                         for d in dims])
+
+
+class GroupNormalization(Layer):
+    """Normalizes the channels at `axis` in `groups` groups: each example's mean and
+    variance are taken over each group of channels and all other non-batch axes, then
+    `gamma` and `beta` (one per channel) scale and shift. `groups=-1` gives one group per
+    channel (instance normalization); `groups=1` a layer normalization over all axes.
+
+    Example:
+        >>> x = tf.constant([[1.0, 3.0, 10.0, 20.0]])
+        >>> tf.keras.layers.GroupNormalization(groups=2)(x).numpy().round(2)
+        array([[-1.  ,  1.  , -1.  ,  1.  ]], dtype=float32)
+    """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
+    def __init__(self, groups: int = 32, axis: int = -1, epsilon: float = 1e-3,
+                 center: bool = True, scale: bool = True, beta_initializer="zeros",
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
+                 beta_constraint=None, gamma_constraint=None, **kwargs):
+        if isinstance(groups, bool) or not isinstance(groups, int) or \
+                (groups <= 0 and groups != -1):
+            raise ValueError("GroupNormalization: received an invalid value for argument "
+                             "`groups`, expected a positive integer (or `-1` for instance "
+                             f"normalization). Received: groups={groups!r}")
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise ValueError(f"GroupNormalization: axis must be an int, got {axis!r}")
+        super().__init__(**kwargs)
+        self.groups, self.axis, self.epsilon = groups, axis, epsilon
+        self.center, self.scale = center, scale
+        self.beta_initializer = _init.get(beta_initializer)
+        self.gamma_initializer = _init.get(gamma_initializer)
+        self.beta_regularizer = _regularizers.get(beta_regularizer)
+        self.gamma_regularizer = _regularizers.get(gamma_regularizer)
+        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+
+    def build(self, input_shape):
+        shape = list(input_shape)
+        if not -len(shape) <= self.axis < len(shape):
+            raise ValueError(f"GroupNormalization {self.name!r}: axis {self.axis} is out of "
+                             f"bounds for input shape {shape}")
+        dim = shape[self.axis]
+        if dim is None:
+            raise ValueError(f"GroupNormalization {self.name!r}: axis {self.axis} of the "
+                             "input tensor should have a defined dimension but the layer "
+                             f"received an input with shape {shape}.")
+        if self.groups == -1:
+            self.groups = dim
+        if dim < self.groups:
+            raise ValueError(f"GroupNormalization {self.name!r}: number of groups "
+                             f"({self.groups}) cannot be more than the number of channels "
+                             f"({dim}).")
+        if dim % self.groups != 0:
+            raise ValueError(f"GroupNormalization {self.name!r}: number of groups "
+                             f"({self.groups}) must be a multiple of the number of channels "
+                             f"({dim}).")
+        self._ndim, self._dim = len(shape), dim
+        for which in ("gamma", "beta"):
+            if not (self.scale if which == "gamma" else self.center):
+                setattr(self, which, None)
+                continue
+            constraint = getattr(self, f"{which}_constraint")
+            extra = {} if constraint is None else {"constraint": constraint}
+            setattr(self, which, self.add_weight(
+                shape=(dim,), name=which, initializer=getattr(self, f"{which}_initializer"),
+                regularizer=getattr(self, f"{which}_regularizer"), **extra))
+
+    def call(self, x):
+        axis = self.axis % self._ndim
+        if x.ndim != self._ndim or x.shape[axis] != self._dim:
+            raise self._input_error(f"rank {self._ndim} with {self._dim} channels at axis "
+                                    f"{self.axis}", x)
+        dims = _dims(x)
+        per_group = self._dim // self.groups
+        # [batch, ..., channels, ...] -> [batch, ..., groups, channels/group, ...]
+        grouped = _array.reshape(x, _as_shape(
+            [-1, *dims[1:axis], self.groups, per_group, *dims[axis + 1:]]))
+        # half precision is normalized in float32, as Keras does
+        work = _math.cast(grouped, _dt.float32) if x.dtype in (_dt.float16, _dt.bfloat16) \
+            else grouped
+        axes = [a for a in range(1, self._ndim + 1) if a != axis]
+        mean, variance = _nn.moments(work, axes, keepdims=True)
+        inv = _math.rsqrt(variance + _math.cast(self.epsilon, work.dtype))
+        param_shape = [1] * (self._ndim + 1)
+        param_shape[axis], param_shape[axis + 1] = self.groups, per_group
+        if self.gamma is not None:
+            inv = inv * _math.cast(_array.reshape(self.gamma, param_shape), work.dtype)
+        shift = -mean * inv
+        if self.beta is not None:
+            shift = shift + _math.cast(_array.reshape(self.beta, param_shape), work.dtype)
+        out = _math.cast(work * inv + shift, x.dtype)
+        return _array.reshape(out, _as_shape([-1, *dims[1:]]))
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "groups": self.groups, "axis": self.axis,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                "beta_initializer": _init.serialize(self.beta_initializer),
+                "gamma_initializer": _init.serialize(self.gamma_initializer),
+                "beta_regularizer": _regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": _regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": self.beta_constraint,
+                "gamma_constraint": self.gamma_constraint}
+
+
+class UnitNormalization(Stateless):
+    """Scales each example to unit L2 norm over `axis` (an int or a list of them); the
+    inverse norm is capped at 1e12, so a zero vector stays zero.
+
+    Example:
+        >>> tf.keras.layers.UnitNormalization()(tf.constant([[3.0, 4.0]])).numpy()
+        array([[0.6, 0.8]], dtype=float32)
+    """
+    supports_masking = True  # per step: a mask passes through, as in Keras
+
+    def __init__(self, axis=-1, **kwargs):
+        if isinstance(axis, (list, tuple)):
+            axis = list(axis)
+        elif isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError("UnitNormalization: invalid value for `axis` argument: expected "
+                            f"an int or a list/tuple of ints. Received: axis={axis!r}")
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, x):
+        if x.ndim == 0:
+            x = _array.expand_dims(x, 0)
+        axes = _layers._axes("UnitNormalization", self.axis, x.ndim)
+        inverse = _math.rsqrt(_reduction.reduce_sum(_math.square(x), list(axes),
+                                                    keepdims=True))
+        return x * _math.minimum(inverse, _math.cast(1e12, x.dtype))
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "axis": self.axis}
