@@ -25,10 +25,12 @@ from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor
 from ._args import ArgumentTypeError, dtype_arg, show, to_tensor
 from ._define import composite
-from .array import reverse
-from .indexing import gather
+from .array import reshape, reverse, shape as _shape, stack
+from .creation import range as _range
+from .indexing import gather, gather_nd, where
 from .linalg import einsum
-from .math import cast, floordiv, maximum, minimum, multiply, sqrt
+from .math import (abs as _abs, cast, clip_by_value, floor, floordiv, logical_and,
+                   greater_equal, less, less_equal, maximum, minimum, multiply, sign, sqrt)
 from .reduction import reduce_mean, reduce_variance
 
 __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "adjust_brightness",
@@ -454,3 +456,120 @@ def convert_image_dtype(image, dtype, saturate: bool = False,
     if src.is_integer:  # to float: cast, then scale
         return multiply(cast(image, dtype), 1.0 / int(src.max))
     return to(multiply(image, float(dtype.max) + 0.5), dtype)  # from float: scale, then cast
+
+
+# --------------------------------------------------------------------------- transforms
+
+_FILL_MODES = ("constant", "nearest", "reflect", "wrap")
+
+
+def _trunc(x: Tensor) -> Tensor:
+    """Rounding toward zero (C++'s integer cast of a float)."""
+    return sign(x) * floor(_abs(x))
+
+
+def _map_coordinate(coord: Tensor, size: Tensor, fill_mode: str) -> Tensor:
+    """Where an input coordinate outside [0, size - 1] reads, by `fill_mode`, with
+    TensorFlow's ImageProjectiveTransformV3 rules (so "wrap" and "reflect" agree with it
+    at the borders, including its clamp after mapping)."""
+    if fill_mode == "constant":
+        return coord  # reads outside the image give fill_value
+    last = size - 1.0
+    if fill_mode == "reflect":
+        twice = 2.0 * size
+        low = twice * _trunc(-coord / twice) + coord
+        low = where(less(low, -size), low + twice, -low - 1.0)
+        high = coord - twice * _trunc(coord / twice)
+        high = where(greater_equal(high, size), twice - high - 1.0, high)
+        coord = where(less(coord, 0.0), low, where(less_equal(coord, last), coord, high))
+    elif fill_mode == "wrap":
+        span = maximum(last, 1.0)  # only used where size > 1
+        low = coord + size * (_trunc(-coord / span) + 1.0)
+        high = coord - size * _trunc(coord / span)
+        coord = where(less(coord, 0.0), low, where(less_equal(coord, last), coord, high))
+    # a size-1 axis reads its only pixel; every mode ends clamped into the image
+    coord = where(less_equal(size, 1.0), coord * 0.0, coord)
+    return clip_by_value(coord, 0.0, maximum(last, 0.0))
+
+
+def affine_transform(images, transforms, interpolation: str = "bilinear",
+                     fill_mode: str = "constant", fill_value=0.0) -> Tensor:
+    """Projective transform of a batch of images, as TensorFlow's
+    ImageProjectiveTransformV3 (Keras's `ops.image.affine_transform`, channels last).
+
+    `transforms` is `[8]` or `[batch, 8]`: `[a0, a1, a2, b0, b1, b2, c0, c1]` maps output
+    pixel `(x, y)` (column, row) to the input point `((a0 x + a1 y + a2) / k,
+    (b0 x + b1 y + b2) / k)`, `k = c0 x + c1 y + 1`, which is read with "nearest"
+    (rounding half away from zero) or "bilinear" interpolation; points outside the image
+    follow `fill_mode` ("constant" reads `fill_value`, "nearest", "reflect", "wrap").
+    Built from gathers and elementwise ops, so it traces with unknown sizes.
+
+    Example (shifted left by one column, the freed column filled with 0):
+        >>> from tapeflow.ops.image import affine_transform
+        >>> img = tf.reshape(tf.range(4.0), [2, 2, 1])
+        >>> affine_transform(img, [1., 0., 1., 0., 1., 0., 0., 0.])[..., 0].numpy()
+        array([[1., 0.],
+               [3., 0.]], dtype=float32)
+    """
+    op = "affine_transform"
+    images = _image(op, images, "images")
+    rank = _rank_3_or_4(op, images, "images")
+    if interpolation not in ("nearest", "bilinear"):
+        raise InvalidArgumentError(f"{op}: interpolation must be 'nearest' or 'bilinear', "
+                                   f"got {interpolation!r}")
+    if fill_mode not in _FILL_MODES:
+        raise InvalidArgumentError(f"{op}: fill_mode must be one of {_FILL_MODES}, got "
+                                   f"{fill_mode!r}")
+    batched = images if rank == 4 else reshape(images, _concat_shape(images))
+    t = cast(to_tensor(transforms, None, op, "transforms"), _dt.float32)
+    if t.ndim == 1:
+        t = reshape(t, [1, 8])
+    if t.ndim != 2 or t._shape[-1] not in (8, None):
+        raise InvalidArgumentError(f"{op}: transforms must have shape [8] or [batch, 8], "
+                                   f"got {list(t._shape)}")
+    dims = _shape(batched)
+    n, h, w = dims[0], dims[1], dims[2]
+    hf, wf = cast(h, _dt.float32), cast(w, _dt.float32)
+    ys = reshape(cast(_range(h), _dt.float32), [1, -1, 1])
+    xs = reshape(cast(_range(w), _dt.float32), [1, 1, -1])
+    col = [reshape(t[:, i], [-1, 1, 1]) for i in range(8)]
+    k = col[6] * xs + col[7] * ys + 1.0
+    in_x = (col[0] * xs + col[1] * ys + col[2]) / k
+    in_y = (col[3] * xs + col[4] * ys + col[5]) / k
+    in_x = _map_coordinate(in_x, wf, fill_mode)
+    in_y = _map_coordinate(in_y, hf, fill_mode)
+    # to [n, h, w] by broadcasting against zeros (sizes may be unknown while tracing)
+    zero = in_x * 0.0 + in_y * 0.0
+    in_x, in_y = in_x + zero, in_y + zero
+    batch = reshape(_range(n), [-1, 1, 1]) + cast(zero, _dt.int32)
+    work = batched.dtype if batched.dtype.is_floating else _dt.float32
+    source = cast(batched, work)
+    fill = cast(fill_value, work)
+
+    def read(y, x):
+        # y, x: float pixel indices; outside the image a read gives fill_value
+        inside = logical_and(logical_and(greater_equal(y, 0.0), less(y, hf)),
+                             logical_and(greater_equal(x, 0.0), less(x, wf)))
+        iy = cast(clip_by_value(y, 0.0, hf - 1.0), _dt.int32)
+        ix = cast(clip_by_value(x, 0.0, wf - 1.0), _dt.int32)
+        values = gather_nd(source, stack([batch, iy, ix], axis=-1))
+        return where(inside[..., None], values, fill)
+
+    if interpolation == "nearest":
+        out = read(sign(in_y) * floor(_abs(in_y) + 0.5), sign(in_x) * floor(_abs(in_x) + 0.5))
+    else:
+        y0, x0 = floor(in_y), floor(in_x)
+        y1, x1 = y0 + 1.0, x0 + 1.0
+        wy0, wy1 = (y1 - in_y)[..., None], (in_y - y0)[..., None]
+        wx0, wx1 = (x1 - in_x)[..., None], (in_x - x0)[..., None]
+        out = (wy0 * (wx0 * read(y0, x0) + wx1 * read(y0, x1))
+               + wy1 * (wx0 * read(y1, x0) + wx1 * read(y1, x1)))
+    if not images.dtype.is_floating:
+        out = cast(out, images.dtype)
+    return out if rank == 4 else reshape(out, _shape(images))
+
+
+def _concat_shape(images: Tensor) -> Tensor:
+    """[1, h, w, c] of a single image's shape, as a tensor (sizes may be unknown)."""
+    from_shape = _shape(images)
+    return stack([1, from_shape[0], from_shape[1], from_shape[2]])
