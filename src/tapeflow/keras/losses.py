@@ -21,9 +21,9 @@ __all__ = list(_losses.__all__) + ["LossFunctionWrapper", "get"]
 class LossFunctionWrapper(Loss):
     """A loss function `(y_true, y_pred) -> per-example losses` with a reduction."""
 
-    def __init__(self, fn, reduction: str = "sum_over_batch_size", name: str | None = None,
-                 **kwargs):
-        super().__init__(reduction, name or getattr(fn, "__name__", "loss"))
+    def __init__(self, fn, reduction: str | None = "sum_over_batch_size",
+                 name: str | None = None, dtype=None, **kwargs):
+        super().__init__(reduction, name or getattr(fn, "__name__", "loss"), dtype)
         self._fn, self._fn_kwargs = fn, kwargs
 
     def call(self, y_true, y_pred):
@@ -40,10 +40,27 @@ _FUNCTIONS = {
     "sparse_categorical_crossentropy": _losses.sparse_categorical_crossentropy,
     "binary_crossentropy": _losses.binary_crossentropy,
     "huber": _losses.huber, "huber_loss": _losses.huber,
+    "bce": _losses.binary_crossentropy,
+    "binary_focal_crossentropy": _losses.binary_focal_crossentropy,
+    "categorical_focal_crossentropy": _losses.categorical_focal_crossentropy,
+    "hinge": _losses.hinge, "squared_hinge": _losses.squared_hinge,
+    "categorical_hinge": _losses.categorical_hinge,
+    "kl_divergence": _losses.kl_divergence, "kld": _losses.kl_divergence,
+    "log_cosh": _losses.log_cosh,
+    "mean_absolute_percentage_error": _losses.mean_absolute_percentage_error,
+    "mape": _losses.mean_absolute_percentage_error,
+    "mean_squared_logarithmic_error": _losses.mean_squared_logarithmic_error,
+    "msle": _losses.mean_squared_logarithmic_error,
+    "poisson": _losses.poisson, "cosine_similarity": _losses.cosine_similarity,
+    "dice": _losses.dice, "tversky": _losses.tversky,
 }
 _CLASSES = {cls.__name__: cls for cls in (
     _losses.MeanSquaredError, _losses.MeanAbsoluteError, _losses.CategoricalCrossentropy,
-    _losses.SparseCategoricalCrossentropy, _losses.BinaryCrossentropy, _losses.Huber)}
+    _losses.SparseCategoricalCrossentropy, _losses.BinaryCrossentropy, _losses.Huber,
+    _losses.BinaryFocalCrossentropy, _losses.CategoricalFocalCrossentropy, _losses.Hinge,
+    _losses.SquaredHinge, _losses.CategoricalHinge, _losses.KLDivergence, _losses.LogCosh,
+    _losses.MeanAbsolutePercentageError, _losses.MeanSquaredLogarithmicError,
+    _losses.Poisson, _losses.CosineSimilarity, _losses.Dice, _losses.Tversky)}
 
 
 def get(identifier):

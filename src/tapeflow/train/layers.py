@@ -25,7 +25,7 @@ from ..function.control_flow import cond
 from ..ops import (array as _array, conv as _conv, creation as _creation,
                    indexing as _indexing, linalg as _linalg, math as _math, nn as _nn,
                    random as _random)
-from . import initializers as _init
+from . import activations as _activations, initializers as _init
 from .module import Module
 
 __all__ = ["Layer", "Dense", "Conv2D", "Embedding", "LayerNorm", "BatchNorm", "Dropout",
@@ -73,10 +73,12 @@ def get_activation(identifier) -> Callable:
     if identifier is None:
         return _linear
     if isinstance(identifier, str):
-        fn = _ACTIVATIONS.get(identifier.lower())
+        name = identifier.lower()
+        # the ops-backed table first, then Keras 3's other names (train/activations.py)
+        fn = _ACTIVATIONS.get(name) or _activations.ACTIVATIONS.get(name)
         if fn is None:
             raise ValueError(f"Unknown activation function {identifier!r}; known names: "
-                             f"{sorted(_ACTIVATIONS)}")
+                             f"{sorted({*_ACTIVATIONS, *_activations.ACTIVATIONS})}")
         return fn
     if callable(identifier):
         return identifier
