@@ -1,6 +1,7 @@
 """`tf.keras.optimizers`: tapeflow's optimizers (train/optimizers.py) and `get` for the
 names `compile` takes ("adam", "sgd", "rmsprop", "adagrad", "adamw", "nadam", "adamax",
-"adadelta").
+"adadelta", "adafactor", "ftrl", "lamb", "lion"); `schedules` holds the learning-rate
+schedules (with `serialize` / `deserialize`).
 
 Example:
     >>> tf.keras.optimizers.get("adam").name
@@ -17,7 +18,8 @@ __all__ = list(_optimizers.__all__) + ["get"]
 _BY_NAME = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam, "adamw": _optimizers.AdamW,
             "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad,
             "nadam": _optimizers.Nadam, "adamax": _optimizers.Adamax,
-            "adadelta": _optimizers.Adadelta}
+            "adadelta": _optimizers.Adadelta, "adafactor": _optimizers.Adafactor,
+            "ftrl": _optimizers.Ftrl, "lamb": _optimizers.Lamb, "lion": _optimizers.Lion}
 
 
 def get(identifier) -> Optimizer:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import warnings
 from typing import Callable, Iterable
 
@@ -44,28 +45,45 @@ from .._core.variable import Variable
 from ..autodiff import GradientTape
 from ..distribute.strategy import aggregate_gradients
 from ..function.control_flow import cond
+from ..ops.array import expand_dims
 from ..ops.creation import fill, zeros
 from ..ops.indexing import gather, indexed_slices_to_dense, where
-from ..ops.math import (abs as _abs, cast, cos, equal, floor, floordiv, floormod, maximum,
-                        minimum, pow, rsqrt, sqrt, square)
-from ..ops.reduction import add_n, clip_by_norm, reduce_sum
+from ..ops.math import (abs as _abs, cast, ceil, cos, equal, floor, floordiv, floormod, log,
+                        logical_and, maximum, minimum, pow, rsqrt, sign, sqrt, square)
+from ..ops.reduction import add_n, clip_by_norm, reduce_mean, reduce_sum
 from ..ops.state import deduplicate_slices
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Nadam", "Adamax", "RMSprop", "Adagrad",
-           "Adadelta", "LazyAdam", "schedules"]
+           "Adadelta", "Adafactor", "Ftrl", "Lamb", "Lion", "LazyAdam", "schedules"]
 
 
 # --------------------------------------------------------------------------- schedules
 
 
 class LearningRateSchedule:
-    """A learning rate as a function of the optimizer's step (`iterations`, from 0)."""
+    """A learning rate as a function of the optimizer's step (`iterations`, from 0); a
+    subclass defines `__call__` and, to be saved, `get_config` (its constructor's
+    arguments, which `from_config` passes back).
+
+    Example:
+        >>> class Half(tf.optimizers.schedules.LearningRateSchedule):
+        ...     def __call__(self, step):
+        ...         return 0.5 ** tf.cast(step, tf.float32)
+        >>> float(Half()(2))
+        0.25
+    """
 
     def __call__(self, step) -> Tensor:
         raise NotImplementedError
 
     def get_config(self) -> dict:
-        raise NotImplementedError
+        raise NotImplementedError(f"Learning rate schedule {type(self).__name__!r} must "
+                                  "override `get_config()` in order to be serializable.")
+
+    @classmethod
+    def from_config(cls, config: dict) -> "LearningRateSchedule":
+        """The schedule `get_config` describes."""
+        return cls(**config)
 
 
 class ExponentialDecay(LearningRateSchedule):
@@ -79,7 +97,7 @@ class ExponentialDecay(LearningRateSchedule):
     """
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase: bool = False,
-                 name: str | None = None):
+                 name: str | None = "ExponentialDecay"):
         if decay_steps is None or float(decay_steps) <= 0:
             raise ValueError(f"ExponentialDecay: decay_steps must be positive, got {decay_steps}")
         self.initial_learning_rate = initial_learning_rate
@@ -119,7 +137,7 @@ class InverseTimeDecay(LearningRateSchedule):
     """
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase: bool = False,
-                 name: str | None = None):
+                 name: str | None = "InverseTimeDecay"):
         if float(decay_steps) <= 0:
             raise ValueError(f"InverseTimeDecay: decay_steps must be positive, got {decay_steps}")
         self.initial_learning_rate = initial_learning_rate
@@ -148,7 +166,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         (1.0, 0.5)
     """
 
-    def __init__(self, boundaries, values, name: str | None = None):
+    def __init__(self, boundaries, values, name: str | None = "PiecewiseConstant"):
         if len(values) != len(boundaries) + 1:
             raise ValueError("PiecewiseConstantDecay: values must have one more entry than "
                              f"boundaries, got {len(values)} values and {len(boundaries)} "
@@ -170,34 +188,198 @@ class PiecewiseConstantDecay(LearningRateSchedule):
 
 
 class CosineDecay(LearningRateSchedule):
-    """`initial_learning_rate * ((1 - alpha) * 0.5 * (1 + cos(pi * t)) + alpha)` with
-    `t = min(step, decay_steps) / decay_steps`.
+    """Cosine decay (Keras 3's, with its optional linear warmup). Without
+    `warmup_target`: `initial_learning_rate * ((1 - alpha) * 0.5 * (1 + cos(pi * t)) +
+    alpha)` with `t = min(step, decay_steps) / decay_steps`. With it: from
+    `initial_learning_rate` linearly to `warmup_target` over `warmup_steps`, then the
+    cosine decay from `warmup_target` over the next `decay_steps` (`alpha` of it after).
 
     Example:
         >>> round(float(tf.optimizers.schedules.CosineDecay(1.0, 10)(5)), 6)
         0.5
+        >>> s = tf.optimizers.schedules.CosineDecay(0.0, 10, warmup_target=1.0, warmup_steps=4)
+        >>> round(float(s(2)), 6), round(float(s(9)), 6)
+        (0.5, 0.5)
     """
 
     def __init__(self, initial_learning_rate, decay_steps, alpha: float = 0.0,
-                 name: str | None = None):
-        if float(decay_steps) <= 0:
-            raise ValueError(f"CosineDecay: decay_steps must be positive, got {decay_steps}")
+                 name: str | None = "CosineDecay", warmup_target=None, warmup_steps=0):
+        _check_steps("CosineDecay", "decay_steps", decay_steps)
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.alpha = alpha
+        self.name = name
+        self.warmup_steps = warmup_steps
+        self.warmup_target = warmup_target
+
+    def _decay(self, step, decay_steps, start, dtype) -> Tensor:
+        fraction = step / decay_steps
+        cosine = 0.5 * (1.0 + cos(convert_to_tensor(math.pi, dtype=dtype) * fraction))
+        return start * ((1 - self.alpha) * cosine + self.alpha)
+
+    def __call__(self, step) -> Tensor:
+        initial = _float_tensor(self.initial_learning_rate)
+        dtype = initial.dtype
+        decay_steps = cast(self.decay_steps, dtype)
+        step = cast(step, dtype)
+        if self.warmup_target is None:
+            return self._decay(minimum(step, decay_steps), decay_steps, initial, dtype)
+        target = cast(self.warmup_target, dtype)
+        warmup_steps = cast(self.warmup_steps, dtype)
+        step = minimum(step, decay_steps + warmup_steps)
+        # both branches computed and one picked: the warmup's step / warmup_steps may be
+        # 0 / 0 where the decay is picked, which `where` leaves out
+        warm = (target - initial) * (step / warmup_steps) + initial
+        decayed = self._decay(step - warmup_steps, decay_steps, target, dtype)
+        return where(step < warmup_steps, warm, decayed)
+
+    def get_config(self) -> dict:
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "alpha": self.alpha, "name": self.name,
+                "warmup_target": self.warmup_target, "warmup_steps": self.warmup_steps}
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """`(initial_learning_rate - end_learning_rate) * (1 - t) ** power +
+    end_learning_rate` with `t = min(step, decay_steps) / decay_steps`; with `cycle`,
+    `t = step / (decay_steps * ceil(step / decay_steps))` (1 at step 0), so the decay
+    restarts over ever longer periods.
+
+    Example:
+        >>> s = tf.optimizers.schedules.PolynomialDecay(1.0, 10, end_learning_rate=0.0)
+        >>> round(float(s(5)), 6), round(float(s(20)), 6)
+        (0.5, 0.0)
+    """
+
+    def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001,
+                 power=1.0, cycle: bool = False, name: str | None = "PolynomialDecay"):
+        _check_steps("PolynomialDecay", "decay_steps", decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.end_learning_rate = end_learning_rate
+        self.power = power
+        self.cycle = cycle
         self.name = name
 
     def __call__(self, step) -> Tensor:
         initial = _float_tensor(self.initial_learning_rate)
         dtype = initial.dtype
-        t = minimum(cast(step, dtype), cast(self.decay_steps, dtype)) / cast(self.decay_steps,
-                                                                            dtype)
-        cosine = 0.5 * (1 + cos(t * math.pi))
-        return initial * ((1 - self.alpha) * cosine + self.alpha)
+        end = cast(self.end_learning_rate, dtype)
+        step = cast(step, dtype)
+        decay_steps = cast(self.decay_steps, dtype)
+        if self.cycle:
+            periods = where(equal(step, 0.0), convert_to_tensor(1.0, dtype=dtype),
+                            ceil(step / decay_steps))
+            decay_steps = decay_steps * periods
+        else:
+            step = minimum(step, decay_steps)
+        fraction = step / decay_steps
+        return (initial - end) * pow(1 - fraction, cast(self.power, dtype)) + end
 
     def get_config(self) -> dict:
         return {"initial_learning_rate": self.initial_learning_rate,
-                "decay_steps": self.decay_steps, "alpha": self.alpha, "name": self.name}
+                "decay_steps": self.decay_steps, "end_learning_rate": self.end_learning_rate,
+                "power": self.power, "cycle": self.cycle, "name": self.name}
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR): a cosine decay over `first_decay_steps`,
+    then again over periods `t_mul` times longer each, each restart's peak `m_mul` times
+    the one before; `alpha` is the floor as a fraction of `initial_learning_rate`.
+
+    Example:
+        >>> s = tf.optimizers.schedules.CosineDecayRestarts(1.0, 4, t_mul=1.0, m_mul=0.5)
+        >>> [round(float(s(i)), 6) for i in (0, 2, 4)]
+        [1.0, 0.5, 0.5]
+    """
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0,
+                 alpha=0.0, name: str | None = "SGDRDecay"):
+        _check_steps("CosineDecayRestarts", "first_decay_steps", first_decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.first_decay_steps = first_decay_steps
+        self._t_mul = t_mul
+        self._m_mul = m_mul
+        self.alpha = alpha
+        self.name = name
+
+    @property
+    def t_mul(self):
+        return self._t_mul
+
+    @property
+    def m_mul(self):
+        return self._m_mul
+
+    def __call__(self, step) -> Tensor:
+        initial = _float_tensor(self.initial_learning_rate)
+        dtype = initial.dtype
+        alpha = cast(self.alpha, dtype)
+        t_mul = cast(self._t_mul, dtype)
+        m_mul = cast(self._m_mul, dtype)
+        fraction = cast(step, dtype) / cast(self.first_decay_steps, dtype)
+        if float(self._t_mul) == 1.0:  # equal periods: the restart is the whole part
+            restart = floor(fraction)
+            fraction = fraction - restart
+        else:  # periods growing geometrically: which one the step falls in, by logarithm
+            restart = floor(log(1.0 - fraction * (1.0 - t_mul)) / log(t_mul))
+            done = (1.0 - pow(t_mul, restart)) / (1.0 - t_mul)
+            fraction = (fraction - done) / pow(t_mul, restart)
+        cosine = 0.5 * pow(m_mul, restart) * (
+            1.0 + cos(convert_to_tensor(math.pi, dtype=dtype) * fraction))
+        return initial * ((1 - alpha) * cosine + alpha)
+
+    def get_config(self) -> dict:
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "first_decay_steps": self.first_decay_steps, "t_mul": self._t_mul,
+                "m_mul": self._m_mul, "alpha": self.alpha, "name": self.name}
+
+
+def _check_steps(cls: str, argument: str, value) -> None:
+    if value is None or float(value) <= 0:
+        raise ValueError(f"{cls}: argument `{argument}` must be > 0. Received: "
+                         f"{argument}={value}")
+
+
+def serialize(learning_rate_schedule: LearningRateSchedule) -> dict:
+    """A schedule as Keras 3 serializes it: `{"module", "class_name", "config",
+    "registered_name"}` (a JSON-compatible dict `deserialize` reads back).
+
+    Example:
+        >>> s = tf.keras.optimizers.schedules.PolynomialDecay(0.1, 10)
+        >>> tf.keras.optimizers.schedules.serialize(s)["class_name"]
+        'PolynomialDecay'
+    """
+    if not isinstance(learning_rate_schedule, LearningRateSchedule):
+        raise ValueError("serialize: expected a LearningRateSchedule, got "
+                         f"{learning_rate_schedule!r}")
+    cls = type(learning_rate_schedule)
+    builtin = getattr(_Namespace, cls.__name__, None) is cls
+    return {"module": "keras.optimizers.schedules" if builtin else cls.__module__,
+            "class_name": cls.__name__, "config": learning_rate_schedule.get_config(),
+            "registered_name": None if builtin else cls.__name__}
+
+
+def deserialize(config: dict, custom_objects: dict | None = None) -> LearningRateSchedule:
+    """The schedule a `{"class_name": ..., "config": ...}` dict (as `serialize` writes)
+    describes; classes not built in are looked up in `custom_objects`.
+
+    Example:
+        >>> s = tf.keras.optimizers.schedules.deserialize(
+        ...     {"class_name": "PolynomialDecay",
+        ...      "config": {"initial_learning_rate": 0.1, "decay_steps": 10}})
+        >>> type(s).__name__
+        'PolynomialDecay'
+    """
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError("deserialize: expected a dict with 'class_name' and 'config', got "
+                         f"{config!r}")
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or getattr(_Namespace, str(name), None)
+    if not (isinstance(cls, type) and issubclass(cls, LearningRateSchedule)):
+        raise ValueError(f"deserialize: unknown learning-rate schedule {name!r}; pass it in "
+                         "custom_objects")
+    return cls.from_config(dict(config.get("config") or {}))
 
 
 class _Namespace:
@@ -207,6 +389,10 @@ class _Namespace:
     InverseTimeDecay = InverseTimeDecay
     PiecewiseConstantDecay = PiecewiseConstantDecay
     CosineDecay = CosineDecay
+    CosineDecayRestarts = CosineDecayRestarts
+    PolynomialDecay = PolynomialDecay
+    serialize = staticmethod(serialize)
+    deserialize = staticmethod(deserialize)
 
 
 schedules = _Namespace()
@@ -261,6 +447,9 @@ class Optimizer:
         # `_model_variables_moving_average` and `_accumulated_gradients`)
         self._model_variables_moving_average: list = []
         self._accumulated_gradients: list = []
+        # exclude_from_weight_decay's variables (refs) and name pattern
+        self._exclude_from_weight_decay: set = set()
+        self._exclude_from_weight_decay_pattern = None
 
     # ----------------------------------------------------------------- learning rate
     @staticmethod
@@ -370,13 +559,59 @@ class Optimizer:
                 self._accumulated_gradients.append(Variable(
                     _initializer(var, 0.0), trainable=False,
                     name=f"gradient_accumulator/{base}"))
-            self._slots.append({
-                slot: Variable(_initializer(var, self._slot_initial(slot)), trainable=False,
-                               name=f"{slot}/{base}")
-                for slot in self._slot_names()})
+            self._slots.append({slot: self._make_slot(var, slot, base)
+                                for slot in self._slot_names()})
+
+    def _make_slot(self, var: Variable, slot: str, base: str) -> Variable:
+        """A slot of `var`: by default of its shape and dtype, filled with
+        `_slot_initial(slot)`."""
+        return Variable(_initializer(var, self._slot_initial(slot)), trainable=False,
+                        name=f"{slot}/{base}")
+
+    def _slot_blocks(self) -> tuple:
+        """How Keras 3 orders the slots when it lists (and saves) the optimizer's
+        variables: a tuple of blocks of slot names; each block goes over the variables in
+        turn, giving each variable's slots of that block together. Slots made by one
+        `add_optimizer_variables(var_list, [names])` call interleave per variable (one
+        block); slots made by separate calls come as blocks of their own. Adam's "m"
+        and "v" interleave; the default lists every other slot as a block of its own."""
+        names = tuple(self._slot_names())
+        paired = names[:2] == ("m", "v")
+        return ((names[:2],) if paired else ()) + tuple(
+            (n,) for n in names[2 if paired else 0:])
 
     def _slot(self, var: Variable, slot: str) -> Variable:
         return self._slots[self._index[var.ref()]][slot]
+
+    # ----------------------------------------------------------------- weight decay
+    def exclude_from_weight_decay(self, var_list=None, var_names=None) -> None:
+        """Keep weight decay off the variables of `var_list`, and off every variable
+        whose name contains a match of one of the regular expressions in `var_names`
+        (e.g. `["bias"]`), as Keras 3. Call it before the optimizer's first step (its
+        `build`).
+
+        Example:
+            >>> b = tf.Variable([1.0], name="bias")
+            >>> opt = tf.optimizers.AdamW(learning_rate=0.1, weight_decay=0.5)
+            >>> opt.exclude_from_weight_decay(var_names=["bias"])
+            >>> _ = opt.apply_gradients([(tf.constant([0.0]), b)]); float(b[0])
+            1.0
+        """
+        if self._built:
+            raise ValueError("`exclude_from_weight_decay()` can only be configured before "
+                             "the optimizer is built.")
+        self._exclude_from_weight_decay = {v.ref() for v in var_list or ()}
+        names = set(var_names or ())
+        self._exclude_from_weight_decay_pattern = (re.compile("|".join(sorted(names)))
+                                                   if names else None)
+
+    def _use_weight_decay(self, var: Variable) -> bool:
+        """Whether weight decay reaches `var` (not excluded by `exclude_from_weight_decay`).
+        Names are matched without the `:0` suffix, as Keras's variable names are."""
+        if var.ref() in self._exclude_from_weight_decay:
+            return False
+        pattern = self._exclude_from_weight_decay_pattern
+        return pattern is None or pattern.search(var.name.rsplit(":", 1)[0]) is None
 
     # ----------------------------------------------------------------- applying
     def apply_gradients(self, grads_and_vars: Iterable, name: str | None = None,
@@ -415,6 +650,12 @@ class Optimizer:
             self._update(pairs)
         if self.use_ema:
             self._update_moving_averages()
+        # Keras 3 projects each variable given a gradient with its constraint after every
+        # call, accumulation calls included (`variable.constraint`, set by layers)
+        for _, var in pairs:
+            constraint = getattr(var, "constraint", None)
+            if callable(constraint):
+                var.assign(constraint(var))
         self._iterations.assign_add(1)
         return self._iterations
 
@@ -628,7 +869,7 @@ class Optimizer:
         """One `_rule` on what `read` gives of the variable and its slots (the whole
         values, or rows), written back by `write(variable_or_slot, new_value)`."""
         x = read(var)
-        if self.weight_decay:
+        if self.weight_decay and self._use_weight_decay(var):
             x = x - x * convert_to_tensor(self.weight_decay, dtype=var.dtype) * lr
         slots = _SlotValues({name: self._slot(var, name) for name in self._slot_names()},
                             read, write)
@@ -1084,6 +1325,9 @@ class Adadelta(Optimizer):
     def _slot_names(self):
         return ("accumulated_grad", "accumulated_delta_var")
 
+    def _slot_blocks(self) -> tuple:
+        return (("accumulated_grad", "accumulated_delta_var"),)  # interleaved, as Keras 3's
+
     def _rule(self, g, x, slots, lr):
         rho = self.rho
         acc_grad = slots["accumulated_grad"] = (slots["accumulated_grad"] * rho
@@ -1093,3 +1337,231 @@ class Adadelta(Optimizer):
         slots["accumulated_delta_var"] = (slots["accumulated_delta_var"] * rho
                                           + square(delta) * (1 - rho))
         return x + lr * delta
+
+
+class _DenseUpdates:
+    """For rules that are not elementwise (norms or means over the whole variable): an
+    IndexedSlices gradient is made dense first (repeated rows summed), so it gives what
+    its dense gradient gives."""
+
+    def _update_step(self, grad, var: Variable, lr: Tensor) -> None:
+        if isinstance(grad, IndexedSlices):
+            grad = indexed_slices_to_dense(grad, list(var._shape))
+        super()._update_step(grad, var, lr)
+
+
+def _rms(x: Tensor) -> Tensor:
+    return sqrt(reduce_mean(square(x)))
+
+
+class Adafactor(_DenseUpdates, Optimizer):
+    """Adafactor (Keras 3's rule), with the step `t` from 1: `rho = min(lr, 1 / sqrt(t))`,
+    `alpha = max(epsilon_2, rms(var)) * rho`, `beta_2 = 1 - t ** beta_2_decay`. For a
+    variable of rank >= 2 the second moments are factored: `r` (the mean of
+    `g² + epsilon_1` over the last axis) and `c` (over the second last) move as moving
+    averages with `beta_2` and `v = r / mean(r) ⊗ c`; for rank < 2, `v` is the moving
+    average itself (`r` and `c` are then unused int32 zeros, as Keras keeps them).
+    `u = g / sqrt(v)`, `var -= alpha * u / max(1, rms(u) / clip_threshold)`. Slots, per
+    variable in turn: "r", "c", "velocity". An IndexedSlices gradient is made dense.
+
+    Example:
+        >>> v = tf.Variable([[1.0, 2.0], [3.0, 4.0]]); opt = tf.optimizers.Adafactor(0.1)
+        >>> _ = opt.apply_gradients([(tf.ones([2, 2]), v)])
+        >>> [round(float(x), 4) for x in tf.reshape(v, [-1])]
+        [0.7261, 1.7261, 2.7261, 3.7261]
+    """
+
+    def __init__(self, learning_rate=0.001, beta_2_decay: float = -0.8,
+                 epsilon_1: float = 1e-30, epsilon_2: float = 1e-3,
+                 clip_threshold: float = 1.0, relative_step: bool = True, weight_decay=None,
+                 name: str = "adafactor", **kwargs):
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
+        self.beta_2_decay = beta_2_decay
+        self.epsilon_1 = epsilon_1
+        self.epsilon_2 = epsilon_2
+        self.clip_threshold = clip_threshold
+        self.relative_step = relative_step
+
+    def _slot_names(self):
+        return ("r", "c", "velocity")
+
+    def _slot_blocks(self) -> tuple:
+        return (("r", "c", "velocity"),)
+
+    def _make_slot(self, var: Variable, slot: str, base: str) -> Variable:
+        shape = list(var._shape)
+        if slot == "velocity":
+            return super()._make_slot(var, slot, base)
+        if len(shape) < 2:  # Keras keeps a placeholder int32 zero (saved with the rest)
+            return Variable(lambda: zeros([], _dt.int32), trainable=False,
+                            name=f"{slot}/{base}")
+        shape = shape[:-1] if slot == "r" else shape[:-2] + shape[-1:]
+        dtype = var.dtype
+        return Variable(lambda: zeros(shape, dtype), trainable=False, name=f"{slot}/{base}")
+
+    def _rule(self, g, x, slots, lr):
+        dtype = x.dtype
+        step = cast(self._update_count() + 1, dtype)
+        inverse_root = 1 / sqrt(step)
+        if self.relative_step and not callable(self._learning_rate):
+            lr = minimum(lr, inverse_root)
+        rho = minimum(lr, inverse_root)
+        alpha = maximum(convert_to_tensor(self.epsilon_2, dtype=dtype), _rms(x)) * rho
+        g2 = square(g) + self.epsilon_1
+        beta_2 = 1 - pow(step, convert_to_tensor(self.beta_2_decay, dtype=dtype))
+        if x.ndim >= 2:
+            r = slots["r"] = beta_2 * slots["r"] + (1 - beta_2) * reduce_mean(g2, axis=-1)
+            c = slots["c"] = beta_2 * slots["c"] + (1 - beta_2) * reduce_mean(g2, axis=-2)
+            v = slots["velocity"] = (expand_dims(r / reduce_mean(r, axis=-1, keepdims=True),
+                                                 -1) * expand_dims(c, -2))
+        else:
+            v = slots["velocity"] = beta_2 * slots["velocity"] + (1 - beta_2) * g2
+        u = g / sqrt(v)
+        u = u / maximum(convert_to_tensor(1.0, dtype=dtype), _rms(u) / self.clip_threshold)
+        return x - alpha * u
+
+
+class Ftrl(Optimizer):
+    """FTRL-Proximal (Keras 3's rule), with `p = -learning_rate_power`:
+    `acc' = acc + g²`, `linear += g + 2 * l2_shrinkage * var - (acc'^p - acc^p) / lr * var`,
+    `var = (clip(linear, -l1, l1) - linear) / (acc'^p / lr + 2 * (l2 + beta / (2 lr)))`.
+    Slots, per variable in turn: "accumulator" (from `initial_accumulator_value`) and
+    "linear". An IndexedSlices gradient gives what its dense gradient gives (a zero
+    gradient still sets every row from `linear`, so every row is updated).
+
+    Example:
+        >>> v = tf.Variable(1.0); opt = tf.optimizers.Ftrl(0.1)
+        >>> _ = opt.apply_gradients([(tf.constant(2.0), v)]); round(float(v), 4)
+        0.7451
+    """
+
+    def __init__(self, learning_rate=0.001, learning_rate_power: float = -0.5,
+                 initial_accumulator_value: float = 0.1,
+                 l1_regularization_strength: float = 0.0,
+                 l2_regularization_strength: float = 0.0,
+                 l2_shrinkage_regularization_strength: float = 0.0, beta: float = 0.0,
+                 weight_decay=None, name: str = "ftrl", **kwargs):
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
+        for key, value, sign_ in (
+                ("initial_accumulator_value", initial_accumulator_value, 1),
+                ("learning_rate_power", learning_rate_power, -1),
+                ("l1_regularization_strength", l1_regularization_strength, 1),
+                ("l2_regularization_strength", l2_regularization_strength, 1),
+                ("l2_shrinkage_regularization_strength",
+                 l2_shrinkage_regularization_strength, 1)):
+            if value * sign_ < 0:
+                wanted = "positive or zero" if sign_ > 0 else "negative or zero"
+                raise ValueError(f"Ftrl: `{key}` needs to be {wanted}. Received: "
+                                 f"{key}={value}.")
+        self.learning_rate_power = learning_rate_power
+        self.initial_accumulator_value = initial_accumulator_value
+        self.l1_regularization_strength = l1_regularization_strength
+        self.l2_regularization_strength = l2_regularization_strength
+        self.l2_shrinkage_regularization_strength = l2_shrinkage_regularization_strength
+        self.beta = beta
+
+    def _slot_names(self):
+        return ("accumulator", "linear")
+
+    def _slot_blocks(self) -> tuple:
+        return (("accumulator", "linear"),)
+
+    def _slot_initial(self, slot):
+        return self.initial_accumulator_value if slot == "accumulator" else 0.0
+
+    def _rule(self, g, x, slots, lr):
+        power = -self.learning_rate_power
+        l2 = self.l2_regularization_strength + self.beta / (2.0 * lr)
+        shrunk = g + 2 * self.l2_shrinkage_regularization_strength * x
+        acc = slots["accumulator"]
+        new_acc = acc + square(g)
+        new_root = pow(new_acc, power)
+        linear = slots["linear"] = slots["linear"] + (
+            shrunk - (new_root - pow(acc, power)) / lr * x)
+        quadratic = new_root / lr + 2 * l2
+        l1 = convert_to_tensor(self.l1_regularization_strength, dtype=x.dtype)
+        clipped = minimum(maximum(linear, -l1), l1)
+        slots["accumulator"] = new_acc
+        return (clipped - linear) / quadratic
+
+
+class Lamb(_DenseUpdates, Optimizer):
+    """LAMB (Keras 3's rule): Adam's moments `m`, `v` and bias-corrected step
+    `u = (m / (1 - beta_1^t)) / (sqrt(v / (1 - beta_2^t)) + epsilon)`, scaled per variable
+    by the trust ratio `||var|| / ||u||` (1 when either norm is 0): `var -= ratio * lr * u`.
+    Slots, per variable in turn: "momentum", "velocity". An IndexedSlices gradient is made
+    dense (the norms are the whole variable's).
+
+    Example:
+        >>> v = tf.Variable([3.0, 4.0]); opt = tf.optimizers.Lamb(0.1)
+        >>> _ = opt.apply_gradients([(tf.constant([1.0, 1.0]), v)])
+        >>> [round(float(x), 4) for x in v]
+        [2.6464, 3.6464]
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.999,
+                 epsilon: float = 1e-7, weight_decay=None, name: str = "lamb", **kwargs):
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+
+    def _slot_names(self):
+        return ("momentum", "velocity")
+
+    def _slot_blocks(self) -> tuple:
+        return (("momentum", "velocity"),)
+
+    def _rule(self, g, x, slots, lr):
+        dtype = x.dtype
+        step = cast(self._update_count() + 1, dtype)
+        b1_power = pow(convert_to_tensor(self.beta_1, dtype=dtype), step)
+        b2_power = pow(convert_to_tensor(self.beta_2, dtype=dtype), step)
+        m = slots["momentum"] = slots["momentum"] + (g - slots["momentum"]) * (1 - self.beta_1)
+        v = slots["velocity"] = (slots["velocity"]
+                                 + (square(g) - slots["velocity"]) * (1 - self.beta_2))
+        update = (m / (1.0 - b1_power)) / (sqrt(v / (1.0 - b2_power)) + self.epsilon)
+        w_norm = sqrt(reduce_sum(square(x)))
+        u_norm = sqrt(reduce_sum(square(update)))
+        one = convert_to_tensor(1.0, dtype=dtype)
+        # the ratio where both norms are positive; the divisor kept off 0 elsewhere, so
+        # the branch `where` leaves out holds no 0 / 0
+        safe = where(u_norm > 0, u_norm, one)
+        ratio = where(logical_and(w_norm > 0, u_norm > 0), w_norm / safe, one)
+        return x - ratio * lr * update
+
+
+class Lion(Optimizer):
+    """Lion (Keras 3's rule): `var -= lr * sign(beta_1 m + (1 - beta_1) g)`, then
+    `m = beta_2 m + (1 - beta_2) g`. Slot: "momentum". An IndexedSlices gradient gives
+    what its dense gradient gives (a zero gradient still moves every row by its
+    momentum's sign).
+
+    Example:
+        >>> v = tf.Variable([1.0, 1.0]); opt = tf.optimizers.Lion(0.1)
+        >>> _ = opt.apply_gradients([(tf.constant([2.0, -0.5]), v)])
+        >>> [round(float(x), 4) for x in v]
+        [0.9, 1.1]
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1: float = 0.9, beta_2: float = 0.99,
+                 weight_decay=None, name: str = "lion", **kwargs):
+        super().__init__(learning_rate, name, weight_decay, **kwargs)
+        if beta_1 <= 0 or beta_1 > 1:
+            raise ValueError("Lion: argument `beta_1` must be in the [0, 1] range. "
+                             f"Otherwise, the optimizer degenerates to SignSGD. Received: "
+                             f"beta_1={beta_1}.")
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+
+    def _slot_names(self):
+        return ("momentum",)
+
+    def _rule(self, g, x, slots, lr):
+        dtype = x.dtype
+        beta_1 = convert_to_tensor(self.beta_1, dtype=dtype)
+        beta_2 = convert_to_tensor(self.beta_2, dtype=dtype)
+        m = slots["momentum"]
+        new_x = x - lr * sign(m * beta_1 + g * (1.0 - beta_1))
+        slots["momentum"] = m * beta_2 + g * (1.0 - beta_2)
+        return new_x
