@@ -1,4 +1,7 @@
-"""Keras's `MultiHeadAttention` (attention over axis 1 of [batch, time, features] inputs).
+"""Keras's attention layers: `MultiHeadAttention` (attention over axis 1 of [batch, time,
+features] inputs), and `Attention` (dot-product or "concat" scores) and
+`AdditiveAttention` (Bahdanau-style scores), which take `[query, value]` or
+`[query, value, key]` and mix `value` by the softmax of the query-key scores.
 
 Its weights have Keras 3's names, shapes and order: four projections `query`, `key`,
 `value` (kernel [features, num_heads, key_dim or value_dim], bias [num_heads, dim]) and
@@ -19,13 +22,14 @@ import numpy as np
 from ..._core import dtypes as _dt
 from ..._core.convert import convert_to_tensor
 from ...ops import array as _array, linalg as _linalg, math as _math, nn as _nn
-from ...ops import random as _random
+from ...ops import random as _random, reduction as _reduction
+from ...ops.creation import range as _range
 from ...ops.creation import zeros_like as _zeros_like
 from ...ops.indexing import where as _where
 from ...train import initializers as _init
 from ..layer import Layer, get_keras_mask, is_symbolic
 
-__all__ = ["MultiHeadAttention"]
+__all__ = ["MultiHeadAttention", "Attention", "AdditiveAttention"]
 
 
 class _Projection(Layer):
@@ -213,3 +217,146 @@ class MultiHeadAttention(Layer):
                 "kernel_initializer": _init.serialize(self.kernel_initializer),
                 "bias_initializer": _init.serialize(self.bias_initializer),
                 "seed": self.seed}
+
+
+class Attention(Layer):
+    """Dot-product attention over `[query, value]` or `[query, value, key]` ([batch, Tq,
+    dim], [batch, Tv, dim], key like value): scores [batch, Tq, Tv] are `query @ key^T`
+    (`score_mode="dot"`) or `concat_score_weight * sum(tanh(query + key))`
+    (`score_mode="concat"`), times the `scale` weight with `use_scale`; the output is
+    `softmax(scores) @ value`. `mask=[query_mask, value_mask]` (or the inputs' Keras
+    masks): masked value steps get no weight, masked query steps output zeros (and the
+    output carries the query's mask). `use_causal_mask` keeps query step i from value
+    steps after i; `return_attention_scores` also returns the softmaxed scores.
+    `dropout` drops attention weights in training.
+
+    Example:
+        >>> att = tf.keras.layers.Attention()
+        >>> att([tf.ones([2, 3, 4]), tf.ones([2, 5, 4])]).shape
+        TensorShape([2, 3, 4])
+    """
+
+    def __init__(self, use_scale: bool = False, score_mode: str = "dot",
+                 dropout: float = 0.0, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if score_mode not in ("dot", "concat"):
+            raise ValueError("Invalid value for argument score_mode. Expected one of "
+                             f"{{'dot', 'concat'}}. Received: score_mode={score_mode!r}")
+        if not 0 <= float(dropout) <= 1:
+            raise ValueError(f"{type(self).__name__}: dropout must be in [0, 1], got "
+                             f"{dropout!r}")
+        self.use_scale, self.score_mode = bool(use_scale), score_mode
+        self.dropout, self.seed = float(dropout), seed
+
+    supports_masking = True
+
+    def _check(self, inputs, mask=None) -> None:
+        kind = type(self).__name__
+        if not isinstance(inputs, (list, tuple)):
+            raise ValueError(f"{kind} layer must be called on a list of inputs, namely "
+                             f"[query, value] or [query, value, key]. Received: {inputs!r}")
+        if not 2 <= len(inputs) <= 3:
+            raise ValueError(f"{kind} layer accepts inputs list of length 2 or 3, namely "
+                             "[query, value] or [query, value, key]. Received length: "
+                             f"{len(inputs)}.")
+        if mask is not None:
+            if not isinstance(mask, (list, tuple)):
+                raise ValueError(f"{kind} layer mask must be a list, namely [query_mask, "
+                                 f"value_mask]. Received: mask={mask!r}.")
+            if not 2 <= len(mask) <= 3:
+                raise ValueError(f"{kind} layer accepts mask list of length 2 or 3. "
+                                 f"Received: mask of length {len(mask)}.")
+
+    def build(self, input_shape):
+        self._check(input_shape)
+        self.scale = self.add_weight(name="scale", shape=(), initializer="ones") \
+            if self.use_scale else None
+        self.concat_score_weight = self.add_weight(
+            name="concat_score_weight", shape=(), initializer="ones") \
+            if self.score_mode == "concat" else None
+
+    def _scores(self, query, key):
+        if self.score_mode == "dot":
+            scores = _linalg.matmul(query, key, transpose_b=True)
+            return scores * self.scale if self.scale is not None else scores
+        pairs = _array.expand_dims(query, -2) + _array.expand_dims(key, -3)
+        if self.scale is not None:
+            pairs = self.scale * pairs
+        return self.concat_score_weight * _reduction.reduce_sum(_math.tanh(pairs), axis=-1)
+
+    def call(self, inputs, mask=None, training=None, return_attention_scores: bool = False,
+             use_causal_mask: bool = False):
+        self._check(inputs, mask)
+        query, value = inputs[0], inputs[1]
+        key = inputs[2] if len(inputs) > 2 else value
+        query_mask = value_mask = None
+        if mask is not None:
+            query_mask, value_mask = mask[0], mask[1]
+        scores = self._scores(query, key)
+        allowed = None
+        if value_mask is not None:  # [B, Tv] -> [B, 1, Tv]
+            allowed = _array.expand_dims(_math.cast(convert_to_tensor(value_mask), _dt.bool),
+                                         -2)
+        if use_causal_mask:
+            dynamic = _array.shape(scores)
+            rows, cols = [d if d is not None else dynamic[i - 2]
+                          for i, d in enumerate(scores.shape[-2:])]
+            causal = _math.greater_equal(
+                _array.expand_dims(_range(rows), -1),
+                _array.expand_dims(_range(cols), 0))
+            allowed = causal if allowed is None else _math.logical_and(allowed, causal)
+        if allowed is not None:
+            # a large negative offset, not -inf: a fully masked row stays finite, as Keras
+            big = 65504.0 if scores.dtype.name == "float16" else 1.0e9
+            scores = _where(allowed, scores, scores - big)
+        weights = _nn.softmax(scores, axis=-1)
+        dropped = _random.dropout(weights, self.dropout, seed=self.seed) \
+            if training and self.dropout > 0 else weights
+        out = _linalg.matmul(dropped, value)
+        if query_mask is not None:
+            keep = _array.expand_dims(_math.cast(convert_to_tensor(query_mask), _dt.bool), -1)
+            out = _where(keep, out, _zeros_like(out))
+        return (out, weights) if return_attention_scores else out
+
+    def compute_mask(self, inputs, mask=None):
+        """The query's mask, for the output."""
+        if not isinstance(mask, (list, tuple)) or mask[0] is None:
+            return None
+        return convert_to_tensor(mask[0])
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "use_scale": self.use_scale,
+                "score_mode": self.score_mode, "dropout": self.dropout, "seed": self.seed}
+
+
+class AdditiveAttention(Attention):
+    """Additive (Bahdanau-style) attention: scores [batch, Tq, Tv] are
+    `sum(scale * tanh(query + key), axis=-1)`, with a learned `scale` of shape [dim]
+    (`use_scale`, on by default); otherwise as `Attention`.
+
+    Example:
+        >>> att = tf.keras.layers.AdditiveAttention()
+        >>> out, scores = att([tf.ones([2, 3, 4]), tf.ones([2, 5, 4])],
+        ...                   return_attention_scores=True)
+        >>> scores.shape
+        TensorShape([2, 3, 5])
+    """
+
+    def __init__(self, use_scale: bool = True, dropout: float = 0.0, **kwargs):
+        super().__init__(use_scale=use_scale, dropout=dropout, **kwargs)
+
+    def build(self, input_shape):
+        self._check(input_shape)
+        dim = input_shape[0][-1]
+        self.scale = self.add_weight(name="scale", shape=(int(dim),),
+                                     initializer="glorot_uniform") if self.use_scale else None
+
+    def _scores(self, query, key):
+        pairs = _math.tanh(_array.expand_dims(query, -2) + _array.expand_dims(key, -3))
+        return _reduction.reduce_sum(pairs * self.scale if self.scale is not None else pairs,
+                                axis=-1)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        del config["score_mode"]
+        return config

@@ -23,20 +23,24 @@ Example:
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..._core import dtypes as _dt, nest
 from ..._core.convert import convert_to_tensor
+from ..._core.tensor import TensorShape
 from ..._core.variable import Variable
 from ...ops import array as _array, linalg as _linalg, math as _math, random as _random
 from ...ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
 from ...ops.indexing import where as _where
 from ...train import initializers as _init, layers as _layers
 from ...train.module import name_scope
-from ..layer import Layer, is_symbolic, snake_case
+from ..layer import Layer, is_symbolic, set_keras_mask, snake_case
+from ..saving import deserialize_layer
 
-__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "SimpleRNN", "LSTM", "GRU",
-           "Bidirectional"]
+__all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "RNN", "SimpleRNN",
+           "LSTM", "GRU", "Bidirectional", "TimeDistributed"]
 
 
 class Orthogonal(_init.Initializer):
@@ -150,6 +154,11 @@ class _Cell(Layer):
         state_like = _ones_like(x[:, :1]) * _array.ones([self.units], x.dtype)
         return draw(x, self.dropout), draw(state_like, self.recurrent_dropout)
 
+    def get_initial_state(self, batch_size=None) -> list:
+        """Zero states, [batch_size, units] each (LSTM: [h, c])."""
+        sizes = self.state_size if isinstance(self.state_size, list) else [self.state_size]
+        return [_zeros([batch_size, size], self._dtype) for size in sizes]
+
     def call(self, x, states=None, training=None):
         return self.step(x, states, self.dropout_masks(x, training))
 
@@ -196,7 +205,8 @@ class SimpleRNNCell(_Cell):
     def __init__(self, units: int, activation="tanh", use_bias: bool = True, **kwargs):
         super().__init__(units, activation=activation, use_bias=use_bias, **kwargs)
 
-    def step(self, x, states=None, masks=(None, None)):
+    def step(self, x, states=None, masks=None, training=None):
+        masks = masks or (None, None)
         z = _project(x, self.kernel, masks[0])
         if states is not None:
             z = z + _project(states[0], self.recurrent_kernel, masks[1])
@@ -248,7 +258,8 @@ class LSTMCell(_Cell):
         return _ForgetBiasOnes(self.units, self.bias_initializer) \
             if self.unit_forget_bias else self.bias_initializer
 
-    def step(self, x, states=None, masks=(None, None)):
+    def step(self, x, states=None, masks=None, training=None):
+        masks = masks or (None, None)
         z = _project(x, self.kernel, masks[0])
         if states is not None:
             z = z + _project(states[0], self.recurrent_kernel, masks[1])
@@ -287,7 +298,8 @@ class GRUCell(_Cell):
     def _bias_shape(self) -> tuple:
         return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
 
-    def step(self, x, states=None, masks=(None, None)):
+    def step(self, x, states=None, masks=None, training=None):
+        masks = masks or (None, None)
         u = self.units
         xz = _project(x, self.kernel, masks[0])
         recurrent_masks = masks[1]
@@ -328,6 +340,170 @@ class GRUCell(_Cell):
         return {**super().get_config(), "reset_after": self.reset_after}
 
 
+# --------------------------------------------------------------------------- any cell
+
+
+def _output_size(cell) -> int:
+    """What a cell outputs per step: its `output_size`, else its (first) state size."""
+    size = getattr(cell, "output_size", None)
+    if size is None:
+        size = cell.state_size
+        size = size[0] if isinstance(size, (list, tuple)) else size
+    return int(size)
+
+
+def _takes(fn, name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in params)
+
+
+def _zero_state(cell, batch_size, dtype) -> list:
+    """A cell's initial states: its own `get_initial_state`, else zeros per state size."""
+    make = getattr(cell, "get_initial_state", None)
+    if make is not None:
+        states = make(batch_size=batch_size)
+        return list(states) if isinstance(states, (list, tuple)) else states
+    size = cell.state_size
+    if isinstance(size, (list, tuple)):
+        return [_zeros([batch_size, int(s)], dtype) for s in size]
+    return _zeros([batch_size, int(size)], dtype)
+
+
+def _check_cell(owner: str, cell) -> None:
+    if not hasattr(cell, "call"):
+        raise ValueError(f"{owner}: argument `cell` should have a `call` method. "
+                         f"Received: cell={cell!r}")
+    if not hasattr(cell, "state_size"):
+        raise ValueError(f"{owner}: the RNN cell should have a `state_size` attribute "
+                         "(single integer or list of integers, one integer per RNN state). "
+                         f"Received: cell={cell!r}")
+
+
+def _cell_step(cell, x, states, masks, training):
+    """One time step of any cell: `(output, new_states)`. The built-in cells run with
+    the dropout masks drawn for the whole sequence; any other cell is called as Keras
+    calls it, `cell(x, states, training=...)` (training only where `call` takes it)."""
+    if isinstance(cell, (_Cell, StackedRNNCells)):
+        return cell.step(x, states, masks, training)
+    kwargs = {"training": training} if training is not None and \
+        _takes(cell.call, "training") else {}
+    out, new_states = (cell if callable(cell) else cell.call)(x, states, **kwargs)
+    return out, new_states
+
+
+def _sequence_masks(cell, x, training):
+    """The dropout masks a built-in cell (or a stack of them) keeps for one sequence."""
+    if isinstance(cell, (_Cell, StackedRNNCells)):
+        return cell.dropout_masks(x, training)
+    return None
+
+
+def _stack_layers(cell) -> list:
+    """Every layer inside a cell (the cells of a stack), for cloning by class."""
+    found = [cell]
+    for sub in getattr(cell, "cells", None) or []:
+        found += _stack_layers(sub)
+    return found
+
+
+def _serialize_layer(layer) -> dict:
+    return {"class_name": type(layer).__name__, "config": layer.get_config()}
+
+
+def _deserialize(item, custom_objects: dict | None = None):
+    """A layer (or a list of them) from `{"class_name", "config"}` entries, or one given
+    as a layer already."""
+    if isinstance(item, (list, tuple)):
+        return [_deserialize(i, custom_objects) for i in item]
+    if isinstance(item, dict):
+        return deserialize_layer(item, custom_objects)
+    return item
+
+
+class StackedRNNCells(Layer):
+    """A stack of RNN cells behaving as one cell: at every step each cell reads the
+    output of the cell below; the states are one entry per cell (each a cell's list of
+    states). `RNN([cell, cell])` makes one.
+
+    Example:
+        >>> cells = [tf.keras.layers.LSTMCell(4), tf.keras.layers.GRUCell(3)]
+        >>> rnn = tf.keras.layers.RNN(tf.keras.layers.StackedRNNCells(cells))
+        >>> rnn(tf.ones([2, 5, 6])).shape
+        TensorShape([2, 3])
+    """
+
+    def __init__(self, cells, **kwargs):
+        cells = list(cells)
+        if not cells:
+            raise ValueError("StackedRNNCells: `cells` must hold at least one cell")
+        for cell in cells:
+            _check_cell("StackedRNNCells", cell)
+        super().__init__(**kwargs)
+        self.cells = cells
+
+    @property
+    def state_size(self) -> list:
+        return [c.state_size for c in self.cells]
+
+    @property
+    def output_size(self) -> int:
+        return _output_size(self.cells[-1])
+
+    def get_initial_state(self, batch_size=None) -> list:
+        """One entry per cell: the cell's own initial states (zeros by default)."""
+        return [_zero_state(c, batch_size, self._dtype) for c in self.cells]
+
+    def build(self, input_shape):
+        shape = tuple(input_shape)
+        for cell in self.cells:
+            if isinstance(cell, Layer) and not cell.built:
+                with name_scope(cell.name):  # relative: "rnn/stacked_rnn_cells/lstm_cell/"
+                    cell.build(shape)
+                cell.built = True
+            shape = (shape[0], _output_size(cell))
+
+    def dropout_masks(self, x, training=None) -> list:
+        """Each built-in cell's dropout masks (None for other cells)."""
+        found, like = [], x
+        for cell in self.cells:
+            found.append(_sequence_masks(cell, like, training))
+            # only the shape matters: [batch, what this cell outputs]
+            like = _zeros_like(x[:, :1]) + _zeros([_output_size(cell)], x.dtype)
+        return found
+
+    def step(self, x, states, masks=None, training=None):
+        new_states = []
+        for i, cell in enumerate(self.cells):
+            given = states[i]
+            # as Keras: a cell whose state came as one tensor gets it back as one tensor
+            was_list = isinstance(given, (list, tuple))
+            x, produced = _cell_step(cell, x, list(given) if was_list else [given],
+                                     None if masks is None else masks[i], training)
+            produced = list(produced) if isinstance(produced, (list, tuple)) else [produced]
+            new_states.append(produced[0] if len(produced) == 1 and not was_list
+                              else produced)
+        return x, new_states
+
+    def call(self, inputs, states, training=None):
+        return self.step(inputs, states, self.dropout_masks(inputs, training), training)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(),
+                "cells": [_serialize_layer(c) for c in self.cells]}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls._from_config(config)
+
+    @classmethod
+    def _from_config(cls, config: dict, custom_objects: dict | None = None):
+        config = dict(config)
+        return cls(_deserialize(config.pop("cells"), custom_objects), **config)
+
+
 # --------------------------------------------------------------------------- layers
 
 
@@ -347,6 +523,7 @@ class _StateVariables:
 
     def __init__(self):
         self.variables = None
+        self.structure = None
 
 
 def keeping_states(layers: list, run):
@@ -354,7 +531,7 @@ def keeping_states(layers: list, run):
     they had before (zeros for states made during it): drawing a functional graph runs
     layers on probes, and `fit` runs a model once before tracing, neither of which may
     advance a sequence."""
-    held = [layer for layer in layers if isinstance(layer, _RNN) and layer.stateful]
+    held = [layer for layer in layers if isinstance(layer, RNN) and layer.stateful]
     saved = [None if layer.states is None else [v.numpy() for v in layer.states]
              for layer in held]
     try:
@@ -365,19 +542,36 @@ def keeping_states(layers: list, run):
                 v.assign(_zeros(v.shape, v.dtype) if values is None else values[i])
 
 
-class _RNN(Layer):
-    """A recurrent layer: its cell (`self.cell`, whose weights Keras files hold under
-    "cell") run over the time axis (axis 1) of [batch, time, features] inputs."""
+class RNN(Layer):
+    """A recurrent layer over any cell, run along the time axis (axis 1) of [batch, time,
+    features] inputs. A cell is `SimpleRNNCell`, `LSTMCell`, `GRUCell`, a list of cells
+    (stacked: `StackedRNNCells`) or any layer with a `state_size` (an int or a list of
+    ints), an optional `output_size` and `call(inputs, states) -> (output, new_states)`.
 
-    _CELL: type = _Cell
+    The loop is a Python loop over the static time dimension (unrolled when traced). A
+    mask ([batch, time] booleans, `mask=` or the input's Keras mask) makes a masked step
+    keep the previous states and output (zeros with `zero_output_for_mask`).
+    `initial_state=` gives the first states (a list as `get_initial_state` returns it);
+    with `return_state` the last states follow the output. With `go_backwards` the
+    sequence is read from its end and the outputs come in that order.
 
-    def __init__(self, units: int, return_sequences: bool = False,
-                 return_state: bool = False, go_backwards: bool = False,
-                 stateful: bool = False, unroll: bool = False,
+    Example:
+        >>> rnn = tf.keras.layers.RNN(tf.keras.layers.LSTMCell(4), return_sequences=True)
+        >>> rnn(tf.ones([2, 5, 3])).shape
+        TensorShape([2, 5, 4])
+    """
+
+    def __init__(self, cell, return_sequences: bool = False, return_state: bool = False,
+                 go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
                  zero_output_for_mask: bool = False, **kwargs):
-        cell_kwargs = {k: kwargs.pop(k) for k in list(kwargs)
-                       if k not in ("name", "dtype", "trainable", "input_shape",
-                                    "input_dim", "batch_size", "batch_input_shape")}
+        if isinstance(cell, (list, tuple)):
+            cell = StackedRNNCells(cell)
+        _check_cell(type(self).__name__, cell)
+        size = cell.state_size
+        if not isinstance(size, (list, tuple, int, np.integer)):
+            raise ValueError(f"{type(self).__name__}: state_size must be an integer, or a "
+                             f"list/tuple of integers (one for each state tensor), got "
+                             f"{size!r}")
         super().__init__(**kwargs)
         # stateful: the last states of a call are the initial states of the next one, for
         # a batch size fixed when the layer is built (`states`, `reset_states`)
@@ -390,25 +584,50 @@ class _RNN(Layer):
         # a masked step outputs zeros rather than the previous output (Bidirectional
         # sets it for returned sequences, as Keras's)
         self.zero_output_for_mask = bool(zero_output_for_mask)
-        # Keras names the cell by its class ("lstm_cell"), without a counter
-        self.cell = self._CELL(units, name=snake_case(self._CELL.__name__), dtype=self._dtype,
-                               **cell_kwargs)
+        self.cell = cell
+
+    supports_masking = True
 
     @property
-    def units(self) -> int:
-        return self.cell.units
+    def state_size(self) -> list:
+        """The cell's state sizes as a list (one entry per state; a stack's entries are
+        its cells' sizes)."""
+        size = self.cell.state_size
+        return list(size) if isinstance(size, (list, tuple)) else [int(size)]
+
+    def _state_list(self) -> list:
+        return self.state_size
+
+    def get_initial_state(self, batch_size) -> list:
+        """The states a sequence starts from when no `initial_state` is given: the cell's
+        `get_initial_state(batch_size=...)`, or zeros [batch_size, size] per state.
+
+        Example:
+            >>> rnn = tf.keras.layers.RNN(tf.keras.layers.LSTMCell(3))
+            >>> [tuple(s.shape) for s in rnn.get_initial_state(2)]
+            [(2, 3), (2, 3)]
+        """
+        if getattr(self.cell, "get_initial_state", None) is not None:
+            states = self.cell.get_initial_state(batch_size=batch_size)
+            return list(states) if isinstance(states, (list, tuple)) else [states]
+        return [_zeros([batch_size, int(s)], self._dtype) for s in self.state_size]
 
     def build(self, input_shape):
+        if isinstance(input_shape, list):  # [sequence, *initial states]
+            input_shape = input_shape[0]
         if len(input_shape) != 3:
             raise ValueError(f"Input of layer {self.name!r} ({type(self).__name__}) must be "
                              f"[batch, time, features], got shape {tuple(input_shape)}")
-        with name_scope(self.cell.name):  # relative: "lstm/lstm_cell/kernel", as Keras
-            self.cell.build(input_shape[:1] + input_shape[2:])
-        self.cell.built = True
+        if isinstance(self.cell, Layer) and not self.cell.built:
+            with name_scope(self.cell.name):  # relative: "lstm/lstm_cell/kernel", as Keras
+                self.cell.build(input_shape[:1] + input_shape[2:])
+            self.cell.built = True
         if self.stateful and self.states is None:
+            initial = self.get_initial_state(int(input_shape[0]))
+            self._state_store.structure = initial
             self._state_store.variables = [
-                Variable(_zeros([int(input_shape[0]), size], self._dtype),
-                         trainable=False, name="rnn_state") for size in self._state_list()]
+                Variable(_math.cast(s, self._dtype), trainable=False, name="rnn_state")
+                for s in nest.flatten(initial)]
 
     @property
     def states(self) -> list | None:
@@ -431,25 +650,66 @@ class _RNN(Layer):
     reset_state = reset_states  # Keras 3 has both spellings
 
     def __call__(self, inputs, *args, **kwargs):
+        given = kwargs.get("initial_state")
+        if given is not None and is_symbolic(given) and not isinstance(inputs, list):
+            # symbolic initial states travel as inputs, so a functional graph links them
+            # (and replays the call as `layer([sequence, *states])`)
+            kwargs = {k: v for k, v in kwargs.items() if k != "initial_state"}
+            inputs = [inputs, *nest.flatten(given)]
         if not self.stateful or not is_symbolic(inputs):
             return super().__call__(inputs, *args, **kwargs)
         _check_static_batch(self, inputs)
-        return keeping_states([self], lambda: super(_RNN, self).__call__(
+        return keeping_states([self], lambda: super(RNN, self).__call__(
             inputs, *args, **kwargs))
-
-    supports_masking = True
 
     def compute_mask(self, inputs, mask=None):
         """The input's mask for the sequence output (None when only the last step is
         returned); no masks for the states."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
         out = mask if self.return_sequences else None
-        return [out] + [None] * len(self._state_list()) if self.return_state else out
+        return [out] + [None] * len(self.state_size) if self.return_state else out
 
-    def _state_list(self) -> list:
-        size = self.cell.state_size
-        return size if isinstance(size, list) else [size]
+    def _initial_states(self, inputs, initial_state):
+        """The first states as the cell takes them, or None for a built-in cell starting
+        from zeros (its first step then skips the recurrent product)."""
+        if initial_state is None and not self.stateful:
+            if isinstance(self.cell, _Cell):
+                return None
+            batch = inputs.shape[0] if inputs.shape[0] is not None else \
+                _array.shape(inputs)[0]
+            return self.get_initial_state(batch)
+        template = self._state_store.structure if self.stateful else None
+        if initial_state is None:
+            flat = [v.read_value() for v in self.states]
+        else:
+            given = initial_state if isinstance(initial_state, (list, tuple)) \
+                else [initial_state]
+            flat = [_math.cast(convert_to_tensor(s), inputs.dtype) for s in
+                    nest.flatten(list(given))]
+            expected = self._flat_state_count()
+            if len(flat) != expected:
+                raise ValueError(f"Layer {self.name!r}: expected {expected} initial "
+                                 f"state tensors, got {len(flat)}")
+            if template is None and not isinstance(self.cell, _Cell):
+                template = self._state_template()
+        return flat if template is None else nest.pack_sequence_as(template, flat)
+
+    def _flat_state_count(self) -> int:
+        return len(nest.flatten(self.state_size))
+
+    def _state_template(self):
+        """The nesting of the states (a stack: one list per cell), with sizes as leaves."""
+        if isinstance(self.cell, StackedRNNCells):
+            return [list(s) if isinstance(s, (list, tuple)) else [s]
+                    for s in self.cell.state_size]
+        return self.state_size
 
     def call(self, inputs, initial_state=None, mask=None, training=None):
+        if isinstance(inputs, (list, tuple)):  # [sequence, *initial states]
+            inputs, rest = inputs[0], list(inputs[1:])
+            initial_state = rest or initial_state
+            mask = mask[0] if isinstance(mask, (list, tuple)) else mask
         if inputs.ndim != 3:
             raise self._input_error("rank 3 ([batch, time, features])", inputs)
         steps = inputs.shape[1]
@@ -459,16 +719,6 @@ class _RNN(Layer):
         if steps == 0:
             raise ValueError(f"Layer {self.name!r}: the input has no time steps "
                              f"(shape {list(inputs.shape)})")
-        states = None
-        if initial_state is not None:
-            states = [_math.cast(convert_to_tensor(s), inputs.dtype) for s in
-                      (initial_state if isinstance(initial_state, (list, tuple))
-                       else [initial_state])]
-            expected = len(self.cell.state_size) if isinstance(self.cell.state_size, list) \
-                else 1
-            if len(states) != expected:
-                raise ValueError(f"Layer {self.name!r}: expected {expected} initial "
-                                 f"state tensors, got {len(states)}")
         if mask is not None:
             mask = convert_to_tensor(mask)
             if tuple(mask.shape) != tuple(inputs.shape[:2]):
@@ -482,31 +732,81 @@ class _RNN(Layer):
                                  "size of the input sequences must be the same as the batch "
                                  f"size of the states: expected {expected}, got input shape "
                                  f"{list(inputs.shape)}")
-            if states is None:
-                states = [v.read_value() for v in self.states]
+        states = self._initial_states(inputs, initial_state)
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         # one dropout mask per sequence, the same at every step (Keras's)
-        dropout_masks = self.cell.dropout_masks(inputs[:, 0], training)
+        dropout_masks = _sequence_masks(self.cell, inputs[:, 0], training)
         outputs = []
         for t in order:
-            out, new_states = self.cell.step(inputs[:, t], states, dropout_masks)
+            out, new_states = _cell_step(self.cell, inputs[:, t], states, dropout_masks,
+                                         training)
+            if not isinstance(new_states, (list, tuple)):
+                new_states = [new_states]
+            new_states = list(new_states)
             if mask is not None:
                 # a masked step keeps the previous state and output (zeros before any)
                 keep = mask[:, t]
                 before = outputs[-1] if outputs and not self.zero_output_for_mask \
                     else _zeros_like(out)
-                old = states if states is not None else \
-                    [_zeros_like(s) for s in new_states]
+                flat_new = nest.flatten(new_states)
+                flat_old = nest.flatten(states) if states is not None else \
+                    [_zeros_like(s) for s in flat_new]
                 out = _where(keep, out, before)
-                new_states = [_where(keep, n, o) for n, o in zip(new_states, old)]
+                new_states = nest.pack_sequence_as(new_states, [
+                    _where(keep, n, o) for n, o in zip(flat_new, flat_old)])
             states = new_states
             outputs.append(out)
         if self.stateful:
-            for v, state in zip(self.states, states):
+            for v, state in zip(self.states, nest.flatten(states)):
                 v.assign(state)
         # with go_backwards the sequence comes out in the order it was read, as Keras's
         result = _array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         return [result, *states] if self.return_state else result
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "return_sequences": self.return_sequences,
+                "return_state": self.return_state, "go_backwards": self.go_backwards,
+                "stateful": self.stateful, "unroll": self.unroll,
+                "zero_output_for_mask": self.zero_output_for_mask,
+                "cell": _serialize_layer(self.cell)}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls._from_config(config)
+
+    @classmethod
+    def _from_config(cls, config: dict, custom_objects: dict | None = None):
+        """`from_config` with the classes of cells not registered with tapeflow (a
+        user's cell) given by name."""
+        config = dict(config)
+        return cls(_deserialize(config.pop("cell"), custom_objects), **config)
+
+
+class _RNN(RNN):
+    """SimpleRNN, LSTM and GRU: an RNN over the cell they make from their arguments
+    (`self.cell`, whose weights Keras files hold under "cell"); their config is the
+    cell's arguments and the RNN's, side by side, as Keras's."""
+
+    _CELL: type = _Cell
+
+    def __init__(self, units: int, return_sequences: bool = False,
+                 return_state: bool = False, go_backwards: bool = False,
+                 stateful: bool = False, unroll: bool = False,
+                 zero_output_for_mask: bool = False, **kwargs):
+        cell_kwargs = {k: kwargs.pop(k) for k in list(kwargs)
+                       if k not in ("name", "dtype", "trainable", "input_shape",
+                                    "input_dim", "batch_size", "batch_input_shape")}
+        # Keras names the cell by its class ("lstm_cell"), without a counter
+        cell = self._CELL(units, name=snake_case(self._CELL.__name__),
+                          dtype=kwargs.get("dtype"), **cell_kwargs)
+        super().__init__(cell, return_sequences=return_sequences,
+                         return_state=return_state, go_backwards=go_backwards,
+                         stateful=stateful, unroll=unroll,
+                         zero_output_for_mask=zero_output_for_mask, **kwargs)
+
+    @property
+    def units(self) -> int:
+        return self.cell.units
 
     def get_config(self) -> dict:
         config = {**Layer.get_config(self), **self.cell.get_config()}
@@ -516,6 +816,9 @@ class _RNN(Layer):
                       stateful=self.stateful, unroll=self.unroll,
                       zero_output_for_mask=self.zero_output_for_mask)
         return config
+
+    # the plain rule again (a config of arguments), not RNN's nested cell
+    from_config = Layer.__dict__["from_config"]
 
 
 class SimpleRNN(_RNN):
@@ -557,11 +860,26 @@ class GRU(_RNN):
 _MERGES = ("concat", "sum", "mul", "ave", None)
 
 
+def _clone(layer: Layer, **changes) -> Layer:
+    """A new layer of `layer`'s class and config (with `changes`), fresh weights."""
+    config = {**layer.get_config(), **changes}
+    if isinstance(layer, RNN) and not isinstance(layer, _RNN):
+        # the cells' classes come from the layer itself: a user's cell needs no registry
+        known = {type(c).__name__: type(c) for c in _stack_layers(layer.cell)}
+        return type(layer)._from_config(config, known)
+    return type(layer).from_config(config)
+
+
+def _strip(name: str, prefix: str) -> str:
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
 class Bidirectional(Layer):
-    """Runs a recurrent layer forwards and a copy of it backwards over the sequence and
-    merges the two outputs (`merge_mode`: "concat", "sum", "mul", "ave" or None for the
-    list of both). The backward sequence is reversed back, so step t of both outputs
-    belongs to input step t.
+    """Runs a recurrent layer (any `RNN`: SimpleRNN, LSTM, GRU, `RNN(cell)`) forwards and
+    a copy of it (or `backward_layer`) backwards over the sequence and merges the two
+    outputs (`merge_mode`: "concat", "sum", "mul", "ave" or None for the list of both).
+    The backward sequence is reversed back, so step t of both outputs belongs to input
+    step t. `initial_state=` takes the forward layer's states, then the backward one's.
 
     Example:
         >>> bi = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(4))
@@ -569,33 +887,52 @@ class Bidirectional(Layer):
         TensorShape([2, 8])
     """
 
-    def __init__(self, layer: _RNN, merge_mode: str | None = "concat", weights=None,
-                 backward_layer: _RNN | None = None, **kwargs):
-        if not isinstance(layer, _RNN):
-            raise ValueError(f"Bidirectional: `layer` must be a SimpleRNN, LSTM or GRU "
-                             f"layer, got {layer!r}")
+    def __init__(self, layer: Layer, merge_mode: str | None = "concat", weights=None,
+                 backward_layer: Layer | None = None, **kwargs):
+        if not isinstance(layer, Layer):
+            raise ValueError("Please initialize `Bidirectional` layer with a "
+                             f"`keras.layers.Layer` instance. Received: {layer!r}")
+        if backward_layer is not None and not isinstance(backward_layer, Layer):
+            raise ValueError("Bidirectional: `backward_layer` needs to be a "
+                             f"`keras.layers.Layer` instance. Received: {backward_layer!r}")
         if merge_mode not in _MERGES:
             raise ValueError(f"Invalid merge mode. Received: merge_mode={merge_mode!r}. "
                              f"Merge mode should be one of {list(_MERGES)}")
         super().__init__(**kwargs)
         self.merge_mode = merge_mode
-        config = layer.get_config()
         # made in this layer's scope: "bidirectional/forward_lstm/lstm_cell/kernel", as Keras
         with self.name_scope:
-            self.forward_layer = type(layer).from_config(
-                {**config, "name": f"forward_{layer.name}"})
+            self.forward_layer = _clone(layer, name=f"forward_{_strip(layer.name, 'forward_')}")
             if backward_layer is None:
-                backward_layer = type(layer).from_config(
-                    {**config, "name": f"backward_{layer.name}",
-                     "go_backwards": not layer.go_backwards})
+                backward_layer = _clone(
+                    layer, name=f"backward_{_strip(layer.name, 'backward_')}",
+                    go_backwards=True)
         self.backward_layer = backward_layer
+        self._verify()
         for sub in (self.forward_layer, self.backward_layer):  # Keras's rule
-            sub.zero_output_for_mask = sub.return_sequences
+            if getattr(sub, "zero_output_for_mask", None) is not None:
+                sub.zero_output_for_mask = sub.return_sequences
+        self.stateful = bool(getattr(layer, "stateful", False))
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
         if weights is not None:
             raise NotImplementedError("Bidirectional: the `weights` argument is not "
                                       "supported; use set_weights after building")
+
+    def _verify(self) -> None:
+        fwd, bwd = self.forward_layer, self.backward_layer
+        if fwd.go_backwards == bwd.go_backwards:
+            raise ValueError("Bidirectional: forward layer and backward layer should have "
+                             "different `go_backwards` value. Received: "
+                             f"forward_layer.go_backwards={fwd.go_backwards}, "
+                             f"backward_layer.go_backwards={bwd.go_backwards}")
+        for attribute in ("stateful", "return_sequences", "return_state"):
+            if getattr(fwd, attribute) != getattr(bwd, attribute):
+                raise ValueError(
+                    "Bidirectional: forward layer and backward layer are expected to have "
+                    f"the same value for attribute {attribute!r}, got "
+                    f"{getattr(fwd, attribute)} for forward layer and "
+                    f"{getattr(bwd, attribute)} for backward layer")
 
     supports_masking = True
 
@@ -622,18 +959,25 @@ class Bidirectional(Layer):
     reset_state = reset_states
 
     def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
         out = mask if self.return_sequences else None
         if not self.return_state:
-            return out
-        states = 2 * len(self.forward_layer._state_list())
+            return out if self.merge_mode else [out, out]
+        states = len(self.forward_layer._state_list()) + \
+            len(self.backward_layer._state_list())
         return [out] * (1 if self.merge_mode else 2) + [None] * states
 
-    def call(self, inputs, mask=None, training=None):
+    def call(self, inputs, initial_state=None, mask=None, training=None):
         extra = {} if mask is None else {"mask": mask}
         if training is not None:
             extra["training"] = training
-        fwd = self.forward_layer(inputs, **extra)
-        bwd = self.backward_layer(inputs, **extra)
+        fwd_state = bwd_state = None
+        if initial_state is not None:
+            half = len(initial_state) // 2
+            fwd_state, bwd_state = list(initial_state[:half]), list(initial_state[half:])
+        fwd = self.forward_layer(inputs, initial_state=fwd_state, **extra)
+        bwd = self.backward_layer(inputs, initial_state=bwd_state, **extra)
         if self.return_state:
             fwd, fwd_states = fwd[0], fwd[1:]
             bwd, bwd_states = bwd[0], bwd[1:]
@@ -655,19 +999,88 @@ class Bidirectional(Layer):
         return out
 
     def get_config(self) -> dict:
-        layer_config = self.forward_layer.get_config()
         return {**super().get_config(), "merge_mode": self.merge_mode,
-                "layer": {"class_name": type(self.forward_layer).__name__,
-                          "config": layer_config}}
+                "layer": _serialize_layer(self.forward_layer),
+                "backward_layer": _serialize_layer(self.backward_layer)}
 
     @classmethod
     def from_config(cls, config: dict):
         config = dict(config)
-        inner = config.pop("layer")
-        layer_cls = {"SimpleRNN": SimpleRNN, "LSTM": LSTM, "GRU": GRU}[inner["class_name"]]
-        layer_config = dict(inner["config"])
-        name = layer_config.get("name", "")
-        layer_config["name"] = name[len("forward_"):] if name.startswith("forward_") \
-            else name
-        config.pop("backward_layer", None)
-        return cls(layer_cls.from_config(layer_config), **config)
+        layer = _deserialize(config.pop("layer"))
+        backward = config.pop("backward_layer", None)
+        return cls(layer, backward_layer=None if backward is None else _deserialize(backward),
+                   **config)
+
+
+class TimeDistributed(Layer):
+    """Applies `layer` to every time step (axis 1) of [batch, time, ...] inputs: the
+    steps are folded into the batch ([batch * time, ...]), run through `layer` once, and
+    unfolded. The same weights serve every step (they are `layer`'s). A mask [batch,
+    time] passes to `layer` (per step) where its `call` takes one, and on to the output.
+
+    Example:
+        >>> td = tf.keras.layers.TimeDistributed(tf.keras.layers.Dense(2))
+        >>> td(tf.ones([4, 5, 3])).shape
+        TensorShape([4, 5, 2])
+    """
+
+    def __init__(self, layer: Layer, **kwargs):
+        if not isinstance(layer, Layer):
+            raise ValueError("Please initialize `TimeDistributed` layer with a "
+                             f"`keras.layers.Layer` instance. Received: {layer!r}")
+        super().__init__(**kwargs)
+        self.layer = layer
+
+    supports_masking = True
+
+    def _child_shape(self, input_shape) -> tuple:
+        if len(input_shape) < 3:
+            raise ValueError(f"TimeDistributed {self.name!r}: the input must have at least "
+                             "3 dimensions ([batch, time, ...]), received shape "
+                             f"{tuple(input_shape)}")
+        return (None if input_shape[0] is None or input_shape[1] is None
+                else int(input_shape[0]) * int(input_shape[1]), *input_shape[2:])
+
+    def build(self, input_shape):
+        if not self.layer.built:
+            with name_scope(self.layer.name):  # relative: "time_distributed/dense/kernel"
+                self.layer.build(TensorShape(self._child_shape(input_shape)))
+            self.layer.built = True
+
+    def call(self, inputs, training=None, mask=None):
+        shape = inputs.shape
+        self._child_shape(shape)
+        dynamic = _array.shape(inputs)
+        inner = [d if d is not None else dynamic[i + 2] for i, d in enumerate(shape[2:])]
+        folded = _array.reshape(inputs, [-1, *inner])
+        kwargs = {}
+        if training is not None:
+            kwargs["training"] = training
+        if mask is not None:
+            mask = convert_to_tensor(mask)
+            if mask.ndim < 2 or any(
+                    a is not None and b is not None and a != b
+                    for a, b in zip(mask.shape[:2], shape[:2])):
+                raise ValueError(f"TimeDistributed {self.name!r}: the mask must be "
+                                 f"[batch, time] = {list(shape[:2])}, got shape "
+                                 f"{list(mask.shape)}")
+            if _takes(type(self.layer).call, "mask"):
+                kwargs["mask"] = _array.reshape(mask, [-1, *mask.shape[2:]])
+        outputs = self.layer(folded, **kwargs)
+        batch = shape[0] if shape[0] is not None else dynamic[0]
+        steps = shape[1] if shape[1] is not None else dynamic[1]
+
+        def unfold(y):
+            set_keras_mask(y, None)  # the step mask is not the output's: see compute_mask
+            ys = _array.shape(y)
+            rest = [d if d is not None else ys[i + 1] for i, d in enumerate(y.shape[1:])]
+            return _array.reshape(y, [batch, steps, *rest])
+        return nest.map_structure(unfold, outputs)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "layer": _serialize_layer(self.layer)}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        config = dict(config)
+        return cls(_deserialize(config.pop("layer")), **config)
