@@ -15,7 +15,8 @@ from a loaded model as if it had not stopped; the state is read only when the mo
 optimizer has as many variables as the file (otherwise skipped with a warning, as Keras).
 
 Files are only read as JSON and arrays: nothing in them is executed; a class is found by
-name among tapeflow's Keras classes or the `custom_objects` given, never imported.
+name among tapeflow's Keras classes, the registered ones (`register_keras_serializable`,
+`custom_object_scope`) or the `custom_objects` given, never imported.
 
 Example:
     >>> model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
@@ -35,7 +36,8 @@ import zipfile
 import numpy as np
 
 from .._core.variable import Variable
-from . import losses as _losses, metrics as _metrics, optimizers as _optimizers
+from . import losses as _losses, metrics as _metrics, optimizers as _optimizers, \
+    utils as _utils
 from .layer import InputLayer, KerasTensor, Layer, snake_case
 
 __all__ = ["save_model", "load_model", "save_weights_h5", "load_weights_h5",
@@ -248,10 +250,23 @@ def register_classes(classes: dict) -> None:
     _CLASSES.update(classes)
 
 
-def _class(name: str, custom_objects: dict | None) -> type:
-    cls = (custom_objects or {}).get(name) or _CLASSES.get(name)
+def _custom(name: str, custom_objects: dict | None, registered: str | None = None):
+    """A user's class or function for a config entry, looked up as Keras 3 does: by its
+    registered name ("package>Name", defaulting to the class name) in the active
+    `custom_object_scope`, the global registry (`register_keras_serializable`,
+    `get_custom_objects`) and `custom_objects`, then by the plain class name. None when
+    nothing matches."""
+    found = _utils.get_registered_object(registered or name, custom_objects)
+    if found is None and registered and registered != name:
+        found = _utils.get_registered_object(name, custom_objects)
+    return found
+
+
+def _class(name: str, custom_objects: dict | None, registered: str | None = None) -> type:
+    cls = _custom(name, custom_objects, registered) or _CLASSES.get(name)
     if cls is None:
-        raise ValueError(f"Unknown layer class {name!r} in the model's config: pass it in "
+        raise ValueError(f"Unknown layer class {name!r} in the model's config: register it "
+                         "with @keras.saving.register_keras_serializable() or pass it in "
                          "custom_objects={" + repr(name) + ": TheClass}")
     return cls
 
@@ -364,14 +379,17 @@ def serialize_layer(layer: Layer) -> dict:
                                 layer.get_config()), "registered_name": "Functional"}
     if _is_model(layer):
         return _keras_object("keras", type(layer).__name__, layer.get_config())
-    return _keras_object("keras.layers", type(layer).__name__,
-                         _keras_config(layer.get_config()))
+    cls = type(layer)
+    entry = _keras_object("keras.layers", cls.__name__, _keras_config(layer.get_config()))
+    if _CLASSES.get(cls.__name__) is not cls:  # a user's class: Keras names it for loading
+        entry.update(module=cls.__module__, registered_name=_utils.get_registered_name(cls))
+    return entry
 
 
 def deserialize_layer(item: dict, custom_objects: dict | None = None) -> Layer:
     """The layer a config.json entry describes, found by class name (never imported)."""
     name = item.get("class_name")
-    cls = _class(name, custom_objects)
+    cls = _class(name, custom_objects, item.get("registered_name"))
     config = item.get("config", {})
     if _is_model_class(cls):
         return cls.from_config(config, custom_objects=custom_objects)
@@ -443,7 +461,8 @@ def _schedule(value, custom_objects: dict | None):
     if not isinstance(value, dict):
         return value
     name = value.get("class_name", "")
-    cls = (custom_objects or {}).get(name) or getattr(_optimizers.schedules, name, None)
+    cls = _custom(name, custom_objects, value.get("registered_name")) or \
+        getattr(_optimizers.schedules, name, None)
     if not isinstance(cls, type):
         raise ValueError(f"load_model: unknown learning-rate schedule {name!r} in the "
                          "compile config; pass it in custom_objects")
@@ -477,7 +496,8 @@ def _from_compile_config(value, module, custom_objects: dict | None, what: str):
         return [_from_compile_config(v, module, custom_objects, what) for v in value]
     if isinstance(value, dict) and "class_name" in value:
         name = value["class_name"]
-        cls = (custom_objects or {}).get(name) or getattr(module, name, None)
+        cls = _custom(name, custom_objects, value.get("registered_name")) or \
+            getattr(module, name, None)
         if not isinstance(cls, type):
             raise ValueError(f"load_model: unknown {what} {name!r} in the compile config; "
                              "pass it in custom_objects")
@@ -493,7 +513,8 @@ def _compile(model, config: dict, custom_objects: dict | None) -> None:
     optimizer = config.get("optimizer", "rmsprop")
     if isinstance(optimizer, dict):
         name = optimizer.get("class_name", "")
-        cls = (custom_objects or {}).get(name) or _optimizers._BY_NAME.get(name.lower())
+        cls = _custom(name, custom_objects, optimizer.get("registered_name")) or \
+            _optimizers._BY_NAME.get(name.lower())
         if cls is None:
             raise ValueError(f"load_model: unknown optimizer {name!r} in the compile config; "
                              "pass it in custom_objects")
