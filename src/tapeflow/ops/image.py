@@ -22,6 +22,7 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.errors import InvalidArgumentError
+from .._core.shape import dims_of
 from .._core.tensor import Tensor
 from ._args import ArgumentTypeError, dtype_arg, show, to_tensor
 from ._define import composite
@@ -520,7 +521,7 @@ def affine_transform(images, transforms, interpolation: str = "bilinear",
     if fill_mode not in _FILL_MODES:
         raise InvalidArgumentError(f"{op}: fill_mode must be one of {_FILL_MODES}, got "
                                    f"{fill_mode!r}")
-    batched = images if rank == 4 else reshape(images, _concat_shape(images))
+    batched = images if rank == 4 else reshape(images, [1, *dims_of(images)])
     t = cast(to_tensor(transforms, None, op, "transforms"), _dt.float32)
     if t.ndim == 1:
         t = reshape(t, [1, 8])
@@ -566,10 +567,6 @@ def affine_transform(images, transforms, interpolation: str = "bilinear",
                + wy1 * (wx0 * read(y1, x0) + wx1 * read(y1, x1)))
     if not images.dtype.is_floating:
         out = cast(out, images.dtype)
-    return out if rank == 4 else reshape(out, _shape(images))
+    # the sizes the gathers lost when traced come back from the input's static shape
+    return reshape(out, dims_of(images))
 
-
-def _concat_shape(images: Tensor) -> Tensor:
-    """[1, h, w, c] of a single image's shape, as a tensor (sizes may be unknown)."""
-    from_shape = _shape(images)
-    return stack([1, from_shape[0], from_shape[1], from_shape[2]])

@@ -21,7 +21,8 @@ from ..._core.convert import convert_to_tensor
 from ..._core.shape import dims_of
 from ..._core.tensor import Tensor
 from ..._core.variable import Variable
-from ...ops import array as _array, creation as _creation, image as _image, indexing as _indexing, math as _math
+from ...ops import array as _array, creation as _creation, image as _image
+from ...ops import indexing as _indexing, math as _math
 from ...ops import random as _random, reduction as _reduction
 from ...function.control_flow import cond as _cond
 from ...train.layers import _training
@@ -30,8 +31,7 @@ from ._base import Stateless
 __all__ = ["CenterCrop", "RandomBrightness", "RandomContrast", "RandomCrop", "RandomFlip",
            "RandomRotation", "RandomTranslation", "RandomZoom", "Resizing"]
 
-_INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5",
-                   "gaussian", "mitchellcubic")
+_INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic", "area")
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
 
 
@@ -214,10 +214,10 @@ def _resize(layer, x: Tensor, height: int, width: int, interpolation: str,
 
 
 class Resizing(Stateless):
-    """Resizes images to `height x width` with `interpolation` (any of
-    `tf.image.resize`'s methods); `crop_to_aspect_ratio` first takes the largest centred
-    window of the target's aspect ratio, `pad_to_aspect_ratio` pads with `fill_value`
-    instead. Integer images come back rounded, in their dtype, as Keras's.
+    """Resizes images to `height x width` with `interpolation` ("bilinear", "nearest",
+    "lanczos3", "lanczos5", "bicubic" or "area"); `crop_to_aspect_ratio` first takes the
+    largest centred window of the target's aspect ratio, `pad_to_aspect_ratio` pads with
+    `fill_value` instead. Integer images come back rounded, in their dtype, as Keras's.
 
     Example:
         >>> tf.keras.layers.Resizing(2, 2)(tf.ones([4, 4, 3])).shape

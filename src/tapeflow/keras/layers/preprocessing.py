@@ -1,17 +1,28 @@
-"""Preprocessing layers: Rescaling, Normalization."""
+"""Preprocessing layers: Rescaling, Normalization, CategoryEncoding, Discretization,
+Hashing, IntegerLookup.
+
+StringLookup and TextVectorization (and Hashing of strings) wait for string tensors
+(issue #31). Vocabularies, bin boundaries and idf weights, given or learned by `adapt`,
+travel in the layers' configs, so a `.keras` file rebuilds them.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..._core import dtypes as _dt
+from ..._core.context import ctx
 from ..._core.convert import convert_to_tensor
-from ..._core.tensor import TensorShape
+from ..._core.shape import dims_of
+from ..._core.tensor import Tensor, TensorShape
 from ...data.dataset import Dataset
-from ...ops import array as _array, math as _math, nn as _nn
+from ...function.py_function import py_function
+from ...ops import array as _array, creation as _creation, indexing as _indexing
+from ...ops import math as _math, nn as _nn, reduction as _reduction
 from ..layer import Layer
 from ._base import Stateless
 
-__all__ = ["Normalization", "Rescaling"]
+__all__ = ["CategoryEncoding", "Discretization", "Hashing", "IntegerLookup",
+           "Normalization", "Rescaling"]
 
 
 class Rescaling(Stateless):
@@ -134,3 +145,602 @@ class Normalization(Layer):
             config.update(mean=np.asarray(self._given[0]).tolist(),
                           variance=np.asarray(self._given[1]).tolist())
         return config
+
+
+# --------------------------------------------------------------------------- encoding
+
+_ENCODINGS = ("int", "one_hot", "multi_hot", "count")
+
+
+def _encode(x: Tensor, mode: str, depth: int, dtype, count_weights=None,
+            idf_weights=None) -> Tensor:
+    """Keras's `encode_categorical_inputs`: indices as they are ("int"), one-hot rows
+    ("one_hot": a trailing axis of size 1 is replaced), or one row per sample of the last
+    axis ("multi_hot": presence, "count": occurrences, weighted by `count_weights`;
+    "tf_idf": counts times `idf_weights`); a 0-d input is one sample."""
+    if mode == "int":
+        return _math.cast(x, dtype)
+    if x.ndim == 0:
+        x = _array.reshape(x, [1])
+    if mode == "one_hot":
+        if x.ndim > 1 and x._shape[-1] == 1:
+            x = _array.squeeze(x, [-1])
+        return _creation.one_hot(x, depth, dtype=dtype)
+    hot = _creation.one_hot(x, depth, dtype=_dt.float32)
+    if mode == "multi_hot":
+        return _math.cast(_reduction.reduce_max(hot, axis=-2), dtype)
+    if count_weights is not None:
+        hot = hot * _math.cast(count_weights, _dt.float32)[..., None]
+    counts = _reduction.reduce_sum(hot, axis=-2)
+    if mode == "tf_idf":
+        return _math.cast(counts * _math.cast(idf_weights, _dt.float32), dtype)
+    return _math.cast(counts, dtype)
+
+
+def _check_mode(layer: str, mode: str, accepted: tuple) -> None:
+    if mode not in accepted:
+        raise ValueError(f"{layer}: invalid value for argument `output_mode`. Expected one "
+                         f"of {accepted}. Received: output_mode={mode!r}")
+
+
+def _no_sparse(layer: str, sparse: bool) -> None:
+    if sparse:
+        raise NotImplementedError(f"{layer}: sparse=True is not supported yet (the outputs "
+                                  "are dense)")
+
+
+class CategoryEncoding(Stateless):
+    """Encodes integer category ids in `[0, num_tokens)`: "one_hot" (one row per id),
+    "multi_hot" (one row per sample: which ids occur) or "count" (how often, optionally
+    weighted by `count_weights` in `call`).
+
+    Example:
+        >>> enc = tf.keras.layers.CategoryEncoding(num_tokens=4, output_mode="count")
+        >>> enc(tf.constant([[0, 1, 1], [3, 3, 2]])).numpy()
+        array([[1., 2., 0., 0.],
+               [0., 0., 1., 2.]], dtype=float32)
+    """
+
+    def __init__(self, num_tokens=None, output_mode: str = "multi_hot", sparse: bool = False,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if output_mode == "binary":  # Keras's old name
+            output_mode = "multi_hot"
+        _check_mode("CategoryEncoding", output_mode, ("count", "one_hot", "multi_hot"))
+        if num_tokens is None or int(num_tokens) < 1:
+            raise ValueError("CategoryEncoding: `num_tokens` must be >= 1. Received: "
+                             f"num_tokens={num_tokens}.")
+        _no_sparse("CategoryEncoding", sparse)
+        self.num_tokens, self.output_mode, self.sparse = int(num_tokens), output_mode, False
+
+    def call(self, inputs, count_weights=None):
+        if count_weights is not None and self.output_mode != "count":
+            raise ValueError("CategoryEncoding: `count_weights` is not used when "
+                             "`output_mode` is not 'count'. Received "
+                             f"count_weights={count_weights}.")
+        return _encode(inputs, self.output_mode, self.num_tokens, self._dtype,
+                       count_weights=count_weights)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "num_tokens": self.num_tokens,
+                "output_mode": self.output_mode}
+
+
+# --------------------------------------------------------------------------- discretization
+
+
+def _summarize(values: np.ndarray, epsilon: float) -> np.ndarray:
+    """A quantile summary of `values` as Keras's Discretization keeps it: about
+    1 / epsilon of the sorted values, evenly spaced, each weighted by the spacing."""
+    values = np.sort(np.reshape(values, [-1]))
+    step = max(values.size * epsilon, 1)
+    kept = values[int(step - 1)::int(step)]
+    return np.stack([kept, np.full(kept.shape, step, kept.dtype)])
+
+
+def _compress(summary: np.ndarray, epsilon: float) -> np.ndarray:
+    """The summary resampled at the cumulative-weight fractions epsilon, 2 epsilon, ...,
+    1 (unchanged when it already has fewer than 1 / epsilon points)."""
+    if summary.shape[1] * epsilon < 1:
+        return summary
+    fractions = epsilon + np.arange(0.0, 1.0, epsilon)
+    cumulative = summary[1].cumsum()
+    at = cumulative / cumulative[-1]
+    points = np.interp(fractions, at, summary[0])
+    cumulative = np.interp(fractions, at, cumulative)
+    weights = np.diff(cumulative, prepend=0.0)
+    return np.stack([points, weights]).astype(np.float32)
+
+
+def _batches(data) -> list:
+    """adapt()'s data as a list of NumPy batches: a dataset, an iterable of batches, or
+    one array."""
+    if isinstance(data, Dataset):
+        return [np.asarray(b) for b in data]
+    if isinstance(data, (np.ndarray, Tensor)) or not hasattr(data, "__iter__"):
+        return [np.asarray(data)]
+    if isinstance(data, (list, tuple)) and not any(hasattr(b, "shape") for b in data):
+        return [np.asarray(data)]
+    return [np.asarray(b) for b in data]
+
+
+class Discretization(Stateless):
+    """Buckets numbers by `bin_boundaries` (bucket `i` holds `b[i-1] <= x < b[i]`), or by
+    `num_bins` quantile boundaries learned with `adapt(data)` (Keras's summary with
+    tolerance `epsilon`); `output_mode` "int" gives bucket ids, "one_hot", "multi_hot",
+    "count" encode them.
+
+    Example:
+        >>> disc = tf.keras.layers.Discretization(bin_boundaries=[0.0, 1.0])
+        >>> disc(tf.constant([[-0.5, 0.0, 0.5, 2.0]])).numpy()
+        array([[0, 1, 1, 2]], dtype=int32)
+    """
+
+    def __init__(self, bin_boundaries=None, num_bins=None, epsilon: float = 0.01,
+                 output_mode: str = "int", sparse: bool = False, dtype=None, name=None,
+                 **kwargs):
+        super().__init__(dtype=dtype or ("int32" if output_mode == "int" else "float32"),
+                         name=name, **kwargs)
+        _check_mode("Discretization", output_mode, _ENCODINGS)
+        _no_sparse("Discretization", sparse)
+        if num_bins is not None and num_bins < 0:
+            raise ValueError("Discretization: `num_bins` must be greater than or equal to "
+                             f"0. Received: `num_bins={num_bins}`")
+        if num_bins is not None and bin_boundaries is not None:
+            if len(bin_boundaries) != num_bins - 1:
+                raise ValueError("Discretization: both `num_bins` and `bin_boundaries` "
+                                 "should not be set. Received: `num_bins="
+                                 f"{num_bins}` and `bin_boundaries={bin_boundaries}`")
+        self.bin_boundaries = None if bin_boundaries is None else \
+            [float(b) for b in bin_boundaries]
+        self.num_bins, self.epsilon = num_bins, epsilon
+        self.output_mode, self.sparse = output_mode, False
+        self._summary = np.zeros([2, 0], np.float32)
+
+    def _convert_input(self, inputs):
+        return convert_to_tensor(inputs)
+
+    def adapt(self, data, steps=None) -> None:
+        """Learn `num_bins - 1` quantile boundaries of `data` (an array, a list of
+        batches or a dataset)."""
+        if self.num_bins is None:
+            raise ValueError("Discretization: cannot adapt a Discretization layer that has "
+                             "been initialized with `bin_boundaries`, use `num_bins` "
+                             "instead.")
+        batches = _batches(data)
+        if steps is not None:
+            batches = batches[:steps]
+        summary = np.zeros([2, 0], np.float32)
+        for batch in batches:
+            part = _summarize(batch.astype(np.float32), self.epsilon)
+            merged = np.concatenate([part, summary], axis=1)
+            merged = merged[:, np.argsort(merged[0], kind="stable")]
+            summary = _compress(merged, self.epsilon)
+        self._summary = summary
+        self.bin_boundaries = _compress(summary, 1.0 / self.num_bins)[0, :-1].tolist()
+
+    def call(self, inputs):
+        if self.bin_boundaries is None:
+            raise ValueError("Discretization: you need to either pass the `bin_boundaries` "
+                             "argument at construction time or call `adapt(dataset)` "
+                             "before you can start using the `Discretization` layer.")
+        x = _math.cast(inputs, _dt.float32)
+        boundaries = _creation.constant([self.bin_boundaries], _dt.float32)
+        flat = _array.reshape(x, [1, -1])
+        ids = _array.reshape(_array.searchsorted(boundaries, flat, side="right"),
+                             dims_of(x))
+        return _encode(ids, self.output_mode, len(self.bin_boundaries) + 1, self._dtype)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "bin_boundaries": self.bin_boundaries,
+                "num_bins": self.num_bins, "epsilon": self.epsilon,
+                "output_mode": self.output_mode, "sparse": self.sparse}
+
+
+# --------------------------------------------------------------------------- hashing
+
+_M64 = (1 << 64) - 1
+_K0, _K1, _K2 = 0xC3A5C85C97CB3127, 0xB492B66FBE98F273, 0x9AE16A3B2F90404F
+
+
+def _rotr(v: int, shift: int) -> int:
+    return ((v >> shift) | (v << (64 - shift))) & _M64
+
+
+def _fetch(s: bytes, at: int, width: int) -> int:
+    return int.from_bytes(s[at:at + width], "little")
+
+
+def _hash_len16(u: int, v: int, mul: int) -> int:
+    a = ((u ^ v) * mul) & _M64
+    a ^= a >> 47
+    b = ((v ^ a) * mul) & _M64
+    b ^= b >> 47
+    return (b * mul) & _M64
+
+
+def farmhash_fingerprint64(s: bytes) -> int:
+    """FarmHash's Fingerprint64 (its "na" Hash64) of `s`, the hash TensorFlow's
+    `strings.to_hash_bucket_fast` buckets with; written for strings up to 32 bytes, which
+    covers the decimal form of every 64-bit integer.
+
+    Example:
+        >>> farmhash_fingerprint64(b"") == 0x9AE16A3B2F90404F
+        True
+    """
+    n = len(s)
+    if n > 32:
+        raise NotImplementedError("farmhash_fingerprint64: strings longer than 32 bytes "
+                                  "are not supported yet")
+    if n > 16:
+        mul = (_K2 + n * 2) & _M64
+        a = (_fetch(s, 0, 8) * _K1) & _M64
+        b = _fetch(s, 8, 8)
+        c = (_fetch(s, n - 8, 8) * mul) & _M64
+        d = (_fetch(s, n - 16, 8) * _K2) & _M64
+        return _hash_len16((_rotr((a + b) & _M64, 43) + _rotr(c, 30) + d) & _M64,
+                           (a + _rotr((b + _K2) & _M64, 18) + c) & _M64, mul)
+    if n >= 8:
+        mul = (_K2 + n * 2) & _M64
+        a = (_fetch(s, 0, 8) + _K2) & _M64
+        b = _fetch(s, n - 8, 8)
+        c = (_rotr(b, 37) * mul + a) & _M64
+        d = (((_rotr(a, 25) + b) & _M64) * mul) & _M64
+        return _hash_len16(c, d, mul)
+    if n >= 4:
+        mul = (_K2 + n * 2) & _M64
+        return _hash_len16((n + (_fetch(s, 0, 4) << 3)) & _M64, _fetch(s, n - 4, 4), mul)
+    if n > 0:
+        y = s[0] + (s[n >> 1] << 8)
+        z = n + (s[n - 1] << 2)
+        mixed = ((y * _K2) ^ (z * _K0)) & _M64
+        return ((mixed ^ (mixed >> 47)) * _K2) & _M64
+    return _K2
+
+
+def _rotl(v: int, shift: int) -> int:
+    return ((v << shift) | (v >> (64 - shift))) & _M64
+
+
+def siphash64(key: tuple, s: bytes) -> int:
+    """SipHash-2-4 of `s` under the 128-bit `key` (two 64-bit words), the hash TensorFlow's
+    `strings.to_hash_bucket_strong` buckets with.
+
+    Example:
+        >>> siphash64((0, 0), b"") == 0x1E924B9D737700D7
+        True
+    """
+    k0, k1 = key[0] & _M64, key[1] & _M64
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
+         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def rounds(count: int) -> None:
+        for _ in range(count):
+            v[0] = (v[0] + v[1]) & _M64
+            v[1] = _rotl(v[1], 13) ^ v[0]
+            v[0] = _rotl(v[0], 32)
+            v[2] = (v[2] + v[3]) & _M64
+            v[3] = _rotl(v[3], 16) ^ v[2]
+            v[0] = (v[0] + v[3]) & _M64
+            v[3] = _rotl(v[3], 21) ^ v[0]
+            v[2] = (v[2] + v[1]) & _M64
+            v[1] = _rotl(v[1], 17) ^ v[2]
+            v[2] = _rotl(v[2], 32)
+
+    whole = len(s) - len(s) % 8
+    words = [_fetch(s, i, 8) for i in range(0, whole, 8)]
+    words.append(((len(s) & 0xFF) << 56) | _fetch(s, whole, 8))
+    for m in words:
+        v[3] ^= m
+        rounds(2)
+        v[0] ^= m
+    v[2] ^= 0xFF
+    rounds(4)
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+def _hash_bins(values: np.ndarray, bins: int, salt) -> np.ndarray:
+    """The bucket of each integer as TensorFlow's Hashing layer finds it: the hash of its
+    decimal string modulo `bins`."""
+    flat = values.astype(np.int64).reshape(-1)
+    out = np.empty(flat.shape, np.int64)
+    for i, value in enumerate(flat.tolist()):
+        text = str(value).encode()
+        h = farmhash_fingerprint64(text) if salt is None else siphash64(salt, text)
+        out[i] = h % bins
+    return out.reshape(values.shape)
+
+
+class Hashing(Stateless):
+    """Hashes integers into `num_bins` buckets as Keras's (TensorFlow's) Hashing: the
+    FarmHash64 of each value's decimal string, or SipHash keyed by `salt` when given,
+    modulo the bins; with `mask_value`, that value maps to 0 and the others to
+    `1 + hash % (num_bins - 1)`. `output_mode` "one_hot", "multi_hot", "count" encode the
+    buckets. Strings wait for string tensors (issue #31).
+
+    Example:
+        >>> tf.keras.layers.Hashing(num_bins=3)(tf.constant([[0, 1, 7]])).numpy()
+        array([[1, 0, 1]])
+    """
+
+    def __init__(self, num_bins, mask_value=None, salt=None, output_mode: str = "int",
+                 sparse: bool = False, dtype=None, **kwargs):
+        dtype = dtype or ("int64" if output_mode == "int" else "float32")
+        super().__init__(dtype=dtype, **kwargs)
+        if num_bins is None or num_bins <= 0:
+            raise ValueError("Hashing: the `num_bins` for `Hashing` cannot be `None` or "
+                             f"non-positive values. Received: num_bins={num_bins}.")
+        if output_mode == "int" and self._dtype not in (_dt.int32, _dt.int64):
+            raise ValueError("Hashing: when `output_mode=\"int\"`, `dtype` should be an "
+                             f"integer type, 'int32' or 'int64'. Received: dtype={dtype}")
+        _check_mode("Hashing", output_mode, _ENCODINGS)
+        if sparse and output_mode == "int":
+            raise ValueError("Hashing: `sparse` may only be true if `output_mode` is "
+                             "'one_hot', 'multi_hot', or 'count'.")
+        _no_sparse("Hashing", sparse)
+        if salt is not None and not (isinstance(salt, int) or (
+                isinstance(salt, (tuple, list)) and len(salt) == 2)):
+            raise ValueError("Hashing: the `salt` argument for `Hashing` can only be a "
+                             "tuple of size 2 integers, or a single integer. Received: "
+                             f"salt={salt}.")
+        self.num_bins, self.mask_value = int(num_bins), mask_value
+        self.salt = None if salt is None else \
+            [salt, salt] if isinstance(salt, int) else list(salt)
+        self.output_mode, self.sparse = output_mode, False
+
+    def _convert_input(self, inputs):
+        x = convert_to_tensor(inputs)
+        if x.dtype.name == "string":
+            raise NotImplementedError(f"Hashing {self.name!r}: string inputs wait for "
+                                      "string tensors (issue #31)")
+        return x
+
+    def call(self, inputs):
+        x = inputs
+        if self.output_mode == "one_hot" and x.ndim > 0 and x._shape[-1] == 1:
+            x = _array.squeeze(x, [-1])
+        if not (x.dtype.is_integer or x.dtype.is_floating):
+            raise ValueError(f"Hashing {self.name!r}: expected integer (or float) inputs, "
+                             f"got {x.dtype.name}")
+        values = _math.cast(x, _dt.int64)
+        bins = self.num_bins
+        masked = self.mask_value is not None and bins > 1
+        if masked:
+            bins -= 1
+        salt = None if self.salt is None else tuple(self.salt)
+        hashed = py_function(lambda v: _hash_bins(np.asarray(v), bins, salt), [values],
+                             _dt.int64)
+        hashed = _array.reshape(hashed, dims_of(values))
+        if masked:
+            hashed = _indexing.where(_math.equal(values, self.mask_value),
+                                     _math.cast(0, _dt.int64), hashed + 1)
+        return _encode(hashed, self.output_mode, self.num_bins, self._dtype)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "num_bins": self.num_bins, "salt": self.salt,
+                "mask_value": self.mask_value, "output_mode": self.output_mode,
+                "sparse": self.sparse}
+
+
+# --------------------------------------------------------------------------- lookup
+
+
+class IntegerLookup(Stateless):
+    """Maps integers to indices of a vocabulary (given, or learned by `adapt` from the
+    most frequent values): index 0 is the `mask_token`'s when one is set, then
+    `num_oov_indices` indices for values outside the vocabulary (a value `v` takes
+    `v mod num_oov_indices` of them), then the vocabulary. `invert=True` maps indices
+    back. `output_mode` "one_hot", "multi_hot", "count", "tf_idf" encode the indices.
+
+    Example:
+        >>> lookup = tf.keras.layers.IntegerLookup(vocabulary=[12, 36, 1138, 42])
+        >>> lookup(tf.constant([[12, 1138, 42], [42, 1000, 36]])).numpy()
+        array([[1, 3, 4],
+               [4, 0, 2]])
+    """
+
+    def __init__(self, max_tokens=None, num_oov_indices: int = 1, mask_token=None,
+                 oov_token=-1, output_mode: str = "int", sparse: bool = False,
+                 pad_to_max_tokens: bool = False, vocabulary=None, vocabulary_dtype="int64",
+                 idf_weights=None, invert: bool = False, oov_method: str = "floormod",
+                 salt=None, vocabulary_size=None, name=None, **kwargs):
+        # `vocabulary_size` comes back from Keras's config; the vocabulary decides it
+        super().__init__(name=name, **kwargs)
+        if output_mode == "binary":
+            output_mode = "multi_hot"
+        _check_mode("IntegerLookup", output_mode, _ENCODINGS + ("tf_idf",))
+        _no_sparse("IntegerLookup", sparse)
+        if max_tokens is not None and max_tokens <= 1:
+            raise ValueError("IntegerLookup: if set, `max_tokens` must be greater than 1. "
+                             f"Received: max_tokens={max_tokens}")
+        if num_oov_indices < 0:
+            raise ValueError("IntegerLookup: `num_oov_indices` must be greater than or "
+                             f"equal to 0. Received: num_oov_indices={num_oov_indices}")
+        if invert and output_mode != "int":
+            raise ValueError("IntegerLookup: `output_mode` must be 'int' when `invert` is "
+                             f"true. Received: output_mode={output_mode}")
+        if output_mode == "tf_idf" and vocabulary is not None and idf_weights is None:
+            raise ValueError("IntegerLookup: `idf_weights` must be set if `output_mode` is "
+                             "'tf_idf' and a vocabulary is given.")
+        if idf_weights is not None and output_mode != "tf_idf":
+            raise ValueError("IntegerLookup: `idf_weights` should only be set if "
+                             f"`output_mode` is 'tf_idf'. Received: output_mode="
+                             f"{output_mode}")
+        if oov_method != "floormod":
+            raise NotImplementedError("IntegerLookup: only oov_method='floormod' is "
+                                      "supported")
+        self.max_tokens, self.num_oov_indices = max_tokens, int(num_oov_indices)
+        self.mask_token, self.oov_token = mask_token, oov_token
+        self.output_mode, self.sparse = output_mode, False
+        self.pad_to_max_tokens, self.invert = bool(pad_to_max_tokens), bool(invert)
+        self.vocabulary_dtype, self.oov_method, self.salt = vocabulary_dtype, oov_method, salt
+        self._vocab: list | None = None
+        self._idf: list | None = None
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary, idf_weights)
+
+    # ------------------------------------------------------------- vocabulary
+    def _reserved(self) -> list:
+        """The tokens before the vocabulary: the mask token, then the OOV tokens."""
+        mask = [] if self.mask_token is None else [self.mask_token]
+        return mask + [self.oov_token] * self.num_oov_indices
+
+    def set_vocabulary(self, vocabulary, idf_weights=None) -> None:
+        """Use `vocabulary` (a list or array of ints, without the mask and OOV tokens;
+        a leading copy of them, as `get_vocabulary` returns it, is dropped) and, for
+        "tf_idf", its `idf_weights`."""
+        vocab = [int(v) for v in np.asarray(vocabulary).reshape(-1).tolist()]
+        reserved = self._reserved()
+        if reserved and vocab[:len(reserved)] == reserved:
+            vocab = vocab[len(reserved):]
+            if idf_weights is not None and len(idf_weights) == len(vocab) + len(reserved):
+                idf_weights = list(idf_weights)[len(reserved):]
+        if len(set(vocab)) != len(vocab):
+            repeated = sorted({v for v in vocab if vocab.count(v) > 1})
+            raise ValueError(f"IntegerLookup {self.name!r}: the passed vocabulary has at "
+                             f"least one repeated term. Please uniquify your dataset. The "
+                             f"repeated terms are: {repeated}")
+        for token, what in ((self.mask_token, "mask_token"), (self.oov_token, "oov_token")):
+            if token is not None and token in vocab and (what == "mask_token" or
+                                                         self.num_oov_indices > 0):
+                raise ValueError(f"IntegerLookup {self.name!r}: found {what} {token} in "
+                                 "the vocabulary; it must not be in it")
+        if self.max_tokens is not None and len(vocab) + len(reserved) > self.max_tokens:
+            raise ValueError(f"IntegerLookup {self.name!r}: attempted to set a vocabulary "
+                             f"larger than the maximum vocab size. Received vocabulary "
+                             f"size is {len(vocab) + len(reserved)}; `max_tokens` is "
+                             f"{self.max_tokens}.")
+        if self.output_mode == "tf_idf":
+            if idf_weights is None or len(idf_weights) != len(vocab):
+                raise ValueError(f"IntegerLookup {self.name!r}: `idf_weights` must be the "
+                                 f"same length as the vocabulary ({len(vocab)}), got "
+                                 f"{None if idf_weights is None else len(idf_weights)}")
+            self._idf = [float(w) for w in idf_weights]
+        self._vocab = vocab
+
+    def get_vocabulary(self, include_special_tokens: bool = True) -> list:
+        """The tokens by index: the mask token, the OOV tokens, then the vocabulary."""
+        vocab = list(self._vocab or [])
+        return self._reserved() + vocab if include_special_tokens else vocab
+
+    def vocabulary_size(self) -> int:
+        """The number of indices, the mask's and the OOV ones included."""
+        return len(self.get_vocabulary())
+
+    def adapt(self, data, steps=None) -> None:
+        """Learn the vocabulary from `data`: its values by frequency (ties: the larger
+        first), at most `max_tokens` indices in all; "tf_idf" also learns each token's
+        `log(1 + documents / (1 + documents holding it))`."""
+        batches = _batches(data)
+        if steps is not None:
+            batches = batches[:steps]
+        counts: dict = {}
+        doc_counts: dict = {}
+        documents = 0
+        for batch in batches:
+            batch = batch.astype(np.int64)
+            rows = batch.reshape(batch.shape[0], -1) if batch.ndim > 1 else \
+                batch.reshape(-1, 1)
+            for row in rows.tolist():
+                documents += 1
+                for token in set(row):
+                    doc_counts[token] = doc_counts.get(token, 0) + 1
+                for token in row:
+                    counts[token] = counts.get(token, 0) + 1
+        for token in (self.mask_token, self.oov_token):
+            counts.pop(token, None)
+        vocab = sorted(counts, key=lambda t: (-counts[t], -t))
+        if self.max_tokens is not None:
+            vocab = vocab[:max(self.max_tokens - len(self._reserved()), 0)]
+        idf = None
+        if self.output_mode == "tf_idf":
+            idf = [float(np.log(1.0 + documents / (1.0 + doc_counts[t]))) for t in vocab]
+        self._vocab = None
+        self.set_vocabulary(vocab, idf)
+
+    # ------------------------------------------------------------- calling
+    def _convert_input(self, inputs):
+        return convert_to_tensor(inputs)
+
+    def _need_vocabulary(self) -> None:
+        if self._vocab is None:
+            raise RuntimeError(f"IntegerLookup {self.name!r}: when using "
+                               "`output_mode=\"int\"` or others, a vocabulary is needed: "
+                               "pass `vocabulary` or call `adapt()` first")
+
+    def call(self, inputs):
+        self._need_vocabulary()
+        if not inputs.dtype.is_integer:
+            raise ValueError(f"IntegerLookup {self.name!r}: expected integer inputs, got "
+                             f"{inputs.dtype.name}")
+        x = _math.cast(inputs, _dt.int64)
+        if self.invert:
+            return self._invert(x)
+        ids = self._lookup(x)
+        depth = self.vocabulary_size()
+        if self.pad_to_max_tokens and self.max_tokens is not None:
+            depth = self.max_tokens
+        if self.output_mode == "int":
+            return ids
+        idf = None
+        if self.output_mode == "tf_idf":
+            weights = np.zeros([depth], np.float32)
+            start = 0 if self.mask_token is None else 1
+            mean = float(np.mean(self._idf)) if self._idf else 0.0
+            weights[start:start + self.num_oov_indices] = mean
+            weights[start + self.num_oov_indices:
+                    start + self.num_oov_indices + len(self._idf)] = self._idf
+            idf = _creation.constant(weights)
+        dtype = _dt.float32 if self.output_mode == "tf_idf" else _dt.int64
+        return _encode(ids, self.output_mode, depth, dtype, idf_weights=idf)
+
+    def _lookup(self, x: Tensor) -> Tensor:
+        """The index of each value of `x` (int64)."""
+        start = 0 if self.mask_token is None else 1
+        offset = start + self.num_oov_indices
+        vocab = np.asarray(self._vocab, np.int64)
+        order = np.argsort(vocab, kind="stable")
+        flat = _array.reshape(x, [1, -1])
+        if vocab.size:
+            table = _creation.constant(vocab[order][None, :])
+            pos = _array.searchsorted(table, flat, side="left", out_type=_dt.int64)
+            pos = _math.minimum(pos, vocab.size - 1)
+            found = _math.equal(_indexing.gather(table[0], pos), flat)
+            ids = _indexing.gather(_creation.constant(order.astype(np.int64) + offset), pos)
+        else:
+            found = _math.not_equal(flat, flat)
+            ids = flat * 0
+        if self.num_oov_indices > 0:
+            oov = _math.floormod(flat, self.num_oov_indices) + start
+        else:
+            oov = flat * 0 - 1
+        ids = _indexing.where(found, ids, oov)
+        if self.mask_token is not None:
+            ids = _indexing.where(_math.equal(flat, self.mask_token),
+                                  _math.cast(0, _dt.int64), ids)
+        if self.num_oov_indices == 0 and ctx.graph is None:  # traced: such values give -1
+            if bool(_reduction.reduce_any(_math.less(ids, 0))):
+                raise ValueError(f"IntegerLookup {self.name!r}: a value is not in the "
+                                 "vocabulary and num_oov_indices=0 leaves it no index")
+        return _array.reshape(ids, dims_of(x))
+
+    def _invert(self, x: Tensor) -> Tensor:
+        tokens = np.asarray(self.get_vocabulary(), np.int64)
+        oov = np.int64(self.oov_token)
+        start = 0 if self.mask_token is None else 1
+        tokens[start:start + self.num_oov_indices] = oov
+        table = _creation.constant(tokens)
+        inside = _math.logical_and(_math.greater_equal(x, 0), _math.less(x, tokens.size))
+        picked = _indexing.gather(table, _math.minimum(_math.maximum(x, 0),
+                                                       max(tokens.size - 1, 0)))
+        return _indexing.where(inside, picked, _math.cast(oov, _dt.int64))
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "invert": self.invert, "max_tokens": self.max_tokens,
+                "num_oov_indices": self.num_oov_indices, "oov_token": self.oov_token,
+                "mask_token": self.mask_token, "output_mode": self.output_mode,
+                "sparse": self.sparse, "pad_to_max_tokens": self.pad_to_max_tokens,
+                "vocabulary_dtype": self.vocabulary_dtype, "idf_weights": self._idf,
+                "vocabulary": self._vocab, "vocabulary_size": None if self._vocab is None
+                else self.vocabulary_size(), "oov_method": self.oov_method,
+                "salt": self.salt}
