@@ -124,11 +124,16 @@ def test_configs_are_keras_and_round_trip():
     assert set(add) >= {"use_scale", "dropout", "seed"}
     bi = L.Bidirectional(L.RNN(L.GRUCell(2), return_sequences=True), merge_mode="mul")
     config = bi.get_config()
-    assert config["layer"]["class_name"] == "RNN" and \
-        config["backward_layer"]["config"]["go_backwards"]
+    assert config["layer"]["class_name"] == "RNN" and "backward_layer" not in config
     bi2 = L.Bidirectional.from_config(config)
     assert bi2.merge_mode == "mul" and bi2.backward_layer.go_backwards and \
         isinstance(bi2.forward_layer.cell, L.GRUCell)
+    # a backward layer given explicitly is kept in the config, and comes back
+    bi = L.Bidirectional(L.SimpleRNN(2), backward_layer=L.GRU(3, go_backwards=True),
+                         merge_mode="concat")
+    bi3 = L.Bidirectional.from_config(bi.get_config())
+    assert isinstance(bi3.backward_layer, L.GRU) and bi3.backward_layer.units == 3
+    assert bi3(tf.ones([1, 4, 2])).shape == (1, 5)
 
 
 def test_initial_state_and_get_initial_state():

@@ -1,5 +1,8 @@
-"""Keras's recurrent layers: `SimpleRNN`, `LSTM`, `GRU` (each a loop over a cell:
-`SimpleRNNCell`, `LSTMCell`, `GRUCell`) and the `Bidirectional` wrapper.
+"""Keras's recurrent layers: `RNN`, a loop over any cell (`SimpleRNNCell`, `LSTMCell`,
+`GRUCell`, a stack of cells, `StackedRNNCells`, or a user's cell: a layer with
+`state_size` and `call(inputs, states) -> (output, new_states)`); `SimpleRNN`, `LSTM`
+and `GRU`, RNNs over the cell their arguments make; and the wrappers `Bidirectional` and
+`TimeDistributed` (a layer applied to every time step).
 
 Weights have Keras 3's names, shapes and order, so weight files move between Keras and
 tapeflow: the cell holds `kernel` (input, k*units), `recurrent_kernel` (units, k*units)
@@ -900,6 +903,9 @@ class Bidirectional(Layer):
                              f"Merge mode should be one of {list(_MERGES)}")
         super().__init__(**kwargs)
         self.merge_mode = merge_mode
+        # a given backward layer is part of the config; the default copy is not (it
+        # follows from `layer`, and Keras reads configs without it as well)
+        self._backward_given = backward_layer is not None
         # made in this layer's scope: "bidirectional/forward_lstm/lstm_cell/kernel", as Keras
         with self.name_scope:
             self.forward_layer = _clone(layer, name=f"forward_{_strip(layer.name, 'forward_')}")
@@ -999,9 +1005,11 @@ class Bidirectional(Layer):
         return out
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "merge_mode": self.merge_mode,
-                "layer": _serialize_layer(self.forward_layer),
-                "backward_layer": _serialize_layer(self.backward_layer)}
+        config = {**super().get_config(), "merge_mode": self.merge_mode,
+                  "layer": _serialize_layer(self.forward_layer)}
+        if self._backward_given:
+            config["backward_layer"] = _serialize_layer(self.backward_layer)
+        return config
 
     @classmethod
     def from_config(cls, config: dict):
@@ -1017,6 +1025,8 @@ class TimeDistributed(Layer):
     steps are folded into the batch ([batch * time, ...]), run through `layer` once, and
     unfolded. The same weights serve every step (they are `layer`'s). A mask [batch,
     time] passes to `layer` (per step) where its `call` takes one, and on to the output.
+    (Keras 3 calls `layer` once per step instead; the results are the same except for
+    layers that mix the batch, such as BatchNormalization in training.)
 
     Example:
         >>> td = tf.keras.layers.TimeDistributed(tf.keras.layers.Dense(2))
