@@ -156,8 +156,8 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None) -> Tensor:
     integers).
 
     Example:
-        >>> tf.keras.random.uniform((3,), minval=-1.0, maxval=1.0, seed=1).dtype
-        tf.float32
+        >>> tf.keras.random.uniform((3,), minval=-1.0, maxval=1.0, seed=1).dtype == tf.float32
+        True
     """
     dtype = _float(dtype, "uniform")
     return _random.stateless_uniform(shape, draw_seed(seed), minval=cast(minval, dtype),
@@ -169,8 +169,8 @@ def randint(shape, minval, maxval, dtype="int32", seed=None) -> Tensor:
     integer type).
 
     Example:
-        >>> tf.keras.random.randint((4,), 0, 10, seed=2).dtype
-        tf.int32
+        >>> tf.keras.random.randint((4,), 0, 10, seed=2).dtype == tf.int32
+        True
     """
     d = _dt.as_dtype(dtype)
     if not d.is_integer:
@@ -302,8 +302,8 @@ def binomial(shape, counts, probabilities, dtype=None, seed=None) -> Tensor:
     (both broadcast to `shape`), float32 unless `dtype`.
 
     Example:
-        >>> tf.keras.random.binomial((3,), counts=10.0, probabilities=0.5, seed=1).dtype
-        tf.float32
+        >>> tf.keras.random.binomial((3,), counts=10.0, probabilities=0.5, seed=1).shape
+        TensorShape([3])
     """
     dtype = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
     inner = _dt.float32 if dtype is _dt.bfloat16 else dtype

@@ -149,9 +149,9 @@ def serialize_keras_object(obj):
     "registered_name"}`, functions by (registered) name.
 
     Example:
-        >>> tf.keras.utils.serialize_keras_object(tf.keras.constraints.MaxNorm(3))
-        {'module': 'keras.constraints', 'class_name': 'MaxNorm', 'config': {'max_value': 3, \
-'axis': 0}, 'registered_name': None}
+        >>> config = tf.keras.utils.serialize_keras_object(tf.keras.constraints.MaxNorm(3))
+        >>> config["module"], config["class_name"], config["config"]
+        ('keras.constraints', 'MaxNorm', {'max_value': 3, 'axis': 0})
     """
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
