@@ -220,6 +220,21 @@ def test_exclude_from_weight_decay():
     assert float(e[0]) == pytest.approx(3.0 - 3.0 * 0.5 * 0.1)
 
 
+def test_exclude_from_weight_decay_matches_keras_s_short_names():
+    """Keras 3 matches `variable.name`, "kernel" for a Dense layer's kernel: a layer's
+    name in the pattern excludes nothing."""
+    layer = tf.keras.layers.Dense(2)
+    layer.build((None, 3))
+    kernel, bias = layer.kernel, layer.bias
+    bias.assign([1.0, -2.0])  # not zeros, so a decay would show
+    before = kernel.numpy().copy(), bias.numpy().copy()
+    opt = tf.optimizers.SGD(learning_rate=0.1, weight_decay=0.5)
+    opt.exclude_from_weight_decay(var_names=["dense", "bias"])
+    opt.apply_gradients([(tf.zeros_like(kernel), kernel), (tf.zeros_like(bias), bias)])
+    np.testing.assert_allclose(kernel.numpy(), before[0] * 0.95, rtol=1e-6)
+    np.testing.assert_array_equal(bias.numpy(), before[1])
+
+
 def test_exclude_from_weight_decay_after_build_is_refused():
     v = tf.Variable([1.0])
     opt = tf.optimizers.AdamW()

@@ -1,6 +1,7 @@
 """Optimizers (`tapeflow.optimizers`) with Keras's (TF 2.11+) update rules: SGD, Adam,
-AdamW, Nadam, Adamax, RMSprop, Adagrad, Adadelta, TensorFlow Addons' LazyAdam, and
-learning-rate schedules.
+AdamW, Nadam, Adamax, RMSprop, Adagrad, Adadelta, Keras 3's Adafactor, Ftrl, Lamb and Lion,
+TensorFlow Addons' LazyAdam, and learning-rate schedules. After each step a variable with a
+callable `constraint` attribute is projected by it, as Keras 3 does.
 
 An optimizer keeps `iterations` (an int64 Variable) and per-variable slot variables
 ("m", "v", ...), made on the first `apply_gradients` (or `build`): inside a
@@ -607,11 +608,13 @@ class Optimizer:
 
     def _use_weight_decay(self, var: Variable) -> bool:
         """Whether weight decay reaches `var` (not excluded by `exclude_from_weight_decay`).
-        Names are matched without the `:0` suffix, as Keras's variable names are."""
+        Names are matched as Keras 3's `variable.name` reads: the last part of the path,
+        without the `:0` suffix ("kernel" for "dense/kernel:0")."""
         if var.ref() in self._exclude_from_weight_decay:
             return False
         pattern = self._exclude_from_weight_decay_pattern
-        return pattern is None or pattern.search(var.name.rsplit(":", 1)[0]) is None
+        name = var.name.rsplit(":", 1)[0].rsplit("/", 1)[-1]
+        return pattern is None or pattern.search(name) is None
 
     # ----------------------------------------------------------------- applying
     def apply_gradients(self, grads_and_vars: Iterable, name: str | None = None,
