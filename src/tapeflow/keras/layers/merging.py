@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..._core import dtypes as _dt
 from ..._core.convert import convert_to_tensor
+from ..._core.shape import dims_of
 from ...ops import (array as _array, linalg as _linalg, math as _math,
                     reduction as _reduction)
 from ...ops.creation import ones_like as _ones_like
@@ -221,20 +222,14 @@ def _batch_dot(x, y, axes: tuple):
     a, b = axes
     x = _array.transpose(x, [i for i in range(x.ndim) if i != a] + [a])
     y = _array.transpose(y, [0, b] + [i for i in range(1, y.ndim) if i != b])
-    x_mid, y_rest = list(x.shape[1:-1]), list(y.shape[2:])
-    dynamic = None in x_mid or None in y_rest
-    if dynamic:
-        x_dims, y_dims = _array.shape(x), _array.shape(y)
-    x3 = _array.reshape(x, [-1 if x.shape[0] is None else x.shape[0],
-                            -1 if dynamic or x_mid else 1, x.shape[-1]])
-    y3 = _array.reshape(y, [-1 if y.shape[0] is None else y.shape[0], y.shape[1],
-                            -1 if dynamic or y_rest else 1])
-    out = _linalg.matmul(x3, y3)  # [batch, x's rest, y's rest]
+    dx, dy = dims_of(x), dims_of(y)  # unknown sizes as run-time dims
+    x_mid, y_rest = list(dx[1:-1]), list(dy[2:])
+    # [batch, x's rest, n] @ [batch, n, y's rest], the rests flattened
+    x3 = _array.reshape(x, [dx[0], -1 if x_mid else 1, dx[-1]])
+    y3 = _array.reshape(y, [dy[0], dy[1], -1 if y_rest else 1])
+    out = _linalg.matmul(x3, y3)
     if not x_mid and not y_rest:
         return _array.reshape(out, [-1, 1])
-    if dynamic:
-        return _array.reshape(out, _array.concat(
-            [_array.shape(out)[:1], x_dims[1:-1], y_dims[2:]], 0))
     return _array.reshape(out, [-1, *x_mid, *y_rest])
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..._core import dtypes as _dt
 from ..._core.convert import convert_to_tensor
+from ..._core.shape import dims_of
 from ..._core.tensor import Tensor
 from ...function.control_flow import cond as _cond
 from ...ops import array as _array, math as _math, nn as _nn, reduction as _reduction
@@ -96,22 +97,6 @@ class LayerNormalization(Layer, _layers.LayerNorm):
                 "center": self.center, "scale": self.scale}
 
 
-def _dims(x) -> list:
-    """x's dimensions: ints where known, scalar tensors (read when it runs) elsewhere."""
-    if all(d is not None for d in x.shape):
-        return list(x.shape)
-    shape = _array.shape(x)
-    return [shape[i] if d is None else d for i, d in enumerate(x.shape)]
-
-
-def _as_shape(dims: list):
-    """A shape argument for reshape from `_dims`-style entries."""
-    if all(isinstance(d, int) for d in dims):
-        return dims
-    return _array.stack([_math.cast(d, _dt.int32) if isinstance(d, Tensor) else d
-                         for d in dims])
-
-
 class GroupNormalization(Layer):
     """Normalizes the channels at `axis` in `groups` groups: each example's mean and
     variance are taken over each group of channels and all other non-batch axes, then
@@ -181,11 +166,11 @@ class GroupNormalization(Layer):
         if x.ndim != self._ndim or x.shape[axis] != self._dim:
             raise self._input_error(f"rank {self._ndim} with {self._dim} channels at axis "
                                     f"{self.axis}", x)
-        dims = _dims(x)
+        dims = list(dims_of(x))  # unknown sizes as run-time dims
         per_group = self._dim // self.groups
         # [batch, ..., channels, ...] -> [batch, ..., groups, channels/group, ...]
-        grouped = _array.reshape(x, _as_shape(
-            [-1, *dims[1:axis], self.groups, per_group, *dims[axis + 1:]]))
+        grouped = _array.reshape(x, [-1, *dims[1:axis], self.groups, per_group,
+                                     *dims[axis + 1:]])
         # half precision is normalized in float32, as Keras does
         work = _math.cast(grouped, _dt.float32) if x.dtype in (_dt.float16, _dt.bfloat16) \
             else grouped
@@ -200,7 +185,7 @@ class GroupNormalization(Layer):
         if self.beta is not None:
             shift = shift + _math.cast(_array.reshape(self.beta, param_shape), work.dtype)
         out = _math.cast(work * inv + shift, x.dtype)
-        return _array.reshape(out, _as_shape([-1, *dims[1:]]))
+        return _array.reshape(out, [-1, *dims[1:]])
 
     def get_config(self) -> dict:
         return {**super().get_config(), "groups": self.groups, "axis": self.axis,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..._core import dtypes as _dt
+from ..._core.shape import dims_of
 from ..._core.tensor import Tensor
 from ...function.control_flow import cond as _cond
 from ...ops import array as _array, math as _math, random as _random, reduction as _reduction
@@ -190,7 +191,9 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 class AlphaDropout(Stateless):
     """Dropout that keeps SELU's self-normalization in training: dropped entries are set
     to SELU's negative saturation value, then an affine map restores the inputs' mean and
-    variance. `noise_shape` (None entries take the input's sizes) shares decisions.
+    variance. `noise_shape` (None entries take the input's sizes) shares decisions. This
+    is tf.keras's (legacy) AlphaDropout: its config holds `rate` and `seed`, not
+    `noise_shape`.
 
     Example:
         >>> tf.keras.layers.AlphaDropout(0.2)(tf.ones([3])).numpy()   # not training
@@ -205,16 +208,13 @@ class AlphaDropout(Stateless):
         super().__init__(**kwargs)
 
     def _noise_shape(self, x):
+        dims = dims_of(x)  # unknown sizes as run-time dims
         if self.noise_shape is None:
-            return _array.shape(x)
+            return list(dims)
         if len(self.noise_shape) != x.ndim:
             raise self._input_error(f"rank {len(self.noise_shape)} to match noise_shape="
                                     f"{self.noise_shape}", x)
-        if all(d is not None or s is not None for d, s in zip(self.noise_shape, x.shape)):
-            return [s if d is None else d for d, s in zip(self.noise_shape, x.shape)]
-        dims = _array.shape(x)
-        return _array.stack([dims[i] if d is None else d
-                             for i, d in enumerate(self.noise_shape)])
+        return [s if d is None else d for d, s in zip(self.noise_shape, dims)]
 
     def _drop(self, x):
         saturated = -_SELU_ALPHA * _SELU_SCALE
@@ -230,8 +230,7 @@ class AlphaDropout(Stateless):
         return _in_training(self, x, training, self._drop)
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "rate": self.rate, "seed": self.seed,
-                "noise_shape": self.noise_shape}
+        return {**super().get_config(), "rate": self.rate, "seed": self.seed}
 
 
 class ActivityRegularization(Stateless):

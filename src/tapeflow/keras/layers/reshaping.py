@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._core.shape import dims_of
 from ...ops import array as _array, image as _image, math as _math
 from ._base import Stateless
 
@@ -83,7 +84,7 @@ class Flatten(Stateless):
         if x.ndim == 1:
             return _array.reshape(x, [-1, 1])
         if any(d is None for d in x.shape[1:]):  # sizes known when it runs
-            return _array.reshape(x, _array.stack([_array.shape(x)[0], -1]))
+            return _array.reshape(x, [dims_of(x)[0], -1])
         return _array.reshape(x, [-1, int(np.prod(x.shape[1:]))])
 
 
@@ -100,8 +101,16 @@ class Reshape(Stateless):
         self.target_shape = tuple(int(d) for d in target_shape)
 
     def call(self, x):
-        return _array.reshape(x, [-1 if x.shape[0] is None else x.shape[0],
-                                  *self.target_shape])
+        # checked here too: with an unknown batch, reshape alone could not tell
+        if x.ndim >= 1 and None not in x.shape[1:]:
+            size = int(np.prod(x.shape[1:]))
+            known = int(np.prod([d for d in self.target_shape if d != -1]))
+            if (known != size) if -1 not in self.target_shape else \
+                    (known == 0 or size % known):
+                raise ValueError(f"Reshape {self.name!r}: the total size of the new array "
+                                 f"must be unchanged, input_shape = {list(x.shape[1:])}, "
+                                 f"output_shape = {list(self.target_shape)}")
+        return _array.reshape(x, [dims_of(x)[0], *self.target_shape])
 
     def get_config(self) -> dict:
         return {**super().get_config(), "target_shape": self.target_shape}
