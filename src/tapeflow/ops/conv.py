@@ -18,10 +18,10 @@ from .._core.shape import broadcast_shapes, dims_of, known_dims, size_of
 from .._core.tensor import Tensor
 from ._args import choice_arg, int_arg, int_list, shape_arg, to_tensor
 from ._define import defop
-from .array import reshape
+from .array import expand_dims, pad, reshape, reverse, stack, transpose
 
 __all__ = ["conv1d", "conv2d", "conv2d_transpose", "depthwise_conv2d", "max_pool2d",
-           "avg_pool2d"]
+           "avg_pool2d", "conv3d", "convolution", "conv1d_transpose", "conv3d_transpose"]
 
 _CONV_ATTRS = ("strides", "padding", "dilations", "data_format", "groups")
 _POOL_ATTRS = ("ksize", "strides", "padding", "data_format")
@@ -507,6 +507,241 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
         _conv_out_shape(op, x._shape, (kh, kw, 1, None),
                         {**attrs, "groups": c if type(c) is int else None})
     return _conv(x, reshape(w, dims_of(w)[:2] + (1, cm)), attrs)
+
+
+# --------------------------------------------------------------------------- 3-D, N-D, 1-D^T
+# Composites of the 2-D kernels above, so their gradients (to any order) come from the ops
+# they are built of and no backend needs a new kernel.
+
+_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+
+
+def _same_pads(n: int, k: int, s: int, d: int) -> tuple:
+    """TensorFlow's SAME padding (before, after) of one axis of size n."""
+    ke = (k - 1) * d + 1
+    total = max((-(-n // s) - 1) * s + ke - n, 0)
+    return total // 2, total - total // 2
+
+
+def _grouping(op: str, c, cg, f, where: str) -> int:
+    """How many groups an input of `c` channels forms with filters of `cg` input and `f`
+    output channels (TensorFlow infers it the same way); 1 where `c` is unknown."""
+    if c is None or cg is None:
+        return 1
+    if cg <= 0 or c % cg or (f is not None and f % (c // cg)):
+        raise InvalidArgumentError(
+            f"{op}: the input's {c} channels must be a multiple g of the filters' {cg} "
+            f"input channels, and g must divide the {f} output channels; {where}")
+    return c // cg
+
+
+def _conv3d_ndhwc(op: str, x: Tensor, w: Tensor, strides, padding, dilations) -> Tensor:
+    """conv3d of a channels-last x [N, D, H, W, C] with w [kd, kh, kw, C / groups, F].
+    The kd depth taps (each a strided slice along the depth) go side by side into the
+    channels, and one grouped conv2d over (H, W) of every (batch, output depth) image
+    does the rest."""
+    kd, kh, kw, cg, f = w._shape
+    c = x._shape[4]
+    where = f"input {describe(x)}, filters {describe(w)}"
+    if c is None or None in w._shape:
+        raise InvalidArgumentError(f"{op}: needs known channel counts and filter shape; "
+                                   f"{where}")
+    groups = _grouping(op, c, cg, f, where)
+    sd, sh, sw = strides
+    dd, dh, dw = dilations
+    if padding == "SAME":
+        if x._shape[1] is None:
+            raise InvalidArgumentError(f"{op}: padding 'SAME' needs a known depth; {where}")
+        depth_pad, hw_pad = _same_pads(x._shape[1], kd, sd, dd), "SAME"
+    elif padding == "VALID":
+        depth_pad, hw_pad = (0, 0), "VALID"
+    else:
+        depth_pad, hw_pad = tuple(padding[0]), tuple(padding[1:])
+    if depth_pad != (0, 0):
+        x = pad(x, [[0, 0], list(depth_pad), [0, 0], [0, 0], [0, 0]])
+    ke = (kd - 1) * dd + 1
+    if x._shape[1] is not None and x._shape[1] < ke:
+        raise InvalidArgumentError(
+            f"{op}: the window (depth {kd}, dilation {dd}: effective {ke}) is larger than "
+            f"the padded input depth {x._shape[1]}; {where}")
+    # tap i reads depths i*dd, i*dd + sd, ...: one per output depth (negative stops, so an
+    # unknown depth works too)
+    taps = [x[:, i * dd:(i * dd - ke + 1) or None:sd] for i in range(kd)]
+    xs = stack(taps, axis=4)  # [N, Do, H, W, kd, C]
+    dims = dims_of(xs)
+    if groups > 1:  # a grouped conv2d wants each group's channels together: [g, kd, C/g]
+        xs = transpose(reshape(xs, dims[:5] + (groups, cg)), (0, 1, 2, 3, 5, 4, 6))
+    x4 = reshape(xs, (size_of(xs, (0, 1)), dims[2], dims[3], kd * c))
+    w4 = reshape(transpose(w, (1, 2, 0, 3, 4)), (kh, kw, kd * cg, f))
+    attrs = {"strides": (sh, sw), "padding": hw_pad, "dilations": (dh, dw),
+             "data_format": "NHWC", "groups": groups}
+    _conv_out_shape(op, x4._shape, w4._shape, attrs)
+    y = _conv(x4, w4, attrs)
+    return reshape(y, dims[:2] + dims_of(y)[1:])
+
+
+def _to_last(x: Tensor) -> Tensor:
+    return transpose(x, (0, *range(2, x.ndim), 1))
+
+
+def _to_first(x: Tensor) -> Tensor:
+    return transpose(x, (0, x.ndim - 1, *range(1, x.ndim - 1)))
+
+
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None,
+           name=None) -> Tensor:
+    """3-D cross-correlation; `filters` is [depth, height, width, in_channels,
+    out_channels]. An input with g times in_channels channels makes a grouped convolution
+    (g groups, each with out_channels / g filters), as in TensorFlow.
+
+    Example: `tf.nn.conv3d(tf.ones([1, 4, 5, 5, 2]), tf.ones([2, 3, 3, 2, 4]),
+    [1, 1, 1, 1, 1], "VALID")` -> shape [1, 3, 3, 3, 4].
+    """
+    op = "conv3d"
+    fmt = _data_format(op, data_format, _FORMATS[3])
+    x, w = _operands(op, input, filters)
+    _rank(op, "input", x, 5, fmt)
+    _rank(op, "filters", w, 5, "[depth, height, width, in_channels, out_channels]")
+    strides = _spatial_arg(op, "strides", strides, fmt, 3)
+    dilations = _spatial_arg(op, "dilations", dilations, fmt, 3)
+    padding = _padding_arg(op, padding, fmt, 3)
+    if fmt == "NCDHW":
+        return _to_first(_conv3d_ndhwc(op, _to_last(x), w, strides, padding, dilations))
+    return _conv3d_ndhwc(op, x, w, strides, padding, dilations)
+
+
+def convolution(input, filters, strides=None, padding="VALID", data_format=None,
+                dilations=None, name=None) -> Tensor:
+    """N-D cross-correlation, N = 1, 2 or 3 from the filters' rank, as tf.nn.convolution:
+    `filters` is [*window, in_channels, out_channels]; an input with g times in_channels
+    channels makes a grouped convolution (g groups, each with out_channels / g filters).
+
+    Example: `tf.nn.convolution(tf.ones([1, 6, 4]), tf.ones([3, 2, 6]))` -> shape
+    [1, 4, 6] (two groups of two input channels, three filters each).
+    """
+    op = "convolution"
+    x, w = _operands(op, input, filters)
+    nsp = w.ndim - 2
+    if nsp not in _FORMATS:
+        raise InvalidArgumentError(f"{op}: filters must have rank 3, 4 or 5 ([*window, "
+                                   f"in_channels, out_channels]), got {describe(w)}")
+    fmt = _data_format(op, data_format or _FORMATS[nsp][0], _FORMATS[nsp])
+    _rank(op, "input", x, nsp + 2, fmt)
+    strides = 1 if strides is None else strides
+    if nsp == 3:
+        return conv3d(x, w, strides, padding, fmt, dilations)
+    where = f"input {describe(x)}, filters {describe(w)}"
+    attrs = _conv_attrs(op, strides, padding, dilations, fmt, nsp)
+    last = _channels_last(fmt)
+    if nsp == 1:  # a 2-D convolution of height 1
+        pad1 = attrs["padding"]
+        attrs.update(strides=(1,) + attrs["strides"], dilations=(1,) + attrs["dilations"],
+                     padding=pad1 if isinstance(pad1, str) else ((0, 0),) + pad1,
+                     data_format="NHWC" if last else "NCHW")
+        xs = dims_of(x)
+        x = reshape(x, (xs[0], 1) + xs[1:] if last else xs[:2] + (1, xs[2]))
+        w = reshape(w, (1,) + dims_of(w))
+    c = _split(x._shape, attrs["data_format"])[3]
+    attrs["groups"] = _grouping(op, c, w._shape[2], w._shape[3], where)
+    _conv_out_shape(op, x._shape, w._shape, attrs)
+    y = _conv(x, w, attrs)
+    if nsp == 1:
+        ys = dims_of(y)
+        y = reshape(y, ys[:1] + ys[2:] if last else ys[:2] + ys[3:])
+    return y
+
+
+def _output_shape(op: str, output_shape, rank: int, fmt: str) -> list:
+    out = list(shape_arg(op, output_shape, "output_shape"))
+    if len(out) != rank:
+        raise InvalidArgumentError(f"{op}: output_shape must be {rank} non-negative ints "
+                                   f"({fmt}), got {output_shape!r}")
+    return out
+
+
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME",
+                     data_format="NWC", dilations=None, name=None) -> Tensor:
+    """The transpose (adjoint) of conv1d: its gradient w.r.t. the input. `filters` is
+    [width, out_channels, in_channels]; `output_shape` the full output shape.
+
+    Example: `tf.nn.conv1d_transpose(tf.ones([2, 3, 8]), tf.ones([3, 4, 8]), [2, 6, 4],
+    2)` -> shape [2, 6, 4].
+    """
+    op = "conv1d_transpose"
+    fmt = _data_format(op, data_format, _FORMATS[1])
+    x, w = _operands(op, input, filters)
+    _rank(op, "input", x, 3, fmt)
+    _rank(op, "filters", w, 3, "[width, out_channels, in_channels]")
+    out = _output_shape(op, output_shape, 3, fmt)
+    strides = _spatial_arg(op, "strides", strides, fmt, 1)
+    dilations = _spatial_arg(op, "dilations", dilations, fmt, 1)
+    last = _channels_last(fmt)
+    xs = dims_of(x)
+    x4 = reshape(x, (xs[0], 1) + xs[1:] if last else xs[:2] + (1, xs[2]))
+    out4 = out[:1] + [1] + out[1:] if last else out[:2] + [1] + out[2:]
+    y = conv2d_transpose(x4, reshape(w, (1,) + dims_of(w)), out4, (1,) + strides, padding,
+                         "NHWC" if last else "NCHW", (1,) + dilations)
+    ys = dims_of(y)
+    return reshape(y, ys[:1] + ys[2:] if last else ys[:2] + ys[3:])
+
+
+def _upsample(x: Tensor, axis: int, s: int, n: int) -> Tensor:
+    """`x` with s - 1 zeros between consecutive entries along `axis` (of size n)."""
+    pads = [[0, 0]] * (x.ndim + 1)
+    pads[axis + 1] = [0, s - 1]
+    xe = pad(expand_dims(x, axis + 1), pads)
+    d = dims_of(xe)
+    xe = reshape(xe, d[:axis] + (n * s,) + d[axis + 2:])
+    return xe[(slice(None),) * axis + (slice(0, (n - 1) * s + 1),)]
+
+
+def conv3d_transpose(input, filters, output_shape, strides, padding="SAME",
+                     data_format="NDHWC", dilations=None, name=None) -> Tensor:
+    """The transpose (adjoint) of conv3d: its gradient w.r.t. the input. `filters` is
+    [depth, height, width, out_channels, in_channels]; `output_shape` the full output
+    shape. The spatial sizes of the input and output must be known.
+
+    Example: `tf.nn.conv3d_transpose(tf.ones([1, 2, 3, 3, 8]), tf.ones([2, 3, 3, 4, 8]),
+    [1, 4, 6, 6, 4], 2)` -> shape [1, 4, 6, 6, 4].
+    """
+    op = "conv3d_transpose"
+    fmt = _data_format(op, data_format, _FORMATS[3])
+    x, w = _operands(op, input, filters)
+    _rank(op, "input", x, 5, fmt)
+    _rank(op, "filters", w, 5, "[depth, height, width, out_channels, in_channels]")
+    out = _output_shape(op, output_shape, 5, fmt)
+    strides = _spatial_arg(op, "strides", strides, fmt, 3)
+    dilations = _spatial_arg(op, "dilations", dilations, fmt, 3)
+    padding = _padding_arg(op, padding, fmt, 3, explicit=False)
+    if fmt == "NCDHW":
+        x, out = _to_last(x), [out[0], *out[2:], out[1]]
+    where = f"input {describe(x)}, filters {describe(w)}, output_shape {out} ({fmt})"
+    ins, outs = x._shape[1:4], known_dims(out)[1:4]
+    if None in ins or None in outs or None in w._shape:
+        raise InvalidArgumentError(f"{op}: needs known spatial sizes and filter shape; "
+                                   f"{where}")
+    if _known_ne(x._shape[4], w._shape[4]) or _known_ne(known_dims(out)[4], w._shape[3]):
+        raise InvalidArgumentError(f"{op}: channel counts disagree; {where}")
+    # conv3d_transpose(x) = a stride-1 VALID conv3d, with the filters flipped and their
+    # channels swapped, of x spread out by the strides and padded so that output o sees
+    # every input i with i * s + t * d - before = o
+    pads = []
+    for ax in range(3):
+        i, o, k, s, d = ins[ax], outs[ax], w._shape[ax], strides[ax], dilations[ax]
+        ke = (k - 1) * d + 1
+        fits = -(-o // s) if padding == "SAME" else max((o - ke) // s + 1, 0)
+        if fits != i:
+            raise InvalidArgumentError(
+                f"{op}: a conv3d over the output's spatial size {list(outs)} gives "
+                f"size {fits} on axis {ax}, not the input's {i}; {where}")
+        before = _same_pads(o, k, s, d)[0] if padding == "SAME" else 0
+        pads.append([ke - 1 - before, o + before - (i - 1) * s - 1])
+        if s > 1:
+            x = _upsample(x, ax + 1, s, i)
+    x = pad(x, [[0, 0], *pads, [0, 0]])
+    wf = transpose(reverse(w, [0, 1, 2]), (0, 1, 2, 4, 3))
+    y = _conv3d_ndhwc(op, x, wf, (1, 1, 1), "VALID", dilations)
+    return _to_first(y) if fmt == "NCDHW" else y
 
 
 # --------------------------------------------------------------------------- pooling
