@@ -342,3 +342,17 @@ def test_functional_initial_state_and_bidirectional_cell_model():
     model.compile(optimizer="adam", loss="mse")
     history = model.fit(x, np.zeros((3, 6, 1), np.float32), epochs=2, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
+
+
+def test_custom_cell_model_round_trips_in_a_custom_object_scope(tmp_path):
+    inputs = tf.keras.Input((6, 4))
+    both = L.Bidirectional(L.RNN(CUSTOM["PairCell"](2), return_sequences=True))(inputs)
+    model = tf.keras.Model(inputs, L.RNN(CUSTOM["MinimalRNNCell"](3))(both))
+    path = str(tmp_path / "custom.keras")
+    model.save(path)
+    with tf.keras.utils.custom_object_scope(CUSTOM):
+        loaded = tf.keras.models.load_model(path)
+    assert type(loaded.layers[1].forward_layer.cell).__name__ == "PairCell"
+    x = FIXTURE["x"]
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0),
+                               atol=1e-6)
