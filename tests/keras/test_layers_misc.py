@@ -162,17 +162,23 @@ def test_alpha_dropout_keeps_mean_and_variance_of_standard_inputs():
 
 
 def test_seeded_noise_is_reproducible_and_fresh_per_call():
+    # as Keras 3's: each layer has its own SeedGenerator(seed)
     x = np.ones((4, 3, 5), np.float32)
-    for make in (lambda: layers.GaussianNoise(0.3, seed=7),
-                 lambda: layers.GaussianDropout(0.3, seed=7),
-                 lambda: layers.AlphaDropout(0.3, seed=7),
-                 lambda: layers.SpatialDropout1D(0.5, seed=7)):
-        keras.utils.set_random_seed(5)
-        layer = make()
+    for make in (lambda seed: layers.GaussianNoise(0.3, seed=seed),
+                 lambda seed: layers.GaussianDropout(0.3, seed=seed),
+                 lambda seed: layers.AlphaDropout(0.3, seed=seed),
+                 lambda seed: layers.SpatialDropout1D(0.5, seed=seed)):
+        layer = make(7)
+        assert layer.weights == []  # the generator's state is no weight, as in Keras
         first, second = layer(x, training=True).numpy(), layer(x, training=True).numpy()
         assert not np.array_equal(first, second)
+        np.testing.assert_array_equal(make(7)(x, training=True).numpy(), first)
+        assert not np.array_equal(make(8)(x, training=True).numpy(), first)
+        # unseeded: reproducible after set_random_seed
         keras.utils.set_random_seed(5)
-        np.testing.assert_array_equal(make()(x, training=True).numpy(), first)
+        unseeded = make(None)(x, training=True).numpy()
+        keras.utils.set_random_seed(5)
+        np.testing.assert_array_equal(make(None)(x, training=True).numpy(), unseeded)
 
 
 def test_activity_regularization_adds_per_example_penalty_to_losses():
@@ -261,7 +267,7 @@ TRACED = [
     (lambda: layers.GaussianNoise(0.2, seed=1), (None, 3), (2, 3)),
     (lambda: layers.GaussianDropout(0.2, seed=1), (None, 3), (2, 3)),
     (lambda: layers.AlphaDropout(0.2, seed=1), (None, 3), (2, 3)),
-    (lambda: layers.AlphaDropout(0.2, noise_shape=(None, 1), seed=1), (None, 3), (2, 3)),
+    (lambda: layers.AlphaDropout(0.5, noise_shape=(None, 1), seed=1), (None, 3), (16, 3)),
     (lambda: layers.SpatialDropout1D(0.5, seed=1), (None, None, 3), (2, 4, 3)),
     (lambda: layers.SpatialDropout2D(0.5, seed=1), (None, 2, 2, 3), (2, 2, 2, 3)),
     (lambda: layers.ActivityRegularization(0.1), (None, 3), (2, 3)),

@@ -8,7 +8,7 @@ from ...ops import math as _math, nn as _nn
 from ...ops.creation import zeros_like as _zeros_like
 from ...ops.indexing import where as _where
 from ...train import initializers as _init, layers as _layers
-from .. import regularizers as _regularizers
+from .. import constraints as _constraints, regularizers as _regularizers
 from ..layer import Layer
 from ._base import Stateless
 
@@ -150,7 +150,7 @@ class PReLU(Layer):
         super().__init__(**kwargs)
         self.alpha_initializer = _init.get(alpha_initializer)
         self.alpha_regularizer = _regularizers.get(alpha_regularizer)
-        self.alpha_constraint = alpha_constraint
+        self.alpha_constraint = _constraints.get(alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         else:
@@ -189,4 +189,5 @@ class PReLU(Layer):
         return {**super().get_config(),
                 "alpha_initializer": _init.serialize(self.alpha_initializer),
                 "alpha_regularizer": _regularizers.serialize(self.alpha_regularizer),
-                "alpha_constraint": self.alpha_constraint, "shared_axes": self.shared_axes}
+                "alpha_constraint": _constraints.serialize(self.alpha_constraint),
+                "shared_axes": self.shared_axes}

@@ -9,7 +9,7 @@ from ...function.control_flow import cond as _cond
 from ...ops import array as _array, math as _math, nn as _nn, reduction as _reduction
 from ...ops.creation import ones_like as _ones_like
 from ...train import initializers as _init, layers as _layers
-from .. import regularizers as _regularizers
+from .. import constraints as _constraints, regularizers as _regularizers
 from ..layer import Layer, unique_name
 from ._base import Stateless, base_kwargs
 
@@ -106,7 +106,7 @@ class GroupNormalization(Layer):
     Example:
         >>> x = tf.constant([[1.0, 3.0, 10.0, 20.0]])
         >>> tf.keras.layers.GroupNormalization(groups=2)(x).numpy().round(2)
-        array([[-1.  ,  1.  , -1.  ,  1.  ]], dtype=float32)
+        array([[-1.,  1., -1.,  1.]], dtype=float32)
     """
     supports_masking = True  # per step: a mask passes through, as in Keras
 
@@ -128,7 +128,8 @@ class GroupNormalization(Layer):
         self.gamma_initializer = _init.get(gamma_initializer)
         self.beta_regularizer = _regularizers.get(beta_regularizer)
         self.gamma_regularizer = _regularizers.get(gamma_regularizer)
-        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+        self.beta_constraint = _constraints.get(beta_constraint)
+        self.gamma_constraint = _constraints.get(gamma_constraint)
 
     def build(self, input_shape):
         shape = list(input_shape)
@@ -194,8 +195,8 @@ class GroupNormalization(Layer):
                 "gamma_initializer": _init.serialize(self.gamma_initializer),
                 "beta_regularizer": _regularizers.serialize(self.beta_regularizer),
                 "gamma_regularizer": _regularizers.serialize(self.gamma_regularizer),
-                "beta_constraint": self.beta_constraint,
-                "gamma_constraint": self.gamma_constraint}
+                "beta_constraint": _constraints.serialize(self.beta_constraint),
+                "gamma_constraint": _constraints.serialize(self.gamma_constraint)}
 
 
 class UnitNormalization(Stateless):

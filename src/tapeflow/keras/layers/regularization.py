@@ -2,9 +2,11 @@
 AlphaDropout, ActivityRegularization.
 
 The noisy layers are the identity unless called with `training=True` (as `fit` calls
-them). Their `seed` is an op seed with tapeflow's (TensorFlow's) rules: after the same
-`keras.utils.set_random_seed(s)`, the same calls draw the same noise; successive calls
-draw fresh noise.
+them). Dropout's `seed` is an op seed with tapeflow's (TensorFlow's) rules; the other
+noisy layers draw from a `keras.random.SeedGenerator(seed)` of their own, as Keras 3's:
+two layers made with the same seed draw the same noise, successive calls fresh noise
+(also inside `tf.function`, the generator's state being a variable), and without a seed
+the noise is reproducible after `keras.utils.set_random_seed`.
 """
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ from ..._core import dtypes as _dt
 from ..._core.shape import dims_of
 from ..._core.tensor import Tensor
 from ...function.control_flow import cond as _cond
-from ...ops import array as _array, math as _math, random as _random, reduction as _reduction
+from ...ops import array as _array, math as _math, reduction as _reduction
 from ...ops.indexing import where as _where
 from ...train import layers as _layers
+from .. import random as _krandom
 from ..layer import Layer, unique_name
 from ._base import Stateless, base_kwargs
 from .reshaping import data_format_arg
@@ -75,11 +78,15 @@ class _SpatialDropout(Dropout):
         noise_shape = (None, None, *spatial) if self.data_format == "channels_first" \
             else (None, *spatial, None)
         super().__init__(rate, noise_shape=noise_shape, seed=seed, name=name, dtype=dtype)
+        self.seed_generator = _krandom.SeedGenerator(seed)
 
     def call(self, x, training=None):
         if x.ndim != self._RANK + 2:
             raise self._input_error(f"a {self._RANK + 2}-D input", x)
         return super().call(x, training=training)
+
+    def _drop(self, x):
+        return _krandom.dropout(x, self.rate, self.noise_shape, seed=self.seed_generator)
 
     def get_config(self) -> dict:
         # Keras's spatial dropouts write only these keys
@@ -144,12 +151,13 @@ class GaussianNoise(Stateless):
         self.stddev = _rate_arg("GaussianNoise", "stddev", stddev)
         self.seed = seed
         super().__init__(**kwargs)
+        self.seed_generator = _krandom.SeedGenerator(seed)
 
     def call(self, x, training=None):
         if self.stddev == 0:
             return x
-        return _in_training(self, x, training, lambda x: x + _random.normal(
-            _array.shape(x), stddev=self.stddev, dtype=x.dtype, seed=self.seed))
+        return _in_training(self, x, training, lambda x: x + _krandom.normal(
+            dims_of(x), stddev=self.stddev, dtype=x.dtype, seed=self.seed_generator))
 
     def get_config(self) -> dict:
         return {**super().get_config(), "stddev": self.stddev, "seed": self.seed}
@@ -168,6 +176,7 @@ class GaussianDropout(Stateless):
         self.rate = _rate_arg("GaussianDropout", "rate", rate)
         self.seed = seed
         super().__init__(**kwargs)
+        self.seed_generator = _krandom.SeedGenerator(seed)
 
     def call(self, x, training=None):
         if self.rate == 0:
@@ -176,8 +185,8 @@ class GaussianDropout(Stateless):
             raise ValueError(f"GaussianDropout {self.name!r}: rate=1 gives noise of infinite "
                              "variance; use a rate below 1")
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
-        return _in_training(self, x, training, lambda x: x * _random.normal(
-            _array.shape(x), mean=1.0, stddev=stddev, dtype=x.dtype, seed=self.seed))
+        return _in_training(self, x, training, lambda x: x * _krandom.normal(
+            dims_of(x), mean=1.0, stddev=stddev, dtype=x.dtype, seed=self.seed_generator))
 
     def get_config(self) -> dict:
         return {**super().get_config(), "rate": self.rate, "seed": self.seed}
@@ -206,6 +215,7 @@ class AlphaDropout(Stateless):
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
         super().__init__(**kwargs)
+        self.seed_generator = _krandom.SeedGenerator(seed)
 
     def _noise_shape(self, x):
         dims = dims_of(x)  # unknown sizes as run-time dims
@@ -218,8 +228,8 @@ class AlphaDropout(Stateless):
 
     def _drop(self, x):
         saturated = -_SELU_ALPHA * _SELU_SCALE
-        kept = _math.cast(_random.uniform(self._noise_shape(x), dtype=x.dtype, seed=self.seed)
-                          >= self.rate, x.dtype)
+        kept = _math.cast(_krandom.uniform(self._noise_shape(x), dtype=x.dtype,
+                                           seed=self.seed_generator) >= self.rate, x.dtype)
         a = ((1 - self.rate) * (1 + self.rate * saturated ** 2)) ** -0.5
         b = -a * saturated * self.rate
         return (x * kept + saturated * (1 - kept)) * a + b
@@ -240,7 +250,7 @@ class ActivityRegularization(Stateless):
     Example:
         >>> layer = tf.keras.layers.ActivityRegularization(l1=0.1)
         >>> _ = layer(tf.constant([[1.0, -2.0], [3.0, 0.0]]))
-        >>> float(layer.losses[0])   # 0.1 * 6 / 2
+        >>> round(float(layer.losses[0]), 6)   # 0.1 * 6 / 2
         0.3
     """
     supports_masking = True  # per step: a mask passes through, as in Keras
