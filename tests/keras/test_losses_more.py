@@ -153,3 +153,18 @@ def test_loss_gradient_matches_central_differences(name, kw, kind):
         y = tf.reduce_sum(fn(tf.constant(t), x, **kw))
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), _numeric_grad(total, p),
                                rtol=1e-5, atol=1e-7)
+
+
+def test_losses_trace_with_an_unknown_batch():
+    rng = np.random.default_rng(3)
+    t = (rng.uniform(size=(3, 4)) > 0.5).astype(np.float32)
+    p = rng.uniform(size=(3, 4)).astype(np.float32)
+
+    def total(t, p):
+        weight = tf.ones([tf.shape(t)[0]])
+        return (L.Tversky()(t, p) + L.BinaryFocalCrossentropy()(t, p)
+                + L.Hinge(reduction="mean_with_sample_weight")(t, p, sample_weight=weight)
+                + L.LogCosh(reduction="mean")(t, p))
+    spec = tf.TensorSpec([None, 4], tf.float32)
+    traced = tf.function(total, input_signature=[spec, spec])
+    np.testing.assert_allclose(float(traced(t, p)), float(total(t, p)), rtol=1e-6)

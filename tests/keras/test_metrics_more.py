@@ -28,6 +28,7 @@ def _run(rec):
     return metric
 
 
+@pytest.mark.filterwarnings("ignore:More independent predictors")  # (as Keras warns)
 @pytest.mark.parametrize("case", sorted(KERAS))
 def test_metric_matches_keras(case):
     rec = KERAS[case]
@@ -145,3 +146,21 @@ def test_confusion_metric_updates_inside_a_traced_step():
     eager.update_state(t, p)
     np.testing.assert_allclose(float(m.result()), float(eager.result()), rtol=1e-6)
     np.testing.assert_allclose(float(m2.result()), KERAS["auc_pr"]["result"], rtol=2e-5)
+
+
+def test_metric_functions_keras_lists():
+    # `[n for n in dir(keras.metrics) if n[0].islower()]` in Keras 3.15, less get,
+    # serialize, deserialize
+    names = ["binary_accuracy", "binary_crossentropy", "binary_focal_crossentropy",
+             "categorical_accuracy", "categorical_crossentropy",
+             "categorical_focal_crossentropy", "categorical_hinge", "concordance_correlation",
+             "hinge", "huber", "kl_divergence", "log_cosh", "mean_absolute_error",
+             "mean_absolute_percentage_error", "mean_squared_error",
+             "mean_squared_logarithmic_error", "pearson_correlation", "poisson",
+             "sparse_categorical_accuracy", "sparse_categorical_crossentropy",
+             "sparse_top_k_categorical_accuracy", "squared_hinge", "top_k_categorical_accuracy"]
+    for name in names:
+        assert callable(getattr(M, name)), name
+    # keras.metrics.pearson_correlation([[1,2,3]], [[2,4,7]]) -> [0.99339914]
+    np.testing.assert_allclose(M.pearson_correlation([[1., 2., 3.]], [[2., 4., 7.]]).numpy(),
+                               [0.99339914], rtol=1e-5)

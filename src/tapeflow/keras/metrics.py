@@ -25,8 +25,9 @@ from ..ops.math import (abs as abs_, cast, divide_no_nan, equal, greater, greate
                         sqrt, square)
 from ..ops.reduction import (argmax, reduce_max, reduce_mean, reduce_std, reduce_sum,
                              reduce_variance, top_k)
-from ..train.losses import (EPSILON, binary_crossentropy, categorical_crossentropy,
-                            categorical_hinge, cosine_similarity, hinge, kl_divergence,
+from ..train.losses import (EPSILON, binary_crossentropy, binary_focal_crossentropy,
+                            categorical_crossentropy, categorical_focal_crossentropy,
+                            categorical_hinge, cosine_similarity, hinge, huber, kl_divergence,
                             log_cosh, mean_absolute_error, mean_absolute_percentage_error,
                             mean_squared_error, mean_squared_logarithmic_error, poisson,
                             same_rank, sparse_categorical_crossentropy, squared_hinge)
@@ -42,7 +43,15 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
            "RootMeanSquaredError", "PearsonCorrelation", "ConcordanceCorrelation",
            "LogCoshError", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError",
            "CosineSimilarity", "Hinge", "SquaredHinge", "CategoricalHinge", "KLDivergence",
-           "Poisson", "pearson_correlation", "concordance_correlation", "get"]
+           "Poisson", "get",
+           # the per-example functions Keras 3 lists in keras.metrics
+           "binary_accuracy", "binary_crossentropy", "binary_focal_crossentropy",
+           "categorical_accuracy", "categorical_crossentropy", "categorical_focal_crossentropy",
+           "categorical_hinge", "concordance_correlation", "hinge", "huber", "kl_divergence",
+           "log_cosh", "mean_absolute_error", "mean_absolute_percentage_error",
+           "mean_squared_error", "mean_squared_logarithmic_error", "pearson_correlation",
+           "poisson", "sparse_categorical_accuracy", "sparse_categorical_crossentropy",
+           "sparse_top_k_categorical_accuracy", "squared_hinge", "top_k_categorical_accuracy"]
 
 
 class Metric:

@@ -14,7 +14,7 @@ from .._core.errors import InvalidArgumentError
 from .._core.shape import compatible
 from .._core.tensor import Tensor
 from ..ops._define import composite
-from ..ops.array import expand_dims, squeeze
+from ..ops.array import expand_dims, size, squeeze
 from ..ops.indexing import where
 from ..ops.math import (abs as _abs, cast, clip_by_value, divide_no_nan, equal, log,
                         logical_or, maximum, minimum, pow as _pow, rsqrt, sigmoid, softplus,
@@ -505,6 +505,8 @@ def reduce_weighted_values(values, sample_weight=None,
         return total
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
         divisor = reduce_sum(weight)
+    elif None in tuple(values._shape):  # traced with an unknown batch size
+        divisor = cast(size(values), total.dtype)
     else:
         count = 1
         for d in values._shape:
