@@ -235,3 +235,11 @@ def test_input_errors():
     conv(np.ones((1, 4, 4, 3), np.float32))
     with pytest.raises(ValueError, match="3 channels"):
         conv(np.ones((1, 4, 4, 2), np.float32))
+
+
+@pytest.mark.parametrize("key", ["2d", "3d"])
+def test_loads_keras_files_written_by_keras(key):
+    path = os.path.join(os.path.dirname(__file__), "fixtures", f"keras_conv_{key}.keras")
+    model = keras.models.load_model(path)
+    x, expected = _DATA[f"model_{key}/x"], _DATA[f"model_{key}/y"]
+    np.testing.assert_allclose(model.predict(x, verbose=0), expected, atol=1e-5, rtol=1e-5)
