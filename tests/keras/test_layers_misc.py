@@ -406,6 +406,8 @@ def test_bad_inputs_raise_value_error_naming_the_problem():
         layers.RepeatVector(2)(np.ones((2, 3, 4), np.float32))
     with pytest.raises(ValueError, match="incompatible"):
         layers.SpatialDropout2D(0.5)(np.ones((2, 3, 4), np.float32))
+    with pytest.raises(ValueError, match="total size"):
+        layers.Reshape((-1, 5))(keras.Input((12,)))  # caught with an unknown batch too
     prelu = layers.PReLU()
     prelu(np.ones((2, 3), np.float32))
     with pytest.raises(ValueError, match="incompatible"):
