@@ -168,3 +168,38 @@ def test_losses_trace_with_an_unknown_batch():
     spec = tf.TensorSpec([None, 4], tf.float32)
     traced = tf.function(total, input_signature=[spec, spec])
     np.testing.assert_allclose(float(traced(t, p)), float(total(t, p)), rtol=1e-6)
+
+
+# Keras 3.15: rng = np.random.default_rng(7)
+# logits = np.round(rng.normal(0, 1.5, (4, 6, 4)), 2).astype(np.float32)
+# labels = [[1, 2, 0], [3, 3, 0], [1, 2, 3], [0, 0, 0]]; keras.losses.ctc(labels, logits)
+CTC_PER_EXAMPLE = [8.581259727478027, 6.34344482421875, 4.412284851074219, 12.58639907836914]
+CTC_MEAN = 7.980847358703613  # keras.losses.CTC()(labels, logits)
+CTC_WEIGHTED_SUM = 20.577552795410156  # CTC(reduction="sum"), weights [1, .5, 2, 0]
+
+
+def test_ctc_matches_keras():
+    logits = np.round(np.random.default_rng(7).normal(0, 1.5, (4, 6, 4)), 2).astype(
+        np.float32)
+    labels = np.array([[1, 2, 0], [3, 3, 0], [1, 2, 3], [0, 0, 0]], np.int32)
+    np.testing.assert_allclose(L.ctc(labels, logits).numpy(), CTC_PER_EXAMPLE, rtol=1e-5)
+    np.testing.assert_allclose(float(L.CTC()(labels, logits)), CTC_MEAN, rtol=1e-5)
+    got = L.CTC(reduction="sum")(labels, logits, sample_weight=np.array([1.0, 0.5, 2.0, 0.0]))
+    np.testing.assert_allclose(float(got), CTC_WEIGHTED_SUM, rtol=1e-5)
+    assert L.CTC().get_config() == {"name": "ctc", "reduction": "sum_over_batch_size"}
+    assert isinstance(L.get("CTC"), L.CTC) and L.get("ctc") is L.ctc
+    # one label, two uniform steps: paths "1 1", "1 _", "_ 1" of 4: -log(3/4)
+    np.testing.assert_allclose(L.ctc([[1]], np.zeros((1, 2, 2), np.float32)).numpy(),
+                               [-np.log(0.75)], rtol=1e-6)
+    with pytest.raises(ValueError, match="y_pred"):
+        L.ctc(labels, logits[0])
+    # gradient against central differences, float64
+    x64 = logits[:2].astype(np.float64)
+
+    def total(v):
+        return float(tf.reduce_sum(L.ctc(labels[:2], tf.constant(v))))
+    var = tf.Variable(x64)
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(L.ctc(labels[:2], var))
+    np.testing.assert_allclose(tape.gradient(y, var).numpy(), _numeric_grad(total, x64),
+                               rtol=1e-5, atol=1e-7)

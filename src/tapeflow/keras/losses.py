@@ -52,7 +52,7 @@ _FUNCTIONS = {
     "mean_squared_logarithmic_error": _losses.mean_squared_logarithmic_error,
     "msle": _losses.mean_squared_logarithmic_error,
     "poisson": _losses.poisson, "cosine_similarity": _losses.cosine_similarity,
-    "dice": _losses.dice, "tversky": _losses.tversky,
+    "dice": _losses.dice, "tversky": _losses.tversky, "ctc": _losses.ctc,
 }
 _CLASSES = {cls.__name__: cls for cls in (
     _losses.MeanSquaredError, _losses.MeanAbsoluteError, _losses.CategoricalCrossentropy,
@@ -60,7 +60,7 @@ _CLASSES = {cls.__name__: cls for cls in (
     _losses.BinaryFocalCrossentropy, _losses.CategoricalFocalCrossentropy, _losses.Hinge,
     _losses.SquaredHinge, _losses.CategoricalHinge, _losses.KLDivergence, _losses.LogCosh,
     _losses.MeanAbsolutePercentageError, _losses.MeanSquaredLogarithmicError,
-    _losses.Poisson, _losses.CosineSimilarity, _losses.Dice, _losses.Tversky)}
+    _losses.Poisson, _losses.CosineSimilarity, _losses.Dice, _losses.Tversky, _losses.CTC)}
 
 
 def get(identifier):

@@ -14,12 +14,13 @@ from .._core.errors import InvalidArgumentError
 from .._core.shape import compatible
 from .._core.tensor import Tensor
 from ..ops._define import composite
-from ..ops.array import expand_dims, size, squeeze
-from ..ops.indexing import where
-from ..ops.math import (abs as _abs, cast, clip_by_value, divide_no_nan, equal, log,
-                        logical_or, maximum, minimum, pow as _pow, rsqrt, sigmoid, softplus,
-                        square, squared_difference)
-from ..ops.nn import (sigmoid_cross_entropy_with_logits, softmax,
+from ..ops.array import concat, expand_dims, reshape, shape, size, squeeze, stack
+from ..ops.creation import zeros_like
+from ..ops.indexing import gather, where
+from ..ops.math import (abs as _abs, cast, clip_by_value, divide_no_nan, equal, exp, log,
+                        logical_and, logical_or, maximum, minimum, not_equal, pow as _pow,
+                        rsqrt, sigmoid, softplus, square, squared_difference)
+from ..ops.nn import (log_softmax, sigmoid_cross_entropy_with_logits, softmax,
                       softmax_cross_entropy_with_logits,
                       sparse_softmax_cross_entropy_with_logits)
 from ..ops.reduction import reduce_all, reduce_max, reduce_mean, reduce_sum
@@ -31,7 +32,8 @@ __all__ = ["mean_squared_error", "mean_absolute_error", "categorical_crossentrop
            "Huber", "binary_focal_crossentropy", "categorical_focal_crossentropy", "hinge",
            "squared_hinge", "categorical_hinge", "kl_divergence", "log_cosh",
            "mean_absolute_percentage_error", "mean_squared_logarithmic_error", "poisson",
-           "cosine_similarity", "dice", "tversky", "MAPE", "MSLE", "KLD", "mape", "msle", "kld",
+           "cosine_similarity", "dice", "tversky", "ctc", "MAPE", "MSLE", "KLD", "mape",
+           "msle", "kld", "CTC",
            "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "Hinge", "SquaredHinge",
            "CategoricalHinge", "KLDivergence", "LogCosh", "MeanAbsolutePercentageError",
            "MeanSquaredLogarithmicError", "Poisson", "CosineSimilarity", "Dice", "Tversky"]
@@ -440,6 +442,73 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha: float = 0.25, gamma: f
     return reduce_sum(_pow(1.0 - output, gamma) * alpha * cce, axis=axis)
 
 
+_CTC_NEG = -1e30  # log(0) for the CTC recursion: finite, so no inf - inf in gradients
+
+
+def _logsumexp3(a: Tensor, b: Tensor, c: Tensor) -> Tensor:
+    top = maximum(maximum(a, b), c)
+    return top + log(exp(a - top) + exp(b - top) + exp(c - top))
+
+
+@composite("ctc")
+def ctc(y_true, y_pred) -> Tensor:
+    """The connectionist temporal classification loss of integer label sequences
+    `y_true` [batch, max_length] (0 is the blank and pads the end) and logits `y_pred`
+    [batch, time, classes], by the forward algorithm in log space (as Keras 3's, which
+    takes every time step and labels up to their first padding 0).
+
+    Example:
+        >>> round(float(tf.losses.ctc([[1]], [[[0.0, 0.0], [0.0, 0.0]]])[0]), 4)
+        0.2877
+    """
+    y_pred = convert_to_tensor(y_pred)
+    labels = convert_to_tensor(y_true)
+    if labels.ndim != 2:
+        raise ValueError("ctc: targets `y_true` are expected to be a tensor of shape "
+                         "(batch_size, max_length) in integer format. Received: "
+                         f"y_true.shape={list(labels._shape)}")
+    if y_pred.ndim != 3:
+        raise ValueError("ctc: logits `y_pred` are expected to be a tensor of shape "
+                         "(batch_size, max_length, num_classes). Received: "
+                         f"y_pred.shape={list(y_pred._shape)}")
+    if not y_pred.dtype.is_floating:
+        y_pred = cast(y_pred, FLOATX)
+    labels = cast(labels, "int32")
+    steps, max_length = y_pred._shape[1], labels._shape[1]
+    if steps is None or max_length is None:
+        raise ValueError("ctc: the number of time steps and the labels' length must be "
+                         "known (static)")
+    log_probs = log_softmax(y_pred, axis=-1)
+    batch = shape(labels)[0]
+    # the extended labels: blank, l1, blank, l2, ..., blank (2 * max_length + 1)
+    blanks = zeros_like(labels)
+    ext = reshape(stack([blanks, labels], axis=2), [batch, 2 * max_length])
+    ext = concat([ext, zeros_like(labels[:, :1])], axis=1)
+    size_ext = 2 * max_length + 1
+    # a label may skip the blank before it unless it repeats the label two places back
+    previous = concat([zeros_like(ext[:, :2]), ext[:, :-2]], axis=1)
+    odd = convert_to_tensor([i % 2 == 1 for i in range(size_ext)])
+    can_skip = logical_and(odd, not_equal(ext, previous))
+    length = reduce_sum(cast(not_equal(labels, 0), "int32"), axis=1)
+    emit = gather(log_probs, ext, axis=2, batch_dims=1)  # [batch, time, size_ext]
+    neg = emit[:, 0, :] * 0.0 + _CTC_NEG
+    start = convert_to_tensor([i < 2 for i in range(size_ext)])
+    alpha = where(start, emit[:, 0, :], neg)
+    pad1 = neg[:, :1]
+    pad2 = neg[:, :2]
+    for t in range(1, steps):
+        stay = alpha
+        step = concat([pad1, alpha[:, :-1]], axis=1)
+        skip = where(can_skip, concat([pad2, alpha[:, :-2]], axis=1), neg)
+        alpha = _logsumexp3(stay, step, skip) + emit[:, t, :]
+    last = gather(alpha, expand_dims(2 * length, 1), axis=1, batch_dims=1)[:, 0]
+    before = gather(alpha, expand_dims(maximum(2 * length - 1, 0), 1), axis=1,
+                    batch_dims=1)[:, 0]
+    before = where(length > 0, before, last * 0.0 + _CTC_NEG)
+    top = maximum(last, before)
+    return -(top + log(exp(last - top) + exp(before - top)))
+
+
 MAPE = mape = mean_absolute_percentage_error
 MSLE = msle = mean_squared_logarithmic_error
 KLD = kld = kl_divergence
@@ -810,3 +879,13 @@ class Tversky(_Wrapper):
                  reduction: str | None = "sum_over_batch_size", name: str = "tversky",
                  axis=None, dtype=None):
         super().__init__(reduction, name, dtype, alpha=alpha, beta=beta, axis=axis)
+
+
+class CTC(_Plain):
+    """`ctc` with a reduction.
+
+    Example:
+        >>> round(float(tf.losses.CTC()([[1]], [[[0.0, 0.0], [0.0, 0.0]]])), 4)
+        0.2877
+    """
+    _fn, _default_name = staticmethod(ctc), "ctc"
