@@ -30,9 +30,8 @@ def test_matches_keras(i):
     x, expected, weights = _DATA[f"{i}/x"], _DATA[f"{i}/y"], _weights(i)
     layer = getattr(layers, name)(**kwargs)
     layer.build(x.shape)  # then set_weights: Keras's arrays fit as they are
-    names = _WEIGHT_NAMES.get(name, ["kernel", "bias"])[:len(weights)]
-    if not kwargs.get("use_bias", True):
-        names = [n for n in _WEIGHT_NAMES.get(name, ["kernel", "bias"]) if n != "bias"]
+    names = [n for n in _WEIGHT_NAMES.get(name, ["kernel", "bias"])
+             if n != "bias" or kwargs.get("use_bias", True)]
     assert [v.name.split("/")[-1].split(":")[0] for v in layer.weights] == names
     assert [tuple(v.shape) for v in layer.weights] == [w.shape for w in weights]
     layer.set_weights(weights)
@@ -243,3 +242,35 @@ def test_loads_keras_files_written_by_keras(key):
     model = keras.models.load_model(path)
     x, expected = _DATA[f"model_{key}/x"], _DATA[f"model_{key}/y"]
     np.testing.assert_allclose(model.predict(x, verbose=0), expected, atol=1e-5, rtol=1e-5)
+
+
+def test_nn_composites_agree_with_their_definitions():
+    """tf.nn.conv3d / convolution (grouped) / the transposes, which the layers use,
+    against what they are defined as: channel-order moves, splits into groups, adjoints."""
+    rng = np.random.RandomState(5)
+    x = rng.randn(2, 4, 5, 3, 4)
+    w = rng.randn(2, 3, 2, 2, 6)  # two groups of two input channels
+    y = tf.nn.conv3d(x, w, [1, 2, 1, 1, 1], "SAME").numpy()
+    halves = [tf.nn.conv3d(x[..., 2 * g:2 * g + 2], w[..., 3 * g:3 * g + 3],
+                           [1, 2, 1, 1, 1], "SAME") for g in range(2)]
+    np.testing.assert_allclose(y, np.concatenate(halves, -1), atol=1e-12)
+    first = tf.nn.conv3d(x.transpose(0, 4, 1, 2, 3), w, [1, 1, 2, 1, 1], "SAME",
+                         data_format="NCDHW").numpy()
+    np.testing.assert_allclose(first.transpose(0, 2, 3, 4, 1), y, atol=1e-12)
+    x1, w1 = rng.randn(2, 7, 6), rng.randn(3, 2, 6)  # three groups, two filters each
+    y1 = tf.nn.convolution(x1, w1, padding="SAME").numpy()
+    thirds = [tf.nn.conv1d(x1[..., 2 * g:2 * g + 2], w1[..., 2 * g:2 * g + 2], 1, "SAME")
+              for g in range(3)]
+    np.testing.assert_allclose(y1, np.concatenate(thirds, -1), atol=1e-12)
+    # a transposed convolution is the adjoint: <conv(a), b> == <a, conv_transpose(b)>
+    a, k = rng.randn(1, 5, 4, 6, 2), rng.randn(3, 2, 3, 2, 3)
+    b = rng.randn(1, 3, 2, 3, 3)
+    lhs = np.sum(tf.nn.conv3d(a, k, 2, "SAME").numpy() * b)
+    rhs = np.sum(a * tf.nn.conv3d_transpose(b, k, a.shape, 2, "SAME").numpy())
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-10)
+    a1, k1, b1 = rng.randn(2, 9, 3), rng.randn(3, 3, 2), rng.randn(2, 4, 2)
+    lhs = np.sum(tf.nn.conv1d(a1, k1, 2, "VALID").numpy() * b1)
+    rhs = np.sum(a1 * tf.nn.conv1d_transpose(b1, k1, a1.shape, 2, "VALID").numpy())
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-10)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="multiple"):
+        tf.nn.conv3d(x, rng.randn(2, 2, 2, 3, 4), 1, "VALID")
