@@ -326,7 +326,7 @@ def test_progbar_redraws_on_a_terminal():
             return True
 
     stream = Terminal()
-    bar = keras.utils.Progbar(4, stream=stream)
+    bar = keras.utils.Progbar(4, interval=0, stream=stream)  # every update
     for step in range(1, 5):
         bar.update(step, [("loss", 0.5)])
     text = stream.getvalue()

@@ -8,9 +8,11 @@ float32 by default, `trainable`, `weights`/`get_weights`/`set_weights`, `count_p
 `get_config`/`from_config`, `add_weight(shape=..., initializer=...)` and the order in
 which sublayers were assigned (Keras lists weights in that order).
 
-Output shapes of a symbolic call are found by running the layer twice on zeros, with
-each unknown dimension set to 2 and then 3: dimensions that differ between the runs are
-unknown (None) in the output. The first run also builds the layer, as Keras does.
+Output shapes of a symbolic call come from tracing the layer's `call` once into a
+scratch graph whose placeholders have the KerasTensors' shapes (unknown dims None), as
+Keras 3's TensorFlow backend does: the user's code never runs on placeholder values, a
+size computed from `tf.shape` stays unknown, and nothing the trace does (variable
+updates, losses) outlives it. The trace also builds the layer, as Keras does.
 """
 from __future__ import annotations
 
@@ -25,11 +27,12 @@ import numpy as np
 
 from .._core import dtypes as _dt, nest
 from .._core.context import ctx
-from .._core.tensor import TensorShape
-from .._core.variable import Variable
-from ..ops.creation import ones, zeros
 from .._core.convert import convert_to_tensor
-from ..train import initializers as _init, layers as _layers
+from .._core.shape import known_dims
+from .._core.tensor import Tensor, TensorShape
+from .._core.variable import Variable
+from ..function.graph import FuncGraph, tracing
+from ..train import layers as _layers
 from . import regularizers as _regularizers
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "clear_session",
@@ -136,21 +139,55 @@ class KerasTensor:
 
 
 class Node:
-    """One call of `layer` in a functional graph: its KerasTensor inputs and outputs (nests)
-    and the other arguments of the call."""
+    """One call of `layer` in a functional graph: its first argument `inputs`, the other
+    arguments `args`/`kwargs` (any of which may hold KerasTensors too, as
+    `attention(query, value)`) and its KerasTensor `outputs`."""
 
     def __init__(self, layer, inputs, outputs, args: tuple, kwargs: dict):
         self.layer, self.inputs, self.outputs = layer, inputs, outputs
         self.args, self.kwargs = args, kwargs
 
     @property
+    def keras_inputs(self) -> list:
+        """Every KerasTensor the call was given, in argument order."""
+        return keras_tensors((self.inputs, self.args, self.kwargs))
+
+    @property
     def parents(self) -> list:
-        return [kt.node for kt in nest.flatten(self.inputs)]
+        return [kt.node for kt in self.keras_inputs]
 
 
-def _common_shape(a, b) -> list:
-    """The shape of two probe results: dimensions that differ are unknown (None)."""
-    return [da if da == db else None for da, db in zip(a.shape, b.shape)]
+def keras_tensors(value) -> list:
+    """The KerasTensors in a nest of lists, tuples and dicts (dicts in key order)."""
+    if isinstance(value, KerasTensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [kt for v in value for kt in keras_tensors(v)]
+    if isinstance(value, dict):
+        return [kt for v in value.values() for kt in keras_tensors(v)]
+    return []
+
+
+def map_keras_tensors(fn, value):
+    """`value` with each KerasTensor replaced by `fn(kt)`, everything else kept."""
+    if isinstance(value, KerasTensor):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        items = [map_keras_tensors(fn, v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return {k: map_keras_tensors(fn, v) for k, v in value.items()}
+    return value
+
+
+def _has_keras_tensor(value) -> bool:
+    if isinstance(value, KerasTensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_keras_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_keras_tensor(v) for v in value.values())
+    return False
 
 
 def is_several(inputs) -> bool:
@@ -162,7 +199,8 @@ def is_several(inputs) -> bool:
 
 
 def is_symbolic(inputs) -> bool:
-    return any(isinstance(x, KerasTensor) for x in nest.flatten(inputs))
+    """Whether `inputs` (a nest) holds a KerasTensor: a call that draws a functional graph."""
+    return _has_keras_tensor(inputs)
 
 
 def _marking_built(build):
@@ -273,7 +311,7 @@ class Layer(_layers.Layer):
 
     # ----------------------------------------------------------------- calling
     def __call__(self, inputs, *args, **kwargs):
-        if is_symbolic(inputs):
+        if _has_keras_tensor(inputs) or (args or kwargs) and _has_keras_tensor((args, kwargs)):
             return self._call_symbolic(inputs, args, kwargs)
         if _CALL_DEPTH.value == 0:  # losses added in call() are those of the latest call
             for layer in [self, *self._all_sublayers()]:
@@ -314,31 +352,43 @@ class Layer(_layers.Layer):
         return super()._convert_input(inputs)
 
     def _call_symbolic(self, inputs, args: tuple, kwargs: dict):
-        flat = nest.flatten(inputs)
-        # the probes run in inference mode: a BatchNormalization's statistics stay put
-        probe_kwargs = {k: v for k, v in kwargs.items() if k != "training"}
-        runs = []
-        for size in (2, 3):
-            probes = []
-            for kt in flat:
-                probe = zeros([size if d is None else d for d in kt.shape], kt.dtype)
-                if kt._keras_mask is not None:  # so the probes show the outputs' masks
-                    set_keras_mask(probe, ones([size if d is None else d for d in
-                                                kt._keras_mask.shape], _dt.bool))
-                probes.append(probe)
-            with warnings.catch_warnings():
-                if size == 3:  # a lost mask is reported once, by the first probe
-                    warnings.simplefilter("ignore")
-                runs.append(nest.flatten(self._call_masked(
-                    nest.pack_sequence_as(inputs, probes), args, probe_kwargs)))
+        """Record a Node and return KerasTensors shaped as `call`'s outputs, found by
+        tracing it once into a scratch graph (see the module docstring)."""
+        graph = FuncGraph(f"{self.name}_symbolic_call")
+        kept_losses = {id(layer): layer.__dict__.get("_added_losses")
+                       for layer in [self, *self._all_sublayers()]}
+        try:
+            with tracing(graph):
+                def placeholder(kt: KerasTensor) -> Tensor:
+                    ph = graph.placeholder(kt.shape, kt.dtype, "keras_tensor")
+                    if kt._keras_mask is not None:
+                        set_keras_mask(ph, graph.placeholder(kt._keras_mask.shape, _dt.bool,
+                                                             "keras_mask"))
+                    return ph
+                traced_inputs, traced_args, traced_kwargs = map_keras_tensors(
+                    placeholder, (inputs, args, kwargs))
+                traced = nest.flatten(self._call_masked(traced_inputs, traced_args,
+                                                        traced_kwargs))
+        finally:
+            # losses added by the trace are graph tensors: none of them outlives it
+            for layer in [self, *self._all_sublayers()]:
+                if id(layer) in kept_losses and kept_losses[id(layer)] is not None:
+                    layer.__dict__["_added_losses"] = kept_losses[id(layer)]
+                else:
+                    layer.__dict__.pop("_added_losses", None)
         node = Node(self, inputs, None, args, kwargs)
         outputs = []
-        for i, (a, b) in enumerate(zip(*runs)):
-            outputs.append(KerasTensor(_common_shape(a, b), a.dtype, name=self.name,
-                                       node=node, index=i))
-            if get_keras_mask(a) is not None and get_keras_mask(b) is not None:
-                outputs[-1]._keras_mask = KerasTensor(
-                    _common_shape(get_keras_mask(a), get_keras_mask(b)), _dt.bool)
+        for i, y in enumerate(traced):
+            if not isinstance(y, Tensor):
+                raise TypeError(f"Layer {self.name!r} ({type(self).__name__}) returned "
+                                f"{y!r} from a symbolic call; a layer's call must return "
+                                "tensors (or nests of them)")
+            kt = KerasTensor(known_dims(y._shape), y.dtype, name=self.name, node=node,
+                             index=i)
+            mask = get_keras_mask(y)
+            if isinstance(mask, Tensor):
+                kt._keras_mask = KerasTensor(known_dims(mask._shape), _dt.bool)
+            outputs.append(kt)
         # several outputs come back as a list, as the layers here return them
         node.outputs = outputs[0] if len(outputs) == 1 else outputs
         self._inbound_nodes.append(node)

@@ -36,8 +36,8 @@ from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
     in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss, \
     uses_strategy
 from ._structure import leaves, map_leaves
-from .layer import Input, InputLayer, KerasTensor, Layer, is_several, is_symbolic, \
-    get_keras_mask, set_keras_mask
+from .layer import Input, InputLayer, KerasTensor, Layer, get_keras_mask, is_several, \
+    is_symbolic, map_keras_tensors, set_keras_mask
 from .layers.rnn import keeping_states
 from .saving import deserialize_layer, endpoint_config, functional_layer_entries, \
     input_layer_entry, load_weights_h5, optimizer_built, optimizer_state, \
@@ -362,6 +362,13 @@ class Model(Layer):
 
     def __init__(self, *args, trainable: bool = True, name: str | None = None, dtype=None,
                  **kwargs):
+        if (args or "inputs" in kwargs or "outputs" in kwargs) and \
+                not isinstance(self, Functional):
+            # a subclass built functionally (`MyModel(inputs, outputs)`, to override
+            # train_step): as Keras 3, the class becomes a Functional subclass
+            _make_functional(type(self))
+            Functional.__init__(self, *args, trainable=trainable, name=name, **kwargs)
+            return
         if args:
             raise TypeError(f"{type(self).__name__}: unexpected positional arguments; a "
                             "functional model is Model(inputs, outputs)")
@@ -406,6 +413,34 @@ class Model(Layer):
                 return layer
         raise ValueError(f"No such layer: {name}. Existing layers are: "
                          f"{[layer.name for layer in self.layers]}.")
+
+    @property
+    def input_shape(self):
+        """The shape of the model's input (a list of shapes for several), None for unknown
+        dims, as Keras 3; an AttributeError before the model knows its inputs.
+
+        Example:
+            >>> tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)]).input_shape
+            (None, 3)
+        """
+        return self._endpoint_shapes(getattr(self, "inputs", None), "input")
+
+    @property
+    def output_shape(self):
+        """The shape of the model's output (a list of shapes for several), as Keras 3.
+
+        Example:
+            >>> tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)]).output_shape
+            (None, 2)
+        """
+        return self._endpoint_shapes(getattr(self, "outputs", None), "output")
+
+    def _endpoint_shapes(self, tensors, what: str):
+        if not tensors:
+            raise AttributeError(f"{type(self).__name__} model {self.name!r} has no defined "
+                                 f"{what} shape yet.")
+        shapes = [tuple(kt.shape) for kt in tensors]
+        return shapes[0] if len(shapes) == 1 else shapes
 
     @property
     def output_names(self) -> list:
@@ -865,6 +900,23 @@ def _output_shape(layer) -> str:
 # --------------------------------------------------------------------------- functional
 
 
+def _make_functional(cls: type) -> None:
+    """Put Functional in place of Model among the bases of `cls` (and of its Model
+    ancestors), so a subclass built as `MyModel(inputs, outputs)` is functional and keeps
+    its own methods (`train_step`, ...) in front, as Keras 3 does."""
+    if issubclass(cls, Functional) or cls is Model:
+        return
+    bases = []
+    for base in cls.__bases__:
+        if base is Model:
+            bases.append(Functional)
+        else:
+            if isinstance(base, type) and issubclass(base, Model):
+                _make_functional(base)
+            bases.append(base)
+    cls.__bases__ = tuple(bases)
+
+
 class Functional(Model):
     """A model defined by a graph of layer calls from `Input`s to outputs (what
     `Model(inputs, outputs)` returns); inputs and outputs may be lists or dicts, and a
@@ -960,11 +1012,13 @@ class Functional(Model):
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
                 continue
-            args = map_leaves(lambda kt: values[id(kt)], node.inputs)
-            kwargs = dict(node.kwargs)
+            value_of = values.__getitem__
+            args = map_keras_tensors(lambda kt: value_of(id(kt)), node.inputs)
+            kwargs = map_keras_tensors(lambda kt: value_of(id(kt)), dict(node.kwargs))
             if training is not None:  # a training= given when the graph was drawn wins
                 kwargs.setdefault("training", training)
-            out = node.layer(args, *node.args, **kwargs)
+            out = node.layer(args, *map_keras_tensors(lambda kt: value_of(id(kt)),
+                                                      node.args), **kwargs)
             for kt, value in zip(nest.flatten(node.outputs), nest.flatten(out)):
                 values[id(kt)] = value
         return map_leaves(lambda kt: values[id(kt)], self._outputs)
@@ -976,7 +1030,7 @@ class Functional(Model):
             for node in layer._inbound_nodes:
                 if not any(node is n for n in self._nodes):
                     continue
-                for kt in nest.flatten(node.inputs):
+                for kt in node.keras_inputs:
                     owner = kt.node.layer
                     position = next(i for i, n in enumerate(owner._inbound_nodes)
                                     if n is kt.node)
@@ -1076,7 +1130,9 @@ class Sequential(Model):
         if not self.built and not is_symbolic(inputs):
             first = nest.flatten(inputs)[0]
             shape = first.shape if hasattr(first, "shape") else np.shape(first)
-            dtype = convert_to_tensor(_as_array(first)).dtype
+            # a traced input (first call inside tf.function) gives its spec, not a value
+            dtype = first.dtype if isinstance(first, Tensor) else \
+                convert_to_tensor(_as_array(first)).dtype
             self._input = self._output = Input(batch_shape=(None, *tuple(shape)[1:]),
                                                dtype=dtype if not dtype.is_floating
                                                else _dt.float32)

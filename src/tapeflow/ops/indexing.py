@@ -25,9 +25,9 @@ from . import _tangents
 from ._args import binary_operands, int_arg, int_list, normalize_axis, shape_arg, to_tensor
 from ._define import cast_to, defop
 from ._tangents import align_tangent
-from .array import pad, reshape, transpose
-from .creation import ones_like, zeros_like
-from .math import cast, less, maximum
+from .array import pad, reshape, shape as _shape_of, transpose
+from .creation import ones_like, range as _range, zeros_like
+from .math import cast, less, maximum, minimum
 from ._batching import batch_broadcasting, batch_gather
 
 __all__ = ["slice", "strided_slice", "gather", "gather_nd", "scatter_nd",
@@ -240,13 +240,55 @@ _FULL = (_SLICE, (None, None, 1))
 
 
 def _bound(v, what):
-    if v is None:
-        return None
+    if v is None or _is_dynamic(v):
+        return v
     try:
         return operator.index(v)
     except TypeError:
         raise TypeError(f"getitem: slice {what} must be an int, None or a scalar integer "
                         f"tensor, got {v!r}") from None
+
+
+def _is_dynamic(v) -> bool:
+    """Whether a slice bound is a traced scalar integer (its value known only at run time)."""
+    return is_symbolic(v) and v.ndim == 0 and v.dtype.is_integer
+
+
+def _dynamic_range(n: Tensor, start, stop, step: int) -> Tensor:
+    """The positions `range(n)[start:stop:step]` picks, with Python's clamping of
+    negative and out-of-range bounds done by ops (a bound may be a traced scalar)."""
+    def clamp(b, low, high):
+        b = cast(b, n.dtype)
+        b = prims.select_v2(less(b, 0), b + n, b)
+        return minimum(maximum(b, low), high)
+    if step > 0:
+        lo = 0 if start is None else clamp(start, 0, n)
+        hi = n if stop is None else clamp(stop, 0, n)
+        return _range(lo, maximum(hi, lo), step)
+    lo = n - 1 if start is None else clamp(start, -1, n - 1)
+    hi = -1 if stop is None else clamp(stop, -1, n - 1)
+    return _range(lo, minimum(hi, lo), step)
+
+
+def _dynamic_slices(x: Tensor, entries) -> Tensor:
+    """Basic indexing where some slice bounds are traced scalars: the static part as one
+    StridedSlice with those axes whole, then one gather per dynamic axis (TensorFlow's
+    strided slice with tensor bounds, as a composite)."""
+    static, dynamic, out_axis, in_axis = [], [], 0, 0
+    for entry in entries:
+        kind, v = entry[0], entry[1]
+        if kind is _SLICE and any(_is_dynamic(b) for b in v[:2]):
+            dynamic.append((out_axis, in_axis, v))
+            entry = (_SLICE, (None, None, 1), entry[2])
+        static.append(entry)
+        out_axis += kind is not _INT
+        in_axis += kind is not _NEW
+    y = _basic(x, static)
+    sizes = _shape_of(x)
+    for out_axis, in_axis, (start, stop, step) in dynamic:
+        positions = _dynamic_range(sizes[in_axis], start, stop, step)
+        y = prims.gather_v2(y, positions, axis=out_axis, batch_dims=0)
+    return y
 
 
 def _key_tensor(k) -> Tensor:
@@ -276,7 +318,11 @@ def _parse(x: Tensor, key: tuple, op: str = "getitem"):
             entries.append((_INT, int(k), pos))
             used += 1
         elif tk is _pyslice:
-            step = 1 if k.step is None else _bound(k.step, "step")
+            step = 1 if k.step is None else \
+                _bound(k.step, "step")
+            if _is_dynamic(step):
+                raise TypeError(f"{op}: a slice step must be known when a function is traced "
+                                f"(an int), got the traced tensor {step!r}")
             if step == 0:
                 raise InvalidArgumentError(f"{op}: slice step cannot be zero")
             entries.append((_SLICE, (_bound(k.start, "start"), _bound(k.stop, "stop"), step),
@@ -335,6 +381,12 @@ def getitem(tensor, key) -> Tensor:
         return run_kernel("GatherV2", {"params": x, "indices": index},
                           {"axis": 0, "batch_dims": 0})
     entries, adv = _parse(x, key if kt is tuple else (key,))
+    if any(e[0] is _SLICE and any(_is_dynamic(b) for b in e[1][:2]) for e in entries):
+        if adv:
+            raise InvalidArgumentError(
+                "getitem: slices with traced tensor bounds cannot be combined with "
+                f"array or boolean indices (tensor {describe(x)})")
+        return _dynamic_slices(x, entries)
     if not adv:
         while entries and entries[-1][:2] == _FULL:  # trailing whole dims need no spec
             entries.pop()
