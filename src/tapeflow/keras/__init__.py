@@ -6,7 +6,8 @@ Example:
     >>> model.compile(optimizer="adam", loss="mse")
 """
 from . import (activations, backend, callbacks, constraints, datasets, initializers,  # noqa: F401
-               layers, losses, metrics, models, optimizers, random, regularizers, saving, utils)
+               layers, losses, metrics, models, ops, optimizers, random, regularizers, saving,
+               utils)
 from .layer import Input, KerasTensor  # noqa: F401
 from .model import Functional, Model, Sequential
 
@@ -17,4 +18,4 @@ saving.register_classes({"Sequential": Sequential, "Functional": Functional,
 
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks",
            "constraints", "datasets", "initializers", "layers", "losses", "metrics", "models",
-           "optimizers", "random", "regularizers", "saving", "utils"]
+           "ops", "optimizers", "random", "regularizers", "saving", "utils"]
