@@ -14,9 +14,15 @@ under `optimizer/vars/<i>` in Keras 3's order (see `optimizer_state`), so traini
 from a loaded model as if it had not stopped; the state is read only when the model's
 optimizer has as many variables as the file (otherwise skipped with a warning, as Keras).
 
-Files are only read as JSON and arrays: nothing in them is executed; a class is found by
-name among tapeflow's Keras classes, the registered ones (`register_keras_serializable`,
-`custom_object_scope`) or the `custom_objects` given, never imported.
+Keras's legacy HDF5 model format (`model.save("m.h5")`, `load_model("m.h5")`) is read
+and written too (see `_save_legacy_h5`).
+
+Files are only read as JSON and arrays: nothing in them is executed; a class or function
+is found by name among tapeflow's Keras classes, the registered ones
+(`register_keras_serializable`, `custom_object_scope`) or the `custom_objects` given,
+never imported. The one exception is asked for explicitly: `load_model(...,
+safe_mode=False)` rebuilds a Lambda layer's Python lambda from its stored bytecode, as
+Keras 3 does; by default (`safe_mode=True`) such a file is refused.
 
 Example:
     >>> model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
@@ -30,6 +36,7 @@ import datetime
 import inspect
 import io
 import json
+import threading
 import warnings
 import zipfile
 
@@ -39,20 +46,60 @@ from .._core.variable import Variable
 from . import losses as _losses, metrics as _metrics, optimizers as _optimizers, \
     utils as _utils
 from .layer import InputLayer, KerasTensor, Layer, snake_case
+# Keras 3's `keras.saving` namespace: the registry and (de)serialization live in utils
+from .utils import CustomObjectScope, custom_object_scope, deserialize_keras_object, \
+    get_custom_objects, get_registered_name, get_registered_object, \
+    register_keras_serializable, serialize_keras_object
 
 __all__ = ["save_model", "load_model", "save_weights_h5", "load_weights_h5",
-           "register_classes", "serialize_layer", "deserialize_layer"]
+           "register_classes", "serialize_layer", "deserialize_layer",
+           "register_keras_serializable", "get_custom_objects", "custom_object_scope",
+           "CustomObjectScope", "serialize_keras_object", "deserialize_keras_object",
+           "get_registered_name", "get_registered_object", "SafeModeScope", "in_safe_mode"]
 
 KERAS_VERSION = "3.15.1"  # the Keras whose files these are (written in metadata.json)
 
 
 def _h5py():
     try:
-        import h5py  # optional: only the .weights.h5 format needs it
+        import h5py  # optional: only the .weights.h5 and legacy .h5 formats need it
     except ImportError:
-        raise ImportError("Keras's .weights.h5 files need h5py: pip install 'tapeflow[keras]'"
-                          ) from None
+        raise ImportError("Keras's .weights.h5 and .h5 files need h5py: pip install "
+                          "'tapeflow[keras]' (or pip install h5py)") from None
     return h5py
+
+
+# --------------------------------------------------------------------------- safe mode
+_safe = threading.local()
+
+
+class SafeModeScope:
+    """Whether loading may run code stored in a file (a Lambda layer's Python lambda,
+    kept as marshalled bytecode), within a `with` block, per thread as Keras's.
+    `load_model(..., safe_mode=...)` enters one; outside any scope loading is safe
+    (such code is refused).
+
+    Example:
+        >>> with tf.keras.saving.SafeModeScope(False):
+        ...     layer = tf.keras.layers.Lambda.from_config(config)
+    """
+
+    def __init__(self, safe_mode: bool | None = True):
+        self.safe_mode = safe_mode
+        self.backup = None
+
+    def __enter__(self) -> "SafeModeScope":
+        self.backup = getattr(_safe, "mode", None)
+        _safe.mode = self.safe_mode
+        return self
+
+    def __exit__(self, *args) -> None:
+        _safe.mode = self.backup
+
+
+def in_safe_mode() -> bool | None:
+    """The safe mode of the innermost `SafeModeScope`, None outside any (read as safe)."""
+    return getattr(_safe, "mode", None)
 
 
 def _children(model) -> list:
@@ -73,15 +120,35 @@ def _children(model) -> list:
 
 
 def _nested(layer: Layer) -> list:
-    """(attribute, sublayer) for a layer made of other layers (an LSTM's "cell", a
+    """(path, sublayer) for a layer made of other layers (an LSTM's "cell", a
     Bidirectional's "forward_layer", a MultiHeadAttention's "query_dense"): Keras files
-    hold each under a group named by the attribute, in assignment order."""
-    found = [(key, value) for key, value in vars(layer).items()
-             if isinstance(value, Layer) and value is not layer and not key.startswith("_")]
+    hold each under a group named by the attribute, in assignment order; the layers of a
+    list or dict attribute (StackedRNNCells' `cells`) sit under the attribute's group,
+    each named by its class in snake_case counted within the list ("cells/gru_cell",
+    "cells/gru_cell_1"), as Keras's containers."""
+    found = []
+    for key, value in vars(layer).items():
+        if key.startswith("_") or value is layer:
+            continue
+        if isinstance(value, Layer):
+            found.append((key, value))
+            continue
+        if isinstance(value, dict):
+            value = list(value.values())
+        if not isinstance(value, (list, tuple)):
+            continue
+        counts: dict = {}
+        for item in value:
+            if not isinstance(item, Layer):
+                continue
+            base = snake_case(type(item).__name__)
+            n = counts.get(base, 0)
+            counts[base] = n + 1
+            found.append((f"{key}/{base if n == 0 else f'{base}_{n}'}", item))
     named = [sub for _, sub in found]
     if any(sub.weights and not any(sub is n for n in named) for sub in layer._sublayers()):
-        raise NotImplementedError(f"Layer {layer.name!r}: sublayers held in lists or dicts "
-                                  "are not supported in .weights.h5 files yet")
+        raise NotImplementedError(f"Layer {layer.name!r}: sublayers held outside its "
+                                  "attributes are not supported in .weights.h5 files")
     return found
 
 
@@ -132,9 +199,9 @@ def optimizer_built(model) -> bool:
 def optimizer_state(model) -> list:
     """The variables Keras 3 writes under `optimizer/vars`, in its order: `iteration`, the
     learning rate (unless a schedule gives it), then the slots of the model's trainable
-    weights block by block as Keras creates them (Adam's and Nadam's `m` and `v`
-    interleaved per weight; every other slot a block of its own, e.g. all of RMSprop's
-    velocities before its momentums), then optimizer-wide variables (Nadam's
+    weights block by block as Keras creates them (the optimizer's `_slot_blocks`: Adam's
+    `m` and `v`, Ftrl's or Adafactor's slots interleaved per weight; RMSprop's velocities
+    all before its momentums), then optimizer-wide variables (Nadam's
     `u_product`). An optimizer not built for the model yet holds the first two only."""
     optimizer = model.optimizer
     # (the call counter: with gradient_accumulation_steps, `iterations` is a Tensor of
@@ -152,9 +219,7 @@ def optimizer_state(model) -> list:
                   getattr(optimizer, "_accumulated_gradients", [])):
         if block:
             state += [block[index[w.ref()]] for w in weights]
-    names = tuple(optimizer._slot_names())
-    paired = names[:2] == ("m", "v")
-    blocks = ([names[:2]] if paired else []) + [(n,) for n in names[2 if paired else 0:]]
+    blocks = optimizer._slot_blocks()
     state += [optimizer._slot(w, name) for block in blocks for w in weights for name in block]
     known = {id(v) for v in state} | {id(v) for slots in optimizer._slots
                                       for v in slots.values()}
@@ -283,8 +348,8 @@ _KERAS_DEFAULTS = {
     "moving_variance_initializer": {"class_name": "Ones", "config": {}},
     "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None,
     "gamma_constraint": None, "embeddings_constraint": None, "rms_scaling": False,
-    "renorm": False, "renorm_momentum": 0.99, "weight_decay": None, "clipnorm": None, "global_clipnorm": None,
-    "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
+    "renorm": False, "renorm_momentum": 0.99, "weight_decay": None, "clipnorm": None,
+    "global_clipnorm": None, "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
     "ema_overwrite_frequency": None, "loss_scale_factor": None,
     "gradient_accumulation_steps": None, "warmup_steps": 0,
 }
@@ -299,9 +364,16 @@ def _plain(value):
         return value
     if value.get("class_name") in ("DTypePolicy", "FloatDTypePolicy"):
         return value.get("config", {}).get("name", "float32")
+    if "class_name" in value and "config" in value and not isinstance(value["config"],
+                                                                      (dict, type(None))):
+        return dict(value)  # a function by name: {"class_name": "function", "config": name}
     if "class_name" in value and "config" in value:
         config = {k: _plain(v) for k, v in (value["config"] or {}).items() if v is not None}
-        return {"class_name": value["class_name"], "config": config}
+        out = {"class_name": value["class_name"], "config": config}
+        registered = value.get("registered_name")
+        if isinstance(registered, str) and registered != value["class_name"]:
+            out["registered_name"] = registered  # a registered class is found by it
+        return out
     return {k: _plain(v) for k, v in value.items()}
 
 
@@ -346,25 +418,65 @@ def _keras_object(module: str, class_name: str, config: dict) -> dict:
             "registered_name": None}
 
 
-_NESTED_MODULES = {"initializer": "keras.initializers", "regularizer": "keras.regularizers"}
+_NESTED_MODULES = {"initializer": "keras.initializers", "regularizer": "keras.regularizers",
+                   "constraint": "keras.constraints"}
+# config keys holding layers (wrapped layers, cells): written as full layer entries
+_LAYER_KEYS = ("layer", "cell", "cells", "forward_layer", "backward_layer")
 
 
-def _keras_config(config: dict) -> dict:
-    """A tapeflow layer config in Keras's spelling: nested objects with their modules."""
+def _keras_config(config: dict, owner=None) -> dict:
+    """A tapeflow layer config in Keras's spelling: nested objects with their modules,
+    nested layers (a wrapper's `layer`, an RNN's `cell`, StackedRNNCells' `cells`) as
+    full layer entries, recursively, named from `owner`'s sublayers where they match (so
+    a user's cell keeps its module and registered name)."""
     out = {}
     for key, value in config.items():
         if isinstance(value, tuple):
             value = list(value)
-        if isinstance(value, dict) and "class_name" in value and key == "layer":
-            # a wrapped layer (Bidirectional's), spelled as a layer entry, so Keras loads it
-            value = _keras_object("keras.layers", value["class_name"],
-                                  _keras_config(value.get("config", {})))
+        if key in _LAYER_KEYS and _is_entry(value):
+            value = _layer_entry(value, _owned(owner, key, value["class_name"]))
+        elif key in _LAYER_KEYS and isinstance(value, list) and value and \
+                all(_is_entry(v) for v in value):
+            subs = getattr(owner, key, None)
+            subs = list(subs) if isinstance(subs, (list, tuple)) else []
+            value = [_layer_entry(v, subs[i] if i < len(subs) and
+                                  type(subs[i]).__name__ == v["class_name"] else None)
+                     for i, v in enumerate(value)]
         elif isinstance(value, dict) and "class_name" in value:
             module = next((m for suffix, m in _NESTED_MODULES.items()
                            if key.endswith(suffix)), "keras")
             value = _keras_object(module, value["class_name"], value.get("config", {}))
         out[key] = value
     return out
+
+
+def _is_entry(value) -> bool:
+    return isinstance(value, dict) and "class_name" in value and "config" in value
+
+
+def _owned(owner, key: str, class_name: str):
+    """The sublayer of `owner` a config's `key` describes (Bidirectional's `layer` is its
+    forward layer), or None."""
+    for attr in (("forward_layer", key) if key == "layer" else (key,)):
+        sub = getattr(owner, attr, None)
+        if isinstance(sub, Layer) and type(sub).__name__ == class_name:
+            return sub
+    return None
+
+
+def _layer_entry(value: dict, layer=None) -> dict:
+    """A nested `{"class_name", "config"}` layer as Keras's full entry (a layer entry
+    already, as a user's get_config may return, is normalized the same way)."""
+    name = value["class_name"]
+    cls = type(layer) if layer is not None else _CLASSES.get(name)
+    entry = _keras_object("keras.layers", name, _keras_config(value.get("config") or {},
+                                                               layer))
+    if cls is not None and _CLASSES.get(name) is not cls:
+        entry.update(module=cls.__module__, registered_name=_utils.get_registered_name(cls))
+    elif cls is None and value.get("registered_name"):  # a class unknown here: kept as given
+        entry.update(module=value.get("module", "keras.layers"),
+                     registered_name=value["registered_name"])
+    return entry
 
 
 # --------------------------------------------------------------------------- layers
@@ -379,18 +491,28 @@ def serialize_layer(layer: Layer) -> dict:
                                 layer.get_config()), "registered_name": "Functional"}
     if _is_model(layer):
         return _keras_object("keras", type(layer).__name__, layer.get_config())
-    cls = type(layer)
-    entry = _keras_object("keras.layers", cls.__name__, _keras_config(layer.get_config()))
-    if _CLASSES.get(cls.__name__) is not cls:  # a user's class: Keras names it for loading
-        entry.update(module=cls.__module__, registered_name=_utils.get_registered_name(cls))
-    return entry
+    return _layer_entry({"class_name": type(layer).__name__, "config": layer.get_config()},
+                        layer)
 
 
 def deserialize_layer(item: dict, custom_objects: dict | None = None) -> Layer:
-    """The layer a config.json entry describes, found by class name (never imported)."""
+    """The layer a config.json entry describes, found by class name (never imported).
+    `custom_objects` reach the layers nested in its config too (an RNN's cells, a
+    wrapper's layer): they are in force as a `custom_object_scope` meanwhile."""
+    if custom_objects:
+        with _utils.CustomObjectScope({**_utils._scope_objects(), **custom_objects}):
+            return _deserialize_layer(item, custom_objects)
+    return _deserialize_layer(item, None)
+
+
+def _deserialize_layer(item: dict, custom_objects: dict | None) -> Layer:
     name = item.get("class_name")
     cls = _class(name, custom_objects, item.get("registered_name"))
     config = item.get("config", {})
+    if isinstance(cls, type) and issubclass(cls, Layer) and \
+            "safe_mode" in inspect.signature(cls.from_config).parameters:
+        # a layer that may hold code (Lambda): it reads the SafeModeScope in force
+        return cls.from_config(_plain(config), custom_objects=custom_objects)
     if _is_model_class(cls):
         return cls.from_config(config, custom_objects=custom_objects)
     if not isinstance(cls, type) or not issubclass(cls, Layer):
@@ -535,12 +657,24 @@ def _compile(model, config: dict, custom_objects: dict | None) -> None:
 
 
 # --------------------------------------------------------------------------- .keras files
-def save_model(model, filepath: str, overwrite: bool = True) -> None:
+def save_model(model, filepath: str, overwrite: bool = True, **kwargs) -> None:
     """Write `model` (Sequential or functional) as a Keras 3 `.keras` file, which real
-    Keras's `load_model` reads."""
+    Keras's `load_model` reads; a path ending in `.h5` or `.hdf5` gets Keras's legacy
+    HDF5 format instead (`include_optimizer=True`: the optimizer's state goes with it).
+
+    Example:
+        >>> tf.keras.saving.save_model(model, "m.keras")
+    """
     path = str(filepath)
+    include_optimizer = bool(kwargs.pop("include_optimizer", True))
+    if kwargs:
+        raise TypeError(f"save_model: unrecognized keyword arguments {sorted(kwargs)}")
+    if path.endswith((".h5", ".hdf5")):
+        _save_legacy_h5(model, path, overwrite, include_optimizer)
+        return
     if not path.endswith(".keras"):
-        raise ValueError(f"The filename must end in `.keras`. Received: filepath={path}")
+        raise ValueError("The filename must end in `.keras` (Keras's format) or `.h5` (the "
+                         f"legacy HDF5 format). Received: filepath={path}")
     if not _is_model(model):
         raise NotImplementedError(
             f"{type(model).__name__}: .keras files are supported for Sequential and "
@@ -574,19 +708,25 @@ def _exists(path: str) -> bool:
 
 def load_model(filepath: str, custom_objects: dict | None = None, compile: bool = True,
                safe_mode: bool = True):
-    """The model of a `.keras` file (Keras's or tapeflow's), with its weights and, when
-    `compile`, compiled as it was saved with its optimizer's state restored. Classes are
-    found by name among tapeflow's Keras classes and `custom_objects`; nothing in the file
-    is executed (`safe_mode` is always on: a config holding code, such as a Lambda layer,
-    is refused).
+    """The model of a `.keras` file (Keras's or tapeflow's) or of a legacy `.h5` file,
+    with its weights and, when `compile`, compiled as it was saved with its optimizer's
+    state restored. Classes are found by name among tapeflow's Keras classes, the
+    registered ones and `custom_objects` (also for layers nested in others' configs: an
+    RNN's cells, a wrapper's layer). With `safe_mode=True` (the default) nothing in the
+    file is executed: a Lambda layer holding a Python lambda (bytecode) is refused with a
+    ValueError; only `safe_mode=False`, given explicitly for a file you trust, rebuilds
+    such a lambda from its bytecode, as Keras 3 does.
 
     Example:
         >>> model = tf.keras.models.load_model("m.keras")
     """
     path = str(filepath)
+    if path.endswith((".h5", ".hdf5")):
+        return _load_legacy_h5(path, custom_objects, compile, safe_mode)
     if not path.endswith(".keras"):
-        raise ValueError(f"load_model: only Keras 3's .keras files are supported, got {path}"
-                         " (a .weights.h5 file goes to model.load_weights)")
+        raise ValueError(f"File format not supported: filepath={path}. Keras 3 only "
+                         "supports V3 `.keras` files and legacy H5 format files (`.h5` "
+                         "extension); a .weights.h5 file goes to model.load_weights")
     if not zipfile.is_zipfile(path):
         raise ValueError(f"load_model: {path} is not a .keras file (a zip archive)")
     with zipfile.ZipFile(path) as zf:
@@ -596,7 +736,8 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
                 raise ValueError(f"load_model: {path} holds no {needed} (it has {names})")
         config = json.loads(zf.read("config.json"))
         weights = io.BytesIO(zf.read("model.weights.h5"))
-    model = deserialize_layer(config, custom_objects)
+    with SafeModeScope(safe_mode):
+        model = deserialize_layer(config, custom_objects)
     if compile and config.get("compile_config"):
         _compile(model, config["compile_config"], custom_objects)
         # built now, as Keras's compile_from_config does, so the file's state fits it
@@ -719,3 +860,147 @@ def input_layer_entry(kt: KerasTensor) -> dict:
     return _keras_object("keras.layers", "InputLayer", _keras_config(
         kt.node.layer.get_config()))
 
+
+
+# --------------------------------------------------------------------------- legacy .h5
+# Keras's legacy HDF5 model files: the model's config (JSON) in the root's
+# "model_config" attribute and the compile arguments in "training_config" (the
+# optimizer's config under "optimizer_config"); the weights in "model_weights", one
+# group per layer (listed in order by its "layer_names" attribute), each holding its
+# trainable then non-trainable weights under the names its "weight_names" lists; the
+# optimizer's variables (Keras's order) in "optimizer_weights" likewise.
+def _h5_attr_list(group, name: str) -> list:
+    """A list attribute, joined from its chunks `name0`, `name1`, ... when Keras split a
+    large one; strings decoded."""
+    if name in group.attrs:
+        data = list(group.attrs[name])
+    else:
+        data, i = [], 0
+        while f"{name}{i}" in group.attrs:
+            data += list(group.attrs[f"{name}{i}"])
+            i += 1
+    return [d.decode("utf8") if hasattr(d, "decode") else str(d) for d in data]
+
+
+def _h5_json_attr(f, name: str):
+    value = f.attrs.get(name)
+    if value is None:
+        return None
+    return json.loads(value.decode("utf8") if hasattr(value, "decode") else value)
+
+
+def _legacy_weights(layer) -> list:
+    return list(layer.trainable_weights) + list(layer.non_trainable_weights)
+
+
+def _h5_write_weights(group, weights: list, prefix: str) -> None:
+    """`weights` under unique names (`<prefix>/<weight name>`) listed in "weight_names"."""
+    names: list = []
+    for v in weights:
+        base = f"{prefix}/{v.name.rsplit(':', 1)[0].rsplit('/', 1)[-1]}"
+        name, n = base, 1
+        while name in names:
+            name, n = f"{base}_{n}", n + 1
+        names.append(name)
+    group.attrs["weight_names"] = np.array([n.encode("utf8") for n in names], dtype=object) \
+        if names else np.array([], dtype=np.float64)
+    for name, v in zip(names, weights):
+        group.create_dataset(name, data=v.numpy())
+
+
+def _save_legacy_h5(model, path: str, overwrite: bool, include_optimizer: bool) -> None:
+    h5py = _h5py()
+    if not _is_model(model):
+        raise NotImplementedError(
+            f"{type(model).__name__}: .h5 model files are supported for Sequential and "
+            "functional models; save a subclassed model's weights with save_weights")
+    if not model.built:
+        raise ValueError(f"save: model {model.name!r} is not built yet (give it an Input or "
+                         "call it on data first)")
+    if not overwrite and _exists(path):
+        raise FileExistsError(f"save: {path} exists and overwrite=False")
+    config = {"class_name": serialize_layer(model)["class_name"],
+              "config": model.get_config()}
+    training = None
+    if include_optimizer and getattr(model, "optimizer", None) is not None:
+        compiled = _compile_config(model)
+        if compiled:
+            optimizer = compiled.pop("optimizer")
+            training = {**compiled, "optimizer_config": {
+                "class_name": optimizer["class_name"], "config": optimizer["config"]}}
+    with h5py.File(path, "w") as f:
+        f.attrs["keras_version"] = KERAS_VERSION
+        f.attrs["backend"] = "tensorflow"
+        f.attrs["model_config"] = json.dumps(config).encode("utf8")
+        if training is not None:
+            f.attrs["training_config"] = json.dumps(training).encode("utf8")
+        group = f.create_group("model_weights")
+        group.attrs["layer_names"] = np.array([layer.name.encode("utf8")
+                                               for layer in model.layers], dtype=object)
+        group.attrs["backend"] = b"tensorflow"
+        group.attrs["keras_version"] = KERAS_VERSION.encode("utf8")
+        for layer in sorted(model.layers, key=lambda layer: layer.name):
+            _h5_write_weights(group.create_group(layer.name), _legacy_weights(layer),
+                              layer.name)
+        _h5_write_weights(group.create_group("top_level_model_weights"), [], "")
+        if training is not None and optimizer_built(model):
+            state = optimizer_state(model)
+            opt = f.create_group("optimizer_weights")
+            _h5_write_weights(opt, state, model.optimizer.name)
+
+
+def _h5_read_weights(group) -> list:
+    return [np.asarray(group[name]) for name in _h5_attr_list(group, "weight_names")]
+
+
+def _load_legacy_h5(path: str, custom_objects: dict | None, compile: bool,
+                    safe_mode: bool):
+    """A model from Keras's legacy HDF5 format (see above); weights are matched to the
+    layers with weights in order, every count and shape checked first. Compiled from
+    the file's training config, with a fresh optimizer as Keras 3's loader leaves it."""
+    h5py = _h5py()
+    with h5py.File(path, "r") as f:
+        config = _h5_json_attr(f, "model_config")
+        if config is None:
+            raise ValueError(f"No model config found in the file at {path}.")
+        with SafeModeScope(safe_mode):
+            model = deserialize_layer(config, custom_objects)
+        group = f["model_weights"]
+        saved = [name for name in _h5_attr_list(group, "layer_names")
+                 if _h5_attr_list(group[name], "weight_names")]
+        layers = [layer for layer in model.layers if _legacy_weights(layer)]
+        if len(saved) != len(layers):
+            raise ValueError("Layer count mismatch when loading weights from file. Model "
+                             f"expected {len(layers)} layers, found {len(saved)} saved "
+                             "layers.")
+        pairs = []
+        for k, (name, layer) in enumerate(zip(saved, layers)):
+            values, weights = _h5_read_weights(group[name]), _legacy_weights(layer)
+            if len(values) != len(weights):
+                raise ValueError(f"Weight count mismatch for layer #{k} (named {layer.name} "
+                                 f"in the current model, {name} in the save file). Layer "
+                                 f"expects {len(weights)} weight(s). Received "
+                                 f"{len(values)} saved weight(s)")
+            for v, array in zip(weights, values):
+                if array.shape != tuple(v.shape):
+                    raise ValueError(f"Shape mismatch in layer #{k} (named {layer.name}) "
+                                     f"for weight {v.name}. Weight expects shape "
+                                     f"{tuple(v.shape)}. Received saved weight with shape "
+                                     f"{array.shape}")
+                pairs.append((v, array))
+        training = _h5_json_attr(f, "training_config") if compile else None
+        if training is not None:
+            compile_config = dict(training)
+            compile_config["optimizer"] = compile_config.pop("optimizer_config", "rmsprop")
+            _compile(model, compile_config, custom_objects)
+            model.optimizer.build(model.trainable_weights)
+            if "optimizer_weights" in f:
+                # as Keras 3 (3.15): it builds the optimizer for the model's own top-level
+                # variables only, so the saved state never fits and training starts with
+                # a fresh optimizer (a .keras file keeps the state)
+                warnings.warn("Error in loading the saved optimizer state. As a result, "
+                              "your model is starting with a freshly initialized "
+                              "optimizer.", UserWarning, stacklevel=3)
+    for v, array in pairs:
+        v.assign(array.astype(v.dtype.as_numpy_dtype))
+    return model
