@@ -33,7 +33,7 @@ from .._core.tensor import Tensor, TensorShape
 from .._core.variable import Variable
 from ..function.graph import FuncGraph, tracing
 from ..train import layers as _layers
-from . import regularizers as _regularizers
+from . import constraints as _constraints, regularizers as _regularizers
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "clear_session",
            "get_keras_mask", "set_keras_mask"]
@@ -410,12 +410,15 @@ class Layer(_layers.Layer):
             if key in kwargs:
                 raise TypeError(f"add_weight got multiple values for argument {key!r}")
             kwargs[key] = value
-        if kwargs.pop("constraint", None) is not None:
-            raise NotImplementedError(f"{self.name}.add_weight: constraints are not "
-                                      "supported yet")
+        # the optimizer projects a constrained weight after each update (Keras 3)
+        constraint = _constraints.get(kwargs.pop("constraint", None)) or \
+            self.__dict__.get("_constraint_for", {}).get(kwargs.get("name"))
         # the built-in layers name their regularizers by weight ("kernel", "bias")
         regularizer = _regularizers.get(kwargs.pop("regularizer", None)) or \
             self.__dict__.get("_regularizer_for", {}).get(kwargs.get("name"))
+        for ignored in ("autocast", "aggregation", "synchronization",
+                        "overwrite_with_gradient"):
+            kwargs.pop(ignored, None)  # distribution details tapeflow decides itself
         unknown = set(kwargs) - {"shape", "initializer", "dtype", "trainable", "name"}
         if unknown:
             raise TypeError(f"add_weight: unrecognized keyword arguments {sorted(unknown)}")
@@ -431,6 +434,8 @@ class Layer(_layers.Layer):
         if regularizer is not None:
             self.__dict__.setdefault("_weight_regularizers", []).append(
                 (regularizer, variable))
+        if constraint is not None:
+            variable.constraint = constraint
         return variable
 
     def add_loss(self, loss) -> None:

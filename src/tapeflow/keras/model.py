@@ -638,6 +638,8 @@ class Model(Layer):
         self.stop_training = False
         train = self._step("train")
         callback_list.on_train_begin()
+        # BackupAndRestore sets where an interrupted run resumes, as Keras 3's fit reads it
+        initial_epoch = self.__dict__.pop("_initial_epoch", None) or initial_epoch
         logs: dict = {}
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
@@ -655,9 +657,11 @@ class Model(Layer):
                                  "dataset); with steps_per_epoch, make it repeat()")
             epoch_logs = dict(logs)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
+                # the fit's callbacks see the validation's on_test_* hooks before
+                # on_epoch_end, as in Keras
                 val_logs = self._evaluate_logs(validation_data,
                                                validation_batch_size or batch_size,
-                                               validation_steps)
+                                               validation_steps, callback_list)
                 epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
             callback_list.on_epoch_end(epoch, epoch_logs)
             logs = epoch_logs
@@ -670,12 +674,14 @@ class Model(Layer):
         callback_list.on_train_end(logs)
         return history
 
-    def _evaluate_logs(self, val, batch_size, steps) -> dict:
+    def _evaluate_logs(self, val, batch_size, steps, callbacks=None) -> dict:
         if not isinstance(val, Dataset):
             x, y, sample_weight = _unpack(tuple(val))
             return self.evaluate(x, y, batch_size=batch_size, steps=steps, verbose=0,
-                                 sample_weight=sample_weight, return_dict=True)
-        return self.evaluate(val, steps=steps, verbose=0, return_dict=True)
+                                 sample_weight=sample_weight, return_dict=True,
+                                 callbacks=callbacks)
+        return self.evaluate(val, steps=steps, verbose=0, return_dict=True,
+                             callbacks=callbacks)
 
     @in_strategy_scope
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
@@ -686,9 +692,12 @@ class Model(Layer):
         verbose = 1 if verbose == "auto" else int(verbose)
         verbose = verbose if is_chief(self.distribute_strategy) else 0
         batches = _Batches(x, y, sample_weight, batch_size, steps)
-        callback_list = _callbacks.CallbackList(list(callbacks or []), self,
-                                                {"verbose": verbose, "steps": batches.steps})
-        bar = _callbacks.Progbar(batches.steps, verbose=verbose) if verbose else None
+        callback_list = callbacks if isinstance(callbacks, _callbacks.CallbackList) else \
+            _callbacks.CallbackList(list(callbacks or []), self,
+                                    {"verbose": verbose, "steps": batches.steps})
+        # the logs are running means already: the bar shows them as they are
+        bar = _callbacks.Progbar(batches.steps, verbose=verbose, stateless_metrics=set()) \
+            if verbose else None
         test = self._step("test")
         self.reset_metrics()
         callback_list.on_test_begin()
@@ -766,12 +775,11 @@ class Model(Layer):
     # ----------------------------------------------------------------- weights on disk
     def save(self, filepath: str, overwrite: bool = True, **kwargs) -> None:
         """Write the whole model (architecture, weights, compile arguments) as a Keras 3
-        `.keras` file, which `keras.models.load_model` (tapeflow's or Keras's) reads;
-        Sequential and functional models."""
-        if kwargs:
-            raise TypeError(f"save: unrecognized keyword arguments {sorted(kwargs)}")
+        `.keras` file, which `keras.models.load_model` (tapeflow's or Keras's) reads, or in
+        Keras's legacy HDF5 format for an `.h5` path (`include_optimizer=`); Sequential
+        and functional models."""
         # under a multi-process strategy every worker holds the same model: one writes
-        on_chief(lambda: save_model(self, filepath, overwrite=overwrite))
+        on_chief(lambda: save_model(self, filepath, overwrite=overwrite, **kwargs))
 
     def save_weights(self, filepath: str, overwrite: bool = True) -> None:
         """Write the weights: Keras 3's format for `*.weights.h5` paths (Sequential and
@@ -977,6 +985,16 @@ class Functional(Model):
     @property
     def inputs(self) -> list:
         return nest.flatten(self._inputs)
+
+    @property
+    def input(self):
+        """The model's input KerasTensor(s), as given to `Model(inputs, outputs)`."""
+        return self._inputs
+
+    @property
+    def output(self):
+        """The model's output KerasTensor(s), as given to `Model(inputs, outputs)`."""
+        return self._outputs
 
     @property
     def outputs(self) -> list:

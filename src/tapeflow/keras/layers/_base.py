@@ -5,7 +5,7 @@ from ..._core import dtypes as _dt
 from ..._core.convert import convert_to_tensor
 from ...ops import math as _math
 from ...train import initializers as _init, layers as _layers
-from .. import regularizers as _regularizers
+from .. import constraints as _constraints, regularizers as _regularizers
 from ..layer import Layer, is_several
 
 
@@ -28,7 +28,9 @@ def kernel_config(layer) -> dict:
             "kernel_initializer": _init.serialize(layer.kernel_initializer),
             "bias_initializer": _init.serialize(layer.bias_initializer),
             "kernel_regularizer": _regularizers.serialize(layer._regularizer_for["kernel"]),
-            "bias_regularizer": _regularizers.serialize(layer._regularizer_for["bias"])}
+            "bias_regularizer": _regularizers.serialize(layer._regularizer_for["bias"]),
+            **{f"{w}_constraint": _constraints.serialize(c)
+               for w, c in getattr(layer, "_constraint_for", {}).items()}}
 
 
 def int_one(layer: str, arg: str, value) -> int:

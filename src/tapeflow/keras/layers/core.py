@@ -13,7 +13,7 @@ from ...ops import array as _array, math as _math, reduction as _reduction
 from ...ops.creation import zeros_like as _zeros_like
 from ...ops.indexing import where as _where
 from ...train import initializers as _init, layers as _layers
-from .. import regularizers as _regularizers, utils as _utils
+from .. import constraints as _constraints, regularizers as _regularizers, utils as _utils
 from ..layer import Layer, set_keras_mask, unique_name
 from ..saving import in_safe_mode
 from ._base import Stateless, activation_name, base_kwargs, kernel_config
@@ -35,10 +35,12 @@ class Dense(Layer, _layers.Dense):
     def __init__(self, units: int, activation=None, use_bias: bool = True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, trainable: bool = True,
-                 **kwargs):
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
         name, dtype, rest = base_kwargs(kwargs)
         self._regularizer_for = {"kernel": _regularizers.get(kernel_regularizer),
                                  "bias": _regularizers.get(bias_regularizer)}
+        self._constraint_for = {"kernel": _constraints.get(kernel_constraint),
+                                "bias": _constraints.get(bias_constraint)}
         _layers.Dense.__init__(self, units, activation, use_bias, kernel_initializer,
                                bias_initializer, name=unique_name(name, type(self)),
                                dtype=dtype)
@@ -60,9 +62,10 @@ class Embedding(Layer, _layers.Embedding):
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer="uniform",
                  embeddings_regularizer=None, mask_zero: bool = False, trainable: bool = True,
-                 **kwargs):
+                 embeddings_constraint=None, **kwargs):
         name, dtype, rest = base_kwargs(kwargs)
         self._regularizer_for = {"embeddings": _regularizers.get(embeddings_regularizer)}
+        self._constraint_for = {"embeddings": _constraints.get(embeddings_constraint)}
         self.mask_zero = bool(mask_zero)
         rest.pop("input_length", None)  # Keras 2's argument, ignored as Keras 3 does
         _layers.Embedding.__init__(self, input_dim, output_dim, embeddings_initializer,
@@ -82,6 +85,8 @@ class Embedding(Layer, _layers.Embedding):
     def get_config(self) -> dict:
         return {**super().get_config(), "input_dim": self.input_dim,
                 "output_dim": self.output_dim, "mask_zero": self.mask_zero,
+                "embeddings_constraint": _constraints.serialize(
+                    self._constraint_for["embeddings"]),
                 "embeddings_initializer": _init.serialize(self.embeddings_initializer)}
 
 
