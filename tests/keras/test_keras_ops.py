@@ -120,3 +120,49 @@ def test_static_arguments_go_to_the_config_and_tensors_to_the_call():
     assert clip.get_config() == {"name": clip.name, "x_min": -1.0, "x_max": 1.0}
     with pytest.raises(ValueError, match="static"):
         ops.reshape(ops.ones_like(x), x)  # a shape must be static
+
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
+
+
+def test_loads_a_model_of_ops_that_keras_wrote():
+    # written by fixtures/make_keras_ops_model.py with real Keras 3
+    model = keras_load(FIXTURES / "keras_ops_model.keras")
+    io = np.load(FIXTURES / "keras_ops_model_io.npz")
+    kinds = {type(layer).__name__ for layer in model.layers}
+    assert {"Add", "Reshape", "GetItem", "Multiply", "Softmax", "Concatenate", "Negative",
+            "Matmul", "Transpose"} <= kinds
+    np.testing.assert_allclose(model([io["x"], io["y"]]).numpy(), io["out"], rtol=1e-5,
+                               atol=1e-6)
+
+
+def keras_load(path):
+    return tf.keras.models.load_model(str(path))
+
+
+def test_writes_ops_as_keras_does_and_reads_them_back(tmp_path):
+    x, y = tf.keras.Input((6,), name="x"), tf.keras.Input((6,), name="y")
+    h = tf.keras.layers.Dense(6)(x) + y
+    e = ops.softmax(ops.reshape(h, (-1, 2, 3))[:, 1:2, ...] * 2.0)
+    out = -ops.concatenate([e, e], axis=1)
+    model = tf.keras.Model([x, y], out)
+    entries = {entry["class_name"]: entry for entry in model.get_config()["layers"]}
+    assert entries["Reshape"]["module"] == "keras.src.ops.numpy"
+    assert entries["Reshape"]["config"]["newshape"] == [-1, 2, 3]
+    assert entries["Softmax"]["module"] == "keras.src.ops.nn"
+    key = entries["GetItem"]["inbound_nodes"][0]["args"][1]
+    assert key == [{"class_name": "__slice__", "config": {"start": None, "stop": None,
+                                                          "step": None}},
+                   {"class_name": "__slice__", "config": {"start": 1, "stop": 2, "step": None}},
+                   {"class_name": "__ellipsis__", "config": {}}]
+    path = tmp_path / "ops.keras"
+    model.save(str(path))
+    again = keras_load(path)
+    xs = np.arange(12, dtype="float32").reshape(2, 6)
+    ys = np.ones((2, 6), "float32")
+    np.testing.assert_allclose(again([xs, ys]).numpy(), model([xs, ys]).numpy(), rtol=1e-6)
+    # for fixtures/verify_keras_loads_tapeflow_ops.py (real Keras reads the file)
+    keep = __import__("os").environ.get("TAPEFLOW_VERIFY_DIR")
+    if keep:
+        model.save(f"{keep}/tapeflow_ops_model.keras")
+        np.savez(f"{keep}/tapeflow_ops_model_io.npz", x=xs, y=ys, out=model([xs, ys]).numpy())

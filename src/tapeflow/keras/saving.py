@@ -46,6 +46,7 @@ from .._core.variable import Variable
 from . import losses as _losses, metrics as _metrics, optimizers as _optimizers, \
     utils as _utils
 from .layer import InputLayer, KerasTensor, Layer, snake_case
+from .ops.operation import OPERATIONS, Operation
 # Keras 3's `keras.saving` namespace: the registry and (de)serialization live in utils
 from .utils import CustomObjectScope, custom_object_scope, deserialize_keras_object, \
     get_custom_objects, get_registered_name, get_registered_object, \
@@ -486,6 +487,10 @@ def _is_model(layer) -> bool:
 
 def serialize_layer(layer: Layer) -> dict:
     """A layer (or a nested Sequential/functional model) as Keras writes it in config.json."""
+    if isinstance(layer, Operation):  # keras.ops on KerasTensors: by Keras's op module
+        name = type(layer).__name__
+        return {**_keras_object(layer._keras_module, name, layer.get_config()),
+                "registered_name": name}
     if hasattr(layer, "_nodes"):  # Keras names its Functional class by its module path
         return {**_keras_object("keras.src.models.functional", "Functional",
                                 layer.get_config()), "registered_name": "Functional"}
@@ -507,6 +512,8 @@ def deserialize_layer(item: dict, custom_objects: dict | None = None) -> Layer:
 
 def _deserialize_layer(item: dict, custom_objects: dict | None) -> Layer:
     name = item.get("class_name")
+    if str(item.get("module", "")).startswith("keras.src.ops.") and name in OPERATIONS:
+        return OPERATIONS[name].from_config(item.get("config", {}))
     cls = _class(name, custom_objects, item.get("registered_name"))
     config = item.get("config", {})
     if isinstance(cls, type) and issubclass(cls, Layer) and \
@@ -768,6 +775,8 @@ def rebuild_functional(config: dict, custom_objects: dict | None):
             if key not in tensors:
                 raise KeyError(key)
             return tensors[key]
+        if isinstance(value, dict) and value.get("class_name") in _PYTHON_VALUES:
+            return _PYTHON_VALUES[value["class_name"]](value.get("config") or {})
         if isinstance(value, list):
             return [resolve(v) for v in value]
         if isinstance(value, dict):
@@ -824,7 +833,8 @@ def functional_layer_entries(model) -> list:
         for node in layer._inbound_nodes:
             if not any(node is n for n in model._nodes) or isinstance(layer, InputLayer):
                 continue
-            args = [_map_tensors(node.inputs, model._nodes), *node.args]
+            args = [_map_tensors(node.inputs, model._nodes),
+                    *(_map_tensors(a, model._nodes) for a in node.args)]
             kwargs = {k: _map_tensors(v, model._nodes) for k, v in node.kwargs.items()}
             nodes.append({"args": args, "kwargs": kwargs})
         entry["inbound_nodes"] = nodes
@@ -841,8 +851,20 @@ def _map_tensors(value, nodes: list):
         return {k: _map_tensors(v, nodes) for k, v in value.items()}
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
+    if isinstance(value, slice):  # `x[:, 1:4]` records a GetItem operation with its key
+        return {"class_name": "__slice__", "config": {
+            "start": value.start, "stop": value.stop, "step": value.step}}
+    if value is Ellipsis:
+        return {"class_name": "__ellipsis__", "config": {}}
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
     raise ValueError(f"save: a layer call's argument {value!r} cannot be written to a "
                      ".keras file")
+
+
+# Python values Keras writes among a call's arguments, as they come back
+_PYTHON_VALUES = {"__slice__": lambda c: slice(c.get("start"), c.get("stop"), c.get("step")),
+                  "__ellipsis__": lambda c: Ellipsis}
 
 
 def endpoint_config(kts, nodes: list):
