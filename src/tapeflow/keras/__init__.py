@@ -9,7 +9,9 @@ from . import (activations, backend, callbacks, constraints, datasets, initializ
                layers, losses, metrics, models, ops, optimizers, random, regularizers, saving,
                utils)
 from .layer import Input, KerasTensor  # noqa: F401
-from .model import Functional, Model, Sequential
+from .functional import Functional
+from .model import Model
+from .sequential import Sequential
 
 saving.register_classes({name: getattr(layers, name) for name in layers.__all__
                          if isinstance(getattr(layers, name), type)})

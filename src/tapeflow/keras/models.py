@@ -1,5 +1,7 @@
 """`tf.keras.models`: Model, Sequential, load_model."""
-from .model import Functional, Model, Sequential  # noqa: F401
+from .functional import Functional  # noqa: F401
+from .model import Model
+from .sequential import Sequential
 from .saving import load_model, save_model  # noqa: F401
 
 __all__ = ["Model", "Sequential", "load_model", "save_model"]

@@ -537,13 +537,6 @@ def _is_model_class(cls) -> bool:
         "custom_objects" in inspect.signature(cls.from_config).parameters
 
 
-def tensor_config(kt: KerasTensor, node_index: int) -> dict:
-    """A functional graph's edge as Keras writes it: the layer, node and output index."""
-    return {"class_name": "__keras_tensor__",
-            "config": {"shape": list(kt.shape), "dtype": kt.dtype.name,
-                       "keras_history": [kt.node.layer.name, node_index, kt.index]}}
-
-
 # --------------------------------------------------------------------------- compile
 def _compile_config(model) -> dict:
     """What `compile` was given, as Keras writes it (names stay names)."""
@@ -753,135 +746,10 @@ def load_model(filepath: str, custom_objects: dict | None = None, compile: bool 
     return model
 
 
-def rebuild_functional(config: dict, custom_objects: dict | None):
-    """(inputs, outputs, layers by name) of a functional model's config: each layer made
-    once, then called node by node as its inbound nodes say, once their inputs exist."""
-    layers, pending = {}, []
-    for item in config["layers"]:
-        layer = deserialize_layer(item, custom_objects)
-        name = item.get("name", layer.name)
-        layers[name] = layer
-        for node in item.get("inbound_nodes", []):
-            pending.append((name, node))
-    tensors: dict = {}
-    for name, layer in layers.items():
-        if isinstance(layer, InputLayer):
-            tensors[(name, 0, 0)] = layer.output
-    made: dict = {}
-
-    def resolve(value):
-        if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
-            key = tuple(value["config"]["keras_history"])
-            if key not in tensors:
-                raise KeyError(key)
-            return tensors[key]
-        if isinstance(value, dict) and value.get("class_name") in _PYTHON_VALUES:
-            return _PYTHON_VALUES[value["class_name"]](value.get("config") or {})
-        if isinstance(value, list):
-            return [resolve(v) for v in value]
-        if isinstance(value, dict):
-            return {k: resolve(v) for k, v in value.items()}
-        return value
-    while pending:
-        waiting = []
-        for name, node in pending:
-            if any(n == name for n, _ in waiting):  # a layer's nodes keep their order
-                waiting.append((name, node))
-                continue
-            try:
-                args = resolve(node.get("args", []))
-                kwargs = resolve(node.get("kwargs", {}))
-            except KeyError:
-                waiting.append((name, node))
-                continue
-            outputs = layers[name](*args, **kwargs)
-            index = made.get(name, 0)
-            made[name] = index + 1
-            flat = outputs if isinstance(outputs, (list, tuple)) else [outputs]
-            for i, kt in enumerate(flat):
-                tensors[(name, index, i)] = kt
-        if len(waiting) == len(pending):
-            raise ValueError(f"load_model: the graph of model {config.get('name')!r} cannot "
-                             f"be rebuilt: layers {[n for n, _ in waiting]} wait for inputs "
-                             "no layer makes")
-        pending = waiting
-
-    def endpoints(spec):
-        if isinstance(spec, dict):
-            return {k: endpoints(v) for k, v in spec.items()}
-        if spec and isinstance(spec[0], str):
-            return tensors[tuple(spec)]
-        return [endpoints(s) for s in spec]
-    return endpoints(config["input_layers"]), endpoints(config["output_layers"]), layers
-
-
-def model_tensor_config(kt: KerasTensor, nodes: list) -> dict:
-    """`tensor_config` with the node counted among the model's own calls of its layer."""
-    own = [n for n in kt.node.layer._inbound_nodes if any(n is m for m in nodes)]
-    index = next((i for i, n in enumerate(own) if n is kt.node), 0)
-    return tensor_config(kt, index)
-
-
-def functional_layer_entries(model) -> list:
-    """A functional model's `layers` list as Keras writes it: each layer's config with
-    its name and the inbound nodes (within this model) that call it."""
-    entries = []
-    for layer in model.layers:
-        entry = serialize_layer(layer)
-        entry["name"] = layer.name
-        nodes = []
-        for node in layer._inbound_nodes:
-            if not any(node is n for n in model._nodes) or isinstance(layer, InputLayer):
-                continue
-            args = [_map_tensors(node.inputs, model._nodes),
-                    *(_map_tensors(a, model._nodes) for a in node.args)]
-            kwargs = {k: _map_tensors(v, model._nodes) for k, v in node.kwargs.items()}
-            nodes.append({"args": args, "kwargs": kwargs})
-        entry["inbound_nodes"] = nodes
-        entries.append(entry)
-    return entries
-
-
-def _map_tensors(value, nodes: list):
-    if isinstance(value, KerasTensor):
-        return model_tensor_config(value, nodes)
-    if isinstance(value, (list, tuple)):
-        return [_map_tensors(v, nodes) for v in value]
-    if isinstance(value, dict):
-        return {k: _map_tensors(v, nodes) for k, v in value.items()}
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, slice):  # `x[:, 1:4]` records a GetItem operation with its key
-        return {"class_name": "__slice__", "config": {
-            "start": value.start, "stop": value.stop, "step": value.step}}
-    if value is Ellipsis:
-        return {"class_name": "__ellipsis__", "config": {}}
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
-    raise ValueError(f"save: a layer call's argument {value!r} cannot be written to a "
-                     ".keras file")
-
-
-# Python values Keras writes among a call's arguments, as they come back
-_PYTHON_VALUES = {"__slice__": lambda c: slice(c.get("start"), c.get("stop"), c.get("step")),
-                  "__ellipsis__": lambda c: Ellipsis}
-
-
-def endpoint_config(kts, nodes: list):
-    """Keras's `input_layers`/`output_layers`: [name, node, index] per tensor, a single one
-    unwrapped."""
-    if isinstance(kts, KerasTensor):
-        return model_tensor_config(kts, nodes)["config"]["keras_history"]
-    if isinstance(kts, dict):
-        return {k: endpoint_config(v, nodes) for k, v in kts.items()}
-    return [endpoint_config(kt, nodes) for kt in kts]
-
-
 def input_layer_entry(kt: KerasTensor) -> dict:
     """A Sequential's Input as the InputLayer entry Keras puts first in its layers."""
     return _keras_object("keras.layers", "InputLayer", _keras_config(
         kt.node.layer.get_config()))
-
 
 
 # --------------------------------------------------------------------------- legacy .h5
