@@ -8,7 +8,8 @@ Example:
 from . import (activations, backend, callbacks, constraints, datasets, initializers,  # noqa: F401
                layers, losses, metrics, models, ops, optimizers, random, regularizers, saving,
                utils)
-from .layer import Input, KerasTensor  # noqa: F401
+from .layer import Input, KerasTensor, Layer
+from .ops.operation import Operation
 from .functional import Functional
 from .model import Model
 from .sequential import Sequential
@@ -18,6 +19,11 @@ saving.register_classes({name: getattr(layers, name) for name in layers.__all__
 saving.register_classes({"Sequential": Sequential, "Functional": Functional,
                          "Model": Functional, "InputLayer": layers.InputLayer})
 
-__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks",
-           "constraints", "datasets", "initializers", "layers", "losses", "metrics", "models",
-           "ops", "optimizers", "random", "regularizers", "saving", "utils"]
+__all__ = ["Input", "KerasTensor", "Layer", "Model", "Operation", "Sequential", "activations",
+           "backend", "callbacks", "constraints", "datasets", "initializers", "layers", "losses",
+           "metrics", "models", "ops", "optimizers", "random", "regularizers", "saving", "utils"]
+
+
+def __dir__() -> list:
+    """Only the public names, not the implementation modules."""
+    return list(__all__)

@@ -256,3 +256,8 @@ def deserialize(config, custom_objects=None):
                          f"{sorted({*_BY_NAME, *_ALIASES})}")
     return fn
 
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

@@ -803,3 +803,8 @@ class TensorBoard(Callback):
         for writer in self._writers.values():
             writer.close()
         self._writers = {}
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

@@ -179,3 +179,8 @@ def get(identifier) -> Constraint | None:
     if callable(obj):
         return obj() if inspect.isclass(obj) else obj
     raise ValueError(f"Could not interpret constraint identifier: {identifier}")
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

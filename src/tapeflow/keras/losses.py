@@ -91,3 +91,8 @@ def as_loss_object(identifier) -> Loss:
     if isinstance(loss, Loss):
         return loss
     return LossFunctionWrapper(loss, name=getattr(loss, "__name__", None))
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

@@ -9,6 +9,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.convert import convert_to_tensor
 from .._core.variable import Variable
+from ..distribute.strategy import get_replica_context, get_strategy, has_strategy
 from ..ops.array import broadcast_to, expand_dims, reshape, shape, size, squeeze
 from ..ops.creation import constant, one_hot, ones_like, zeros, zeros_like
 from ..ops.indexing import gather, where
@@ -31,6 +33,7 @@ from ..train.losses import (EPSILON, binary_crossentropy, binary_focal_crossentr
                             log_cosh, mean_absolute_error, mean_absolute_percentage_error,
                             mean_squared_error, mean_squared_logarithmic_error, poisson,
                             same_rank, sparse_categorical_crossentropy, squared_hinge)
+from ._distributed import combined_results, reading_combined, spans_workers
 
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy",
            "CategoricalAccuracy", "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
@@ -54,20 +57,67 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
            "sparse_top_k_categorical_accuracy", "squared_hinge", "top_k_categorical_accuracy"]
 
 
+_AGGREGATIONS = ("sum", "mean", "only_first_replica", "none")
+
+
+def _combined_across_workers(result):
+    """`result` read as TensorFlow reads Keras's sync-on-read metric variables: in a
+    cross-replica context of the multi-worker strategy the metric was made under, from
+    every worker's states combined; inside that strategy's `run`, this replica's own."""
+    @functools.wraps(result)
+    def wrapper(self):
+        strategy = getattr(self, "_strategy", None)
+        if strategy is None or reading_combined() or not spans_workers(strategy):
+            return result(self)
+        replica = get_replica_context()
+        if replica is not None and replica.strategy is strategy:
+            return result(self)
+        return combined_results([self], strategy)[0]
+    wrapper._combines = True
+    return wrapper
+
+
 class Metric:
     """The base of stateful metrics: subclasses create Variables with `add_variable` and
-    implement `update_state` and `result`."""
+    implement `update_state` and `result`.
+
+    A metric made in the scope of a `MultiWorkerMirroredStrategy` of several workers keeps
+    each worker's own state (as Keras's sync-on-read variables do); `result()` outside the
+    strategy's `run` combines every worker's state (each variable by its `aggregation`,
+    "sum" by default) in one all-reduce, so every worker reports the same value. Every
+    worker must then read it alike, as with any collective.
+
+    Example:
+        >>> m = tf.keras.metrics.Mean(); m.update_state([1.0, 2.0]); float(m.result())
+        1.5
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        result = cls.__dict__.get("result")
+        if result is not None and not getattr(result, "_combines", False):
+            cls.result = _combined_across_workers(result)
 
     def __init__(self, name: str | None = None, dtype=None):
         self.name = name or type(self).__name__.lower()
         self.dtype = _dt.as_dtype(dtype or _dt.float32)
         self._variables: list = []
+        self._aggregations: list = []
+        # the strategy whose scope the state was made in (None: plain variables)
+        self._strategy = get_strategy() if has_strategy() else None
 
-    def add_variable(self, name: str, shape=()) -> Variable:
+    def add_variable(self, name: str, shape=(), *, aggregation: str = "sum") -> Variable:
+        if aggregation not in _AGGREGATIONS:
+            raise ValueError(f"{type(self).__name__}.add_variable: invalid aggregation "
+                             f"{aggregation!r} for variable {name!r}; expected one of "
+                             f"{list(_AGGREGATIONS)}")
+        if self._strategy is None and has_strategy():  # state made lazily in a scope
+            self._strategy = get_strategy()
         # a callable initial value: a metric first used inside a trace is made eagerly
         v = Variable(lambda: zeros(list(shape), self.dtype), trainable=False,
                      name=f"{self.name}/{name}", dtype=self.dtype)
         self._variables.append(v)
+        self._aggregations.append(aggregation)
         return v
 
     @property
@@ -1495,3 +1545,8 @@ def get(identifier, name: str | None = None) -> Metric:
     if callable(identifier):
         return MeanMetricWrapper(identifier, name=name)
     raise ValueError(f"Could not interpret metric identifier {identifier!r}")
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

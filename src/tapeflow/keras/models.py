@@ -5,3 +5,8 @@ from .sequential import Sequential
 from .saving import load_model, save_model  # noqa: F401
 
 __all__ = ["Model", "Sequential", "load_model", "save_model"]
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

@@ -41,3 +41,8 @@ def get(identifier) -> Optimizer:
                              f"{sorted(_BY_NAME)}")
         return cls(name=identifier.lower())
     raise ValueError(f"Could not interpret optimizer identifier {identifier!r}")
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

@@ -326,3 +326,8 @@ def beta(shape, alpha, beta, dtype=None, seed=None) -> Tensor:
     gamma_a = _gamma(shape, alpha, first, dtype)
     gamma_b = _gamma(shape, beta, second, dtype)
     return gamma_a / (gamma_a + gamma_b)
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

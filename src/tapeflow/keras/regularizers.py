@@ -100,3 +100,8 @@ def serialize(regularizer) -> dict | None:
     if regularizer is None:
         return None
     return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

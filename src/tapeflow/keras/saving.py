@@ -894,3 +894,8 @@ def _load_legacy_h5(path: str, custom_objects: dict | None, compile: bool,
     for v, array in pairs:
         v.assign(array.astype(v.dtype.as_numpy_dtype))
     return model
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

@@ -595,3 +595,8 @@ def plot_model(model, to_file: str = "model.png", show_shapes: bool = False,
     suffix = str(to_file).rsplit(".", 1)[-1] if "." in str(to_file) else "png"
     dot.write(str(to_file), format="raw" if suffix == "dot" else suffix)
     return None
+
+
+def __dir__() -> list:
+    """Only the public names (what Keras's namespace lists), not this module's imports."""
+    return list(__all__)

@@ -28,3 +28,8 @@ __all__ = ["Input", "InputLayer", "KerasTensor", "Layer"] + sorted(
     name for module in (activations, attention, convolutional, core, image_preprocessing, merging,
                         normalization, pooling, preprocessing, regularization, reshaping, rnn)
     for name in module.__all__)
+
+
+def __dir__() -> list:
+    """Only the public names, not the implementation modules."""
+    return list(__all__)
