@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import json
+import os
 import threading
+import warnings
 
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
@@ -400,6 +403,44 @@ class MultiWorkerMirroredStrategy(Strategy):
     def __init__(self, cluster_resolver=None, communication_options=None):
         options = communication_options or CommunicationOptions()
         super().__init__(collective.world(), options.bytes_per_pack)
+        if self._group.size == 1:
+            warn_if_tf_config_names_workers()
+
+
+_tf_config_warned = False  # the TF_CONFIG warning is given once per process
+
+
+def tf_config_workers(text: str | None) -> int:
+    """How many workers (the chief counted) the cluster of a TF_CONFIG value names; 0 when
+    it is unset or not TensorFlow's JSON cluster description.
+
+    Example:
+        >>> tf_config_workers('{"cluster": {"worker": ["a:1", "b:2"]}}')
+        2
+    """
+    try:
+        cluster = json.loads(text or "{}").get("cluster") or {}
+        return sum(len(cluster.get(kind) or ()) for kind in ("chief", "worker"))
+    except (ValueError, AttributeError, TypeError):
+        return 0
+
+
+def warn_if_tf_config_names_workers() -> None:
+    """Warn once when TF_CONFIG names several workers but this process runs alone:
+    tapeflow's workers are MPI processes, not TF_CONFIG's addresses, so each process
+    started that way would train as a separate one-worker job."""
+    global _tf_config_warned
+    workers = tf_config_workers(os.environ.get("TF_CONFIG"))
+    if workers <= 1 or _tf_config_warned:
+        return
+    _tf_config_warned = True
+    warnings.warn(
+        f"MultiWorkerMirroredStrategy: TF_CONFIG names {workers} workers, but this process "
+        f"was not launched by mpiexec, so it trains alone (num_replicas_in_sync=1) and each "
+        f"process started this way runs as a separate single-worker job: tapeflow's "
+        f"workers are MPI processes and TF_CONFIG's addresses are not used. Launch the job "
+        f"with `mpiexec -n {workers} python <your script>` instead (and leave TF_CONFIG "
+        f"unset).", UserWarning, stacklevel=3)
 
 
 class PerReplica:

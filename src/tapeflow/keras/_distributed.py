@@ -203,20 +203,71 @@ def replicated_step(model, method, kind: str):
 def metric_results(metrics: list, strategy: Strategy) -> dict:
     """Each metric's result over the updates of every replica. Replicas of one process
     share the metric objects, so their states cover them all already; across workers the
-    states (totals, counts, confusion counts: sums, as Keras's metric variables
-    aggregate) are summed in one all-reduce, the results read from the sums, and each
-    worker's own state put back, so that later updates add to it as before."""
-    variables = [v for m in metrics for v in m.variables]
-    if not isinstance(strategy, MultiWorkerMirroredStrategy) or \
-            strategy.num_replicas_in_sync == 1 or not variables:
+    states are combined as Keras's sync-on-read metric variables are (`combined_results`,
+    one all-reduce for all the metrics)."""
+    if not spans_workers(strategy) or not any(m.variables for m in metrics):
         return {m.name: m.result() for m in metrics}
-    local = [v.read_value() for v in variables]
-    _assign_flat(variables, strategy.reduce(ReduceOp.SUM, _flat(local), axis=None))
-    # read now (a stateful read, ordered before the restore in a traced step too)
-    results = {m.name: convert_to_tensor(m.result()) for m in metrics}
-    for v, value in zip(variables, local):
-        v.assign(value)
-    return results
+    return dict(zip([m.name for m in metrics], combined_results(metrics, strategy)))
+
+
+def spans_workers(strategy) -> bool:
+    """Whether `strategy` has replicas in other processes (whose states a read combines)."""
+    return isinstance(strategy, MultiWorkerMirroredStrategy) and \
+        strategy.num_replicas_in_sync > 1
+
+
+_reading = threading.local()  # .combined: results being read from combined states
+
+
+def reading_combined() -> bool:
+    """Whether the metric states in place now are combined already (a result read inside
+    `combined_results` must not combine them again)."""
+    return getattr(_reading, "combined", False)
+
+
+def combined_results(metrics: list, strategy: Strategy) -> list:
+    """Each metric's `result()` over the states of every worker, as TensorFlow reads
+    Keras's metric variables (sync-on-read, SUM-aggregated) in a cross-replica context:
+    each state variable combined by its aggregation ("sum", "mean", "only_first_replica";
+    "none" keeps this worker's value) in one all-reduce for all of them, the results read
+    from the combined values, then each worker's own state put back, so that later updates
+    add to it as before. Every worker must call it alike (it is a collective)."""
+    pairs = [(v, aggregation) for m in metrics
+             for v, aggregation in zip(m.variables, _aggregations(m))
+             if aggregation != "none"]
+    previous = reading_combined()
+    _reading.combined = True
+    try:
+        if not pairs:
+            return [m.result() for m in metrics]
+        variables = [v for v, _ in pairs]
+        local = [v.read_value() for v in variables]
+        first = getattr(strategy.cluster_resolver, "task_id", 0) == 0
+        sent = [zeros_like(value) if aggregation == "only_first_replica" and not first
+                else value for value, (_, aggregation) in zip(local, pairs)]
+        total = strategy.reduce(ReduceOp.SUM, _flat(sent), axis=None)
+        n = strategy.num_replicas_in_sync
+        start, parts = 0, []
+        for v, aggregation in pairs:
+            size = int(np.prod(v.shape, dtype=np.int64))
+            part = total[start:start + size]
+            parts.append(multiply(part, cast(1.0 / n, float64)) if aggregation == "mean"
+                         else part)
+            start += size
+        _assign_flat(variables, concat(parts, 0) if parts else total)
+        # read now (stateful reads, ordered before the restore in a traced step too)
+        results = [map_leaves(convert_to_tensor, m.result()) for m in metrics]
+        for v, value in zip(variables, local):
+            v.assign(value)
+        return results
+    finally:
+        _reading.combined = previous
+
+
+def _aggregations(metric) -> list:
+    found = getattr(metric, "_aggregations", None)
+    return list(found) if found is not None and len(found) == len(metric.variables) \
+        else ["sum"] * len(metric.variables)
 
 
 def gathered_in_batch_order(strategy: Strategy, outputs):
