@@ -33,7 +33,7 @@ from .._core.tensor import Tensor, TensorShape
 from .._core.variable import Variable
 from ..function.graph import FuncGraph, tracing
 from ..train import layers as _layers
-from . import constraints as _constraints, regularizers as _regularizers
+from . import constraints as _constraints, mixed_precision as _mp, regularizers as _regularizers
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "clear_session",
            "get_keras_mask", "set_keras_mask"]
@@ -221,6 +221,18 @@ def _marking_built(build):
     return wrapper
 
 
+def _noting_dtype(init):
+    """`__init__` that first notes whether it was given a `dtype` (not None): the
+    layers that pass a float32 default down on their own (not None) take the global
+    dtype policy when the user gave none, as Keras's `dtype=None` does."""
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        self.__dict__["_dtype_given"] = kwargs.get("dtype") is not None
+        init(self, *args, **kwargs)
+    wrapper._notes_dtype = True
+    return wrapper
+
+
 class Layer(_layers.Layer):
     """The base of Keras layers; subclass it with `build(input_shape)` (weights from
     `add_weight`), `call(inputs, training=None)` and, to be rebuilt from config,
@@ -272,12 +284,80 @@ class Layer(_layers.Layer):
         build = cls.build
         if not getattr(build, "_marks_built", False):
             cls.build = _marking_built(build)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_notes_dtype", False):
+            cls.__init__ = _noting_dtype(init)
+
+    # weights read in the compute dtype inside a call (mixed precision)
+    _VARIABLE_CLASS = _mp.AutocastVariable
 
     def __init__(self, trainable: bool = True, name: str | None = None, dtype=None,
                  **kwargs):
-        _layers.Layer.__init__(self, name=unique_name(name, type(self)),
-                               dtype=dtype or _dt.float32)
+        _layers.Layer.__init__(self, name=unique_name(name, type(self)), dtype=dtype)
         self._keras_init(trainable, kwargs)
+
+    # ----------------------------------------------------------------- dtypes
+    def _set_dtype(self, dtype) -> None:
+        """`dtype=` as Keras 3 takes it: a DTypePolicy, a policy name ("mixed_float16"),
+        a dtype, a serialized policy, or None (the global policy). `_dtype` is the compute
+        dtype (inputs are cast to it), `_variable_dtype` the weights'."""
+        if dtype is not None and not self.__dict__.get("_dtype_given", True) and \
+                _mp.get(dtype).name == "float32":
+            dtype = None  # a float32 default passed down by the layer, not by the user
+        self._use_policy(_mp.get(dtype))
+
+    def _use_policy(self, policy: _mp.DTypePolicy) -> None:
+        self.__dict__["_dtype_policy"] = policy
+        self._dtype = _dt.as_dtype(policy.compute_dtype)
+        self._variable_dtype = _dt.as_dtype(policy.variable_dtype)
+
+    @property
+    def dtype_policy(self) -> _mp.DTypePolicy:
+        """The layer's DTypePolicy (settable; weights made before keep their dtype)."""
+        return self.__dict__["_dtype_policy"]
+
+    @dtype_policy.setter
+    def dtype_policy(self, value) -> None:
+        self.__dict__["_dtype_given"] = True
+        self._set_dtype(value)
+
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype of the layer's computations: floating inputs are cast to it."""
+        return self.dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self) -> str:
+        """The dtype of the layer's weights."""
+        return self.dtype_policy.variable_dtype
+
+    @property
+    def input_dtype(self) -> str:
+        """The dtype floating inputs are cast to (the compute dtype), as Keras 3."""
+        return self.dtype_policy.compute_dtype
+
+    @property
+    def dtype(self):
+        """The dtype of the layer's weights (the policy's variable dtype), as Keras 3."""
+        return self._variable_dtype
+
+    @property
+    def autocast(self) -> bool:
+        """Whether the layer's weights are read in the compute dtype inside its call."""
+        return self.__dict__.get("_autocast", True)
+
+    def _autocast_target(self):
+        """(whether to change the autocast scope, the dtype to read weights in), by
+        Keras 3's rule: a layer whose weights and computation differ opens a scope in its
+        compute dtype; inside an open one, each layer reads in its own compute dtype
+        (or as stored, when it does not autocast or computes in a non-float dtype)."""
+        current = _mp.autocast_dtype()
+        compute = self._dtype
+        if current is None and compute is self._variable_dtype:
+            return False, None
+        target = compute if self.autocast and compute is not None and \
+            compute.is_floating else None
+        return target is not current, target
 
     def _keras_init(self, trainable: bool = True, kwargs: dict | None = None) -> None:
         """What every keras layer's constructor ends with: `trainable` and the
@@ -294,7 +374,7 @@ class Layer(_layers.Layer):
         if kwargs.get("batch_input_shape") is not None:  # Keras 2's spelling of both
             self._batch_input_shape = tuple(kwargs.pop("batch_input_shape"))
         kwargs.pop("batch_input_shape", None)
-        kwargs.pop("autocast", None)
+        self.__dict__["_autocast"] = bool(kwargs.pop("autocast", True))
         if kwargs:
             raise TypeError(f"{type(self).__name__}: unrecognized keyword arguments: "
                             f"{sorted(kwargs)}")
@@ -328,7 +408,12 @@ class Layer(_layers.Layer):
         previous = explicit if explicit is not None else _masks_of(inputs)
         if explicit is None and _any_mask(previous) and _takes_mask(type(self)):
             kwargs = {**kwargs, "mask": previous}
-        outputs = _layers.Layer.__call__(self, inputs, *args, **kwargs)
+        change, dtype = self._autocast_target()
+        if change:
+            with _mp.autocast_scope(dtype):
+                outputs = _layers.Layer.__call__(self, inputs, *args, **kwargs)
+        else:
+            outputs = _layers.Layer.__call__(self, inputs, *args, **kwargs)
         if self.supports_masking:
             if previous is None and type(self).compute_mask is Layer.compute_mask:
                 return outputs  # the common case: no mask in, none to pass on
@@ -416,14 +501,15 @@ class Layer(_layers.Layer):
         # the built-in layers name their regularizers by weight ("kernel", "bias")
         regularizer = _regularizers.get(kwargs.pop("regularizer", None)) or \
             self.__dict__.get("_regularizer_for", {}).get(kwargs.get("name"))
-        for ignored in ("autocast", "aggregation", "synchronization",
-                        "overwrite_with_gradient"):
+        autocast = bool(kwargs.pop("autocast", True))
+        for ignored in ("aggregation", "synchronization", "overwrite_with_gradient"):
             kwargs.pop(ignored, None)  # distribution details tapeflow decides itself
         unknown = set(kwargs) - {"shape", "initializer", "dtype", "trainable", "name"}
         if unknown:
             raise TypeError(f"add_weight: unrecognized keyword arguments {sorted(unknown)}")
         dtype = kwargs.get("dtype")
-        dtype = _dt.as_dtype(dtype) if dtype is not None else (self._dtype or _dt.float32)
+        dtype = _dt.as_dtype(dtype) if dtype is not None else \
+            (self._variable_dtype or self._dtype or _dt.float32)
         initializer = kwargs.get("initializer")
         if initializer is None:
             initializer = "glorot_uniform" if dtype.is_floating else "zeros"
@@ -436,6 +522,8 @@ class Layer(_layers.Layer):
                 (regularizer, variable))
         if constraint is not None:
             variable.constraint = constraint
+        if not autocast:
+            variable._autocast = False
         return variable
 
     def add_loss(self, loss) -> None:
@@ -526,8 +614,10 @@ class Layer(_layers.Layer):
         """The constructor arguments that rebuild this layer (`from_config`). As Keras 3's,
         without the `input_shape` a first Sequential layer was given: the model's config
         holds it (an InputLayer entry), and Keras refuses the key in a layer's."""
+        # the policy by name ("mixed_float16"); Keras writes it as a DTypePolicy dict,
+        # which `from_config` and the `.keras` reader take too
         return {"name": self.name, "trainable": self.trainable,
-                "dtype": (self._dtype or _dt.float32).name}
+                "dtype": self.dtype_policy.name}
 
     @classmethod
     def from_config(cls, config: dict):
@@ -571,6 +661,10 @@ class InputLayer(Layer):
         node = Node(self, [], tensor, (), {})
         tensor.node = node
         self._inbound_nodes.append(node)
+
+    def _set_dtype(self, dtype) -> None:
+        # an input is float32 unless given a dtype, whatever the global policy (Keras's)
+        self._use_policy(_mp.get("float32" if dtype is None else dtype))
 
     def call(self, inputs):
         return inputs

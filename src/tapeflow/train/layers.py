@@ -168,17 +168,27 @@ class Layer(Module):
     # `_weights` lists the variables in creation order (so `variables` gives kernel before
     # bias, as Keras does); checkpoints name them by their own attributes first
     _CHECKPOINT_LAST = frozenset({"_weights"})
+    # the class of the weights `add_weight` makes (keras's layers make ones that read in
+    # the compute dtype inside a call: keras/mixed_precision.py)
+    _VARIABLE_CLASS = Variable
 
     def __init__(self, name: str | None = None, dtype=None):
         super().__init__(name=name)
-        self._dtype = None if dtype is None else _dt.as_dtype(dtype)
         self._weights: list = []
         self.built = False
+        self._set_dtype(dtype)
+
+    def _set_dtype(self, dtype) -> None:
+        """Take `dtype=`: `_dtype` is what floating inputs are cast to and what the layer
+        computes in; `_variable_dtype` (None: the same) is its weights' dtype. Keras's
+        layers take dtype policies here, where the two differ ("mixed_float16")."""
+        self._dtype = None if dtype is None else _dt.as_dtype(dtype)
+        self._variable_dtype = None
 
     @property
     def dtype(self):
         """The dtype of the layer's variables (None before the first call if not given)."""
-        return self._dtype
+        return self._variable_dtype or self._dtype
 
     def add_weight(self, name: str, shape, initializer="glorot_uniform",
                    trainable: bool = True, dtype=None) -> Variable:
@@ -186,10 +196,11 @@ class Layer(Module):
         initializer or a callable `(shape, dtype) -> value`)."""
         init = _init.get(initializer)
         shape = tuple(int(d) for d in shape)
-        dtype = _dt.as_dtype(dtype) if dtype is not None else (self._dtype or _dt.float32)
+        dtype = _dt.as_dtype(dtype) if dtype is not None else \
+            (self._variable_dtype or self._dtype or _dt.float32)
         # a callable initial value: inside a trace the variable is made eagerly, once
-        v = Variable(lambda: init(shape, dtype=dtype), trainable=trainable, name=name,
-                     dtype=dtype)
+        v = self._VARIABLE_CLASS(lambda: init(shape, dtype=dtype), trainable=trainable,
+                                 name=name, dtype=dtype)
         self._weights.append(v)
         return v
 
