@@ -160,6 +160,14 @@ def test_weights_read_in_compute_dtype_only_inside_call():
     assert layer.w.dtype == tf.float32
 
 
+def test_autocast_false_keeps_inputs_and_weights_as_they_are():
+    # Keras 3.15: Dense(2, dtype="mixed_float16", autocast=False)(float32 x).dtype ->
+    # float32; layer.autocast -> False
+    layer = tf.keras.layers.Dense(2, dtype="mixed_float16", autocast=False)
+    assert layer(np.ones((1, 3), np.float32)).dtype == tf.float32
+    assert layer.autocast is False and layer.compute_dtype == "float16"
+
+
 def test_final_float32_activation_and_layers_under_global_policy(mixed):
     x = np.random.RandomState(1).randn(3, 5, 5, 2).astype(np.float32)
     model = tf.keras.Sequential([

@@ -432,6 +432,9 @@ class Layer(_layers.Layer):
         return outputs
 
     def _convert_input(self, inputs):
+        if not self.autocast:  # Keras 3: a layer made with autocast=False casts nothing
+            return [convert_to_tensor(x) for x in inputs] if is_several(inputs) \
+                else convert_to_tensor(inputs)
         if is_several(inputs):
             return [_layers.Layer._convert_input(self, x) for x in inputs]
         return super()._convert_input(inputs)

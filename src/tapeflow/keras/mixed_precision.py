@@ -217,10 +217,13 @@ class AutocastVariable(Variable):
     its dtype, as Keras 3's variables do (a float16 moving mean into a float32 one).
 
     Example:
+        >>> from tapeflow.keras.mixed_precision import AutocastVariable, autocast_scope
         >>> v = AutocastVariable(np.ones(2, np.float32))
         >>> with autocast_scope("float16"):
-        ...     (v * 1).dtype
-        tf.float16
+        ...     (v * 1).dtype.name
+        'float16'
+        >>> (v * 1).dtype.name
+        'float32'
     """
 
     _autocast = True
