@@ -65,3 +65,5 @@ from ._core.version import version as _version  # noqa: E402
 
 __version__ = _version()
 from .function.branching import case, control_dependencies, switch_case  # noqa: F401,E402
+from . import sparse  # noqa: F401,E402
+from .ops.sparse import SparseTensor, SparseTensorSpec  # noqa: F401,E402

@@ -29,6 +29,7 @@ from .._core.dtypes import DType
 from .._core.errors import in_package, OpError, user_site
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable, VariableSlot
+from ..ops.sparse import SparseTensor, SparseTensorSpec
 from .autograph import convert_entry
 from .concrete import (_is_tensor_like, _leaf_key, _spec_of, _trace_type, ConcreteFunction,
                        SignatureMismatchError, TraceType)
@@ -196,8 +197,11 @@ class Function:
             return (cf, flat, None) if with_variables else (cf, flat)
         bound = self._bind(args, kwargs)
         items = list(bound.arguments.items())
+        # composite tensors key and trace by their TypeSpec (placeholders of its component
+        # specs), as TensorFlow: not by the sizes of their components
+        spec_items = [(name, _as_specs(value)) for name, value in items]
         key = tuple((name, _tree(value), tuple(_leaf_key(v) for v in nest.flatten(value)))
-                    for name, value in items)
+                    for name, value in spec_items)
         variables = [v for _, value in items for v in nest.flatten(value)
                      if isinstance(v, Variable)]
         if len(variables) > 1:  # which variable arguments are the same variable
@@ -206,10 +210,10 @@ class Function:
         with self._lock:
             cf = self._cache.get(key)
             if cf is None and self.reduce_retracing:
-                cf = self._relaxed_match(items)
+                cf = self._relaxed_match(spec_items)
             if cf is None:
-                specs = self._specs_for(items) if self.reduce_retracing else None
-                cf = self._trace(items, specs)
+                specs = self._specs_for(spec_items) if self.reduce_retracing else None
+                cf = self._trace(spec_items, specs)
                 self._cache[key] = cf
         flat = [_as_tensor(v) for _, value in items for v in nest.flatten(value)
                 if _is_tensor_like(v)]
@@ -453,6 +457,10 @@ def _pair_with_specs(spec_tree, value) -> list | None:
     tensor). None where the structures differ."""
     if isinstance(spec_tree, TensorSpec):
         return [(spec_tree, value)]
+    if isinstance(spec_tree, _COMPOSITE_SPECS):
+        if not spec_tree.is_compatible_with(value):
+            return None
+        return list(zip(spec_tree._composite_flatten(), value._composite_flatten()))
     if isinstance(spec_tree, dict):
         if not isinstance(value, dict) or set(value) != set(spec_tree):
             return None
@@ -520,8 +528,31 @@ def _own_output(graph: FuncGraph, o):
     return o
 
 
+_COMPOSITE_VALUES = (SparseTensor,)
+_COMPOSITE_SPECS = (SparseTensorSpec,)
+
+
+def _as_specs(value):
+    """`value` with its composite tensors (SparseTensor, RaggedTensor) replaced by their
+    TypeSpecs."""
+    if isinstance(value, _COMPOSITE_VALUES):
+        return value._type_spec
+    if isinstance(value, dict):
+        return type(value)((k, _as_specs(v)) for k, v in value.items()) \
+            if type(value) is not dict else {k: _as_specs(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and any(
+            isinstance(v, (_COMPOSITE_VALUES, list, tuple, dict)) for v in value):
+        items = [_as_specs(v) for v in value]
+        if hasattr(value, "_fields"):
+            return type(value)(*items)
+        return type(value)(items)
+    return value
+
+
 def _tree(value):
     """A hashable description of a nested structure's shape (not its leaves)."""
+    if isinstance(value, _COMPOSITE_SPECS):
+        return ("spec", value)
     if isinstance(value, dict):
         return ("dict",) + tuple((k, _tree(v)) for k, v in sorted(value.items(), key=repr))
     if isinstance(value, (list, tuple)) and nest.is_nested(value):
