@@ -9,12 +9,13 @@ Example:
     array([[[0.5, 0.5],
             [0.5, 0.5]]], dtype=float32)
 """
-from . import core, linalg, math, nn, numpy, operation, operators  # noqa: F401
+from . import core, image, linalg, math, nn, numpy, operation, operators  # noqa: F401
 from .core import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
 from .numpy import *  # noqa: F401,F403
 
+# image functions stay under `keras.ops.image` only, as in Keras 3
 __all__ = sorted({name for module in (core, linalg, math, nn, numpy)
-                  for name in module.__all__})
+                  for name in module.__all__} | {"image"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core import dtypes as _dt
+from ..._core.shape import dims_of
 from ...ops import (array as _array, conv as _conv, creation as _creation,
                     indexing as _indexing, linalg as _linalg, math as _math, nn as _nn,
                     reduction as _reduction)
@@ -620,13 +621,13 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
     spatial = x.shape[2:] if first else x.shape[1:-1]
     lengths = [_deconv_length(spatial[i], s[i], w.shape[i], d[i], padding.lower(), pads[i])
                for i in range(n)]
-    batch = _array.shape(x)[0]
+    batch = dims_of(x)[0]  # an int where known, else a scalar tensor
     out_shape = [batch, w.shape[-2]] + lengths if first else [batch] + lengths + \
         [w.shape[-2]]
     fmt = _format(data_format, n)
     fn = {1: _conv.conv1d_transpose, 2: _conv.conv2d_transpose, 3: _conv.conv3d_transpose}[n]
     full_strides = [1, 1] + list(s) if first else [1] + list(s) + [1]
-    y = fn(x, w, _array.stack([tensor(v, _dt.int32) for v in out_shape]), full_strides,
+    y = fn(x, w, out_shape, full_strides,
            padding=_padding(padding), data_format=fmt, dilations=list(d))
     return y
 

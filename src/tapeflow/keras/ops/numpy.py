@@ -190,7 +190,10 @@ def abs(x):  # noqa: A001 - Keras's name
     return _math.abs(tensor(x))
 
 
-absolute = abs
+@keras_op()
+def absolute(x):
+    """Same as `abs`."""
+    return _math.abs(tensor(x))
 
 
 def _floating_unary(tf_op):
@@ -644,8 +647,7 @@ _SAME_DTYPE_UNARY = {
 }
 for _name, (_fn, _doc) in _SAME_DTYPE_UNARY.items():
     _define(_name, _fn, _doc)
-conjugate = globals()["conj"]
-__all__.append("conjugate")
+_define("conjugate", _conj, "Same as `conj`.")
 
 
 def _is_float_test(test, ints_are):
