@@ -41,6 +41,11 @@ from ..ops.creation import constant, zeros_like
 from ..ops.indexing import where
 from ..ops.math import cast, divide_no_nan, greater, multiply
 from ._structure import leaves, map_leaves
+from . import _checkpoint_names
+
+# imported for what it registers: Keras 3's checkpoint names of layers and models (every
+# Keras model loads this module)
+_REGISTERS_CHECKPOINT_NAMES = _checkpoint_names
 
 _replica = threading.local()  # .share: this replica's share of the global batch's rows
 

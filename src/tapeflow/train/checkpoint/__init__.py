@@ -11,11 +11,12 @@ One module per concern:
   status.py      restoring: all or nothing, deferred restoration, the status objects
   checkpoint.py  `Checkpoint`, the root object
   manager.py     `CheckpointManager`: numbering, recording and rotating saves
+  keras_names.py Keras 3's object-graph names of the optimizers (TensorFlow 2.21's)
 This package re-exports the public names.
 """
 from __future__ import annotations
 
-from . import format, manager  # noqa: F401  (submodules, as `checkpoint.format`)
+from . import format, keras_names, manager  # noqa: F401  (submodules, as `checkpoint.format`)
 from .checkpoint import Checkpoint
 from .format import (CheckpointReader, latest_checkpoint, list_variables, load_checkpoint,
                      load_variable)

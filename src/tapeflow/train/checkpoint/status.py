@@ -46,7 +46,7 @@ from ..._core.variable import Variable
 from ..module import Module
 from ..optimizers import Optimizer
 from .format import read_checkpoint
-from .graph import ObjectState, child_at, collect
+from .graph import ObjectState, child_at, collect, collect_all
 from .trackable import has_state, object_state
 
 __all__ = ["restore", "resolve_pending", "DeferredRestore", "CheckpointLoadStatus",
@@ -68,10 +68,21 @@ def restore(root, path: str, optional: frozenset = frozenset(),
     """
     keys: dict[str, str] = {}
     values, file_aliases = read_checkpoint(path, keys)
-    targets, _ = collect(root)
+    walk = collect_all(root)
+    targets, others = walk.values, walk.paths_of()
     problems, plan, error = [], [], ValueError
     for name, target in targets.items():
-        source = name if name in values else file_aliases.get(name)
+        source = None
+        # a value may be stored under any of its names (tapeflow's own, Keras 3's)
+        for candidate in [name] + others.get(name, []):
+            source = candidate if candidate in values else file_aliases.get(candidate)
+            if source is not None:
+                break
+        if source is None and name in walk.extras:
+            # reached only through Keras 3's names (its optimizer's learning rate): a file
+            # written before tapeflow wrote them lacks it; it stays as it is
+            ignored = ignored | {name}
+            continue
         if source is None:
             # object state a file predates stays as it is (the assertions name it)
             if name not in optional and name not in ignored \

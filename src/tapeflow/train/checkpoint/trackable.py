@@ -20,6 +20,12 @@ implement it without importing this module (`Module` and the optimizers in train
     Set that state from `values`, which has the same names, shapes and dtypes that
     `_serialize_to_tensors()` gives now (the checkpoint checks them first).
 
+Other names. A class may also be given, with `register_alias_children(cls, names)`,
+the names another library's object graph uses for its instances' children (Keras 3's
+"_functional/_operations/1/_kernel" for what tapeflow calls "_stack/0/kernel"). A
+checkpoint records them as further paths to the same values (aliases): TensorFlow
+restores the file through them, and a restore finds a value under either name.
+
 Example:
     >>> class Counter:
     ...     def __init__(self):
@@ -40,7 +46,11 @@ import numpy as np
 from ..._core import dtypes as _dt
 from ..._core.variable import Variable
 
-__all__ = ["Trackable", "is_trackable", "named_children", "object_state", "check_trackable"]
+__all__ = ["Trackable", "is_trackable", "named_children", "object_state", "check_trackable",
+           "register_alias_children", "alias_children"]
+
+# class -> function(obj) -> {name: child}: further names of the children (see above)
+_ALIAS_NAMERS: dict = {}
 
 
 class Trackable(Protocol):
@@ -88,6 +98,47 @@ def named_children(obj, path: str) -> list[tuple[str, object]]:
     for name, _ in items:
         _check_name(name, path)
     return items
+
+
+def register_alias_children(cls: type, names) -> None:
+    """Give instances of `cls` (and its subclasses, unless one has its own) further child
+    names: `names(obj)` returns {name: child}, children that `_trackable_children()` names
+    already, or objects through which they are reached (a view object whose own children
+    name them), as another library's object graph names them. Registering a class twice
+    replaces its function.
+
+    Example:
+        >>> register_alias_children(MyDense, lambda layer: {"_kernel": layer.kernel})
+    """
+    if not isinstance(cls, type) or not callable(names):
+        raise TypeError(f"register_alias_children: expected a class and a function, got "
+                        f"{cls!r} and {names!r}")
+    _ALIAS_NAMERS[cls] = names
+
+
+def alias_children(obj, path: str) -> list[tuple[str, object]]:
+    """`obj`'s further child names (`register_alias_children`), after its own; empty for
+    classes without any. Names the object's own children already use are left out.
+
+    Example:
+        >>> alias_children(dense, "model/dense")
+        [('_kernel', <tf.Variable 'dense/kernel:0' ...>)]
+    """
+    if isinstance(obj, (list, tuple, dict)):
+        return []
+    for cls in type(obj).__mro__:
+        names = _ALIAS_NAMERS.get(cls)
+        if names is not None:
+            break
+    else:
+        return []
+    children = names(obj)
+    if not isinstance(children, dict):
+        raise TypeError(f"Checkpoint: the alias names of {type(obj).__name__} at "
+                        f"{path or '<root>'!r} must be a dict, got {type(children).__name__}")
+    for name in children:
+        _check_name(name, path)
+    return list(children.items())
 
 
 def object_state(obj, path: str) -> dict[str, np.ndarray]:
