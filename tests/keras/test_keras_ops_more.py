@@ -59,6 +59,19 @@ def test_values_and_dtypes_as_keras(case):
     _compare(result, want, case)
 
 
+DTYPE_ROWS = sorted((case, name) for case, row in FIXTURE["dtypes"].items()
+                    for name, want in row.items() if want is not None)
+
+
+@pytest.mark.parametrize("case,name", DTYPE_ROWS)
+def test_result_dtypes_as_keras(case, name):
+    a = np.array([[1, 0], [1, 1]], dtype=name)
+    b = np.array([[0, 1], [1, 0]], dtype=name)
+    got = eval(case, {"ops": ops, "np": np, "a": a, "b": b})
+    assert got.dtype.name == FIXTURE["dtypes"][case][name], \
+        f"{case} on {name}: {got.dtype.name}, Keras {FIXTURE['dtypes'][case][name]}"
+
+
 def _sparsemax_reference(z):
     """The Euclidean projection of each row onto the simplex (Martins & Astudillo)."""
     out = np.zeros_like(z)

@@ -120,7 +120,6 @@ def _hard_sigmoid(x):
 
 
 _ACTIVATIONS = {
-    "relu6": (_nn.relu6, "`min(max(x, 0), 6)`."),
     "selu": (_nn.selu, "The scaled exponential linear unit."),
     "softplus": (_math.softplus, "`log(1 + exp(x))`."),
     "softsign": (_math.softsign, "`x / (1 + |x|)`."),
@@ -144,6 +143,20 @@ def _activation(tf_op):
 for _name, (_fn, _doc) in _ACTIVATIONS.items():
     _define(_name, _activation(_fn), _doc + "\n\n    Example:\n        >>> "
             f"tf.keras.ops.{_name}(tf.constant([0.5])).shape\n        TensorShape([1])\n")
+@keras_op("nn")
+def relu6(x):
+    """`min(max(x, 0), 6)` (ints keep their dtype, as Keras).
+
+    Example:
+        >>> tf.keras.ops.relu6(tf.constant([-1, 3, 9])).numpy()
+        array([0, 3, 6], dtype=int32)
+    """
+    x = tensor(x)
+    if x.dtype.is_bool:
+        x = _math.cast(x, _dt.float32)
+    return _math.clip_by_value(x, tensor(0, x.dtype), tensor(6, x.dtype))
+
+
 hard_swish = globals()["hard_silu"]
 __all__.append("hard_swish")
 

@@ -561,6 +561,20 @@ def _angle(x):
     return _math.atan2(_creation.zeros_like(x), x)
 
 
+def _wide_float(dtype):
+    """Keras's `result_type(dtype, float)`: floatx for ints, but float64 for 64-bit ones
+    (what a few functions compute in)."""
+    return _dt.float64 if dtype.name in ("int64", "uint64") else floatx_of(dtype)
+
+
+def _wide_unary(tf_op):
+    def compute(x):
+        x = tensor(x)
+        return tf_op(x if x.dtype.is_floating or x.dtype.is_complex
+                     else _math.cast(x, _wide_float(x.dtype)))
+    return compute
+
+
 _FLOAT_UNARY = {
     "arccos": (_math.acos, "The inverse cosine."),
     "arccosh": (_math.acosh, "The inverse hyperbolic cosine."),
@@ -595,8 +609,10 @@ def _float_unary(tf_op):
     return compute
 
 
+_WIDE = ("cbrt", "deg2rad", "rad2deg", "i0")  # int64 -> float64 in Keras
 for _name, (_fn, _doc) in _FLOAT_UNARY.items():
-    _define(_name, _float_unary(_fn), _doc + " Integers and bools compute in floatx.\n\n"
+    _define(_name, (_wide_unary if _name in _WIDE else _float_unary)(_fn),
+            _doc + " Integers and bools compute in floatx.\n\n"
             f"    Example:\n        >>> tf.keras.ops.{_name}(tf.constant([0.5])).shape\n"
             "        TensorShape([1])\n")
 
@@ -693,6 +709,13 @@ def _float_pair(x1, x2):
     return tensor(x1, dtype), tensor(x2, dtype)
 
 
+def _wide_float_pair(x1, x2):
+    dtype = _wide_float(result_type(x1, x2))
+    return tensor(x1, dtype), tensor(x2, dtype)
+
+
+
+
 def _hypot(a, b):
     return _math.sqrt(_math.square(a) + _math.square(b))
 
@@ -773,7 +796,7 @@ def _divide_no_nan(x1, x2):
 
 _FLOAT_BINARY = {
     "arctan2": (_math.atan2, "The angle of the point `(x2, x1)` (quadrant aware)."),
-    "hypot": (_hypot, "`sqrt(x1**2 + x2**2)`."),
+
     "logaddexp": (_logaddexp, "`log(exp(x1) + exp(x2))`, computed stably."),
     "logaddexp2": (_logaddexp2, "`log2(2**x1 + 2**x2)`, computed stably."),
 }
@@ -789,7 +812,9 @@ for _name, (_fn, _doc) in _FLOAT_BINARY.items():
     _define(_name, _float_binary(_fn), _doc + " Integers compute in floatx.")
 
 _BINARY = {
-    "heaviside": (_binary(_heaviside), "The Heaviside step: 0 below 0, 1 above, `x2` at 0."),
+    "heaviside": (lambda x1, x2: _heaviside(*_wide_float_pair(x1, x2)),
+                  "The Heaviside step: 0 below 0, 1 above, `x2` at 0 (in floats)."),
+    "hypot": (lambda x1, x2: _hypot(*_wide_float_pair(x1, x2)), "`sqrt(x1**2 + x2**2)`."),
     "fmax": (_fminmax(_math.maximum), "The elementwise maximum, ignoring NaNs."),
     "fmin": (_fminmax(_math.minimum), "The elementwise minimum, ignoring NaNs."),
     "fmod": (_fmod, "The remainder of `x1 / x2` with the sign of `x1` (C's fmod)."),
@@ -1385,7 +1410,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
 @keras_op(config=("offset", "axis1", "axis2"))
 def trace(x, offset=0, axis1=0, axis2=1):
     """The sum of the `offset` diagonal of the planes of `axis1` and `axis2`."""
-    return sum(diagonal(x, offset, axis1, axis2), axis=-1)
+    return _reduction.reduce_sum(_widened(diagonal(x, offset, axis1, axis2)), -1)
 
 
 def _band(x, k, lower):
@@ -1598,6 +1623,16 @@ def _int32_if_small(a, b):
     return a, b
 
 
+def _products(compute):
+    """A product of `x1` and `x2` computed wide enough (bools and small ints as int32)
+    and given back in their common dtype, as Keras's `dot`, `inner`, `vdot`."""
+    def run(x1, x2):
+        a, b = promoted(x1, x2)
+        out = compute(*_int32_if_small(a, b))
+        return out if out.dtype == a.dtype else _math.cast(out, a.dtype)
+    return run
+
+
 @keras_op(config=("axes",))
 def tensordot(x1, x2, axes=2):
     """The sum of products over `axes` (an int: the last of `x1` with the first of
@@ -1610,7 +1645,10 @@ def tensordot(x1, x2, axes=2):
 def dot(x1, x2):
     """NumPy's `dot`: products of scalars, inner products of vectors, the last axis of
     `x1` against the second-to-last of `x2` otherwise."""
-    a, b = _int32_if_small(*promoted(x1, x2))
+    return _products(_dot)(x1, x2)
+
+
+def _dot(a, b):
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     if b.ndim == 1:
@@ -1621,7 +1659,10 @@ def dot(x1, x2):
 @keras_op()
 def inner(x1, x2):
     """The sum of products over the last axes of `x1` and `x2`."""
-    a, b = _int32_if_small(*promoted(x1, x2))
+    return _products(_inner)(x1, x2)
+
+
+def _inner(a, b):
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return _linalg.tensordot(a, b, [[a.ndim - 1], [b.ndim - 1]])
@@ -1630,7 +1671,10 @@ def inner(x1, x2):
 @keras_op()
 def outer(x1, x2):
     """The outer product of the flattened `x1` and `x2`."""
-    a, b = promoted(x1, x2)
+    return _products(_outer)(x1, x2)
+
+
+def _outer(a, b):
     return _array.expand_dims(_array.reshape(a, [-1]), 1) * \
         _array.expand_dims(_array.reshape(b, [-1]), 0)
 
@@ -1638,7 +1682,10 @@ def outer(x1, x2):
 @keras_op()
 def vdot(x1, x2):
     """The dot product of the flattened tensors (the first conjugated)."""
-    a, b = _int32_if_small(*promoted(x1, x2))
+    return _products(_vdot)(x1, x2)
+
+
+def _vdot(a, b):
     return _reduction.reduce_sum(_array.reshape(_conj(a), [-1]) * _array.reshape(b, [-1]))
 
 
