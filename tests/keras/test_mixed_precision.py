@@ -377,3 +377,14 @@ def test_keras_round_trip_keeps_policies(mixed, tmp_path):
     config = json.loads(zipfile.ZipFile(path).read("config.json"))
     dtypes = [entry["config"]["dtype"] for entry in config["config"]["layers"]]
     assert dtypes[1:] == ["mixed_float16", "mixed_float16", "float32"]
+
+
+def test_loss_scale_optimizer_is_a_keras_optimizer_found_by_name():
+    keras = tf.keras
+    opt = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.1), initial_scale=8.0)
+    again = keras.optimizers.get({"class_name": "LossScaleOptimizer",
+                                  "config": opt.get_config()})
+    assert isinstance(again, keras.optimizers.LossScaleOptimizer)
+    assert isinstance(again.inner_optimizer, keras.optimizers.SGD)
+    assert again.initial_scale == 8.0
+    assert "LossScaleOptimizer" in dir(keras.optimizers)

@@ -12,8 +12,9 @@ from __future__ import annotations
 from ..train.optimizers import *  # noqa: F401,F403
 from ..train import optimizers as _optimizers
 from ..train.optimizers import Optimizer
+from .mixed_precision import LossScaleOptimizer
 
-__all__ = list(_optimizers.__all__) + ["get"]
+__all__ = list(_optimizers.__all__) + ["LossScaleOptimizer", "get"]
 
 _BY_NAME = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam, "adamw": _optimizers.AdamW,
             "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad,
@@ -30,7 +31,8 @@ def get(identifier) -> Optimizer:
         return identifier
     if isinstance(identifier, dict) and "class_name" in identifier:
         name = str(identifier["class_name"])
-        cls = getattr(_optimizers, name, None) or _BY_NAME.get(name.lower())
+        cls = getattr(_optimizers, name, None) or _BY_NAME.get(name.lower()) or \
+            (LossScaleOptimizer if name == "LossScaleOptimizer" else None)
         if not (isinstance(cls, type) and issubclass(cls, Optimizer)):
             raise ValueError(f"Unknown optimizer class {name!r}")
         return cls.from_config(identifier.get("config", {}))
