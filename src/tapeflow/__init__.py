@@ -67,3 +67,8 @@ __version__ = _version()
 from .function.branching import case, control_dependencies, switch_case  # noqa: F401,E402
 from . import sparse  # noqa: F401,E402
 from .ops.sparse import SparseTensor, SparseTensorSpec  # noqa: F401,E402
+from . import ragged  # noqa: F401,E402
+from .ops.ragged import RaggedTensor, RaggedTensorSpec  # noqa: F401,E402
+# (the reductions that also take RaggedTensors, as TensorFlow's dispatch does)
+from .ops.ragged import (reduce_max, reduce_mean, reduce_min, reduce_prod,  # noqa: F401,E402
+                         reduce_sum)

@@ -29,6 +29,7 @@ from .._core.dtypes import DType
 from .._core.errors import in_package, OpError, user_site
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable, VariableSlot
+from ..ops.ragged import RaggedTensor, RaggedTensorSpec
 from ..ops.sparse import SparseTensor, SparseTensorSpec
 from .autograph import convert_entry
 from .concrete import (_is_tensor_like, _leaf_key, _spec_of, _trace_type, ConcreteFunction,
@@ -528,8 +529,8 @@ def _own_output(graph: FuncGraph, o):
     return o
 
 
-_COMPOSITE_VALUES = (SparseTensor,)
-_COMPOSITE_SPECS = (SparseTensorSpec,)
+_COMPOSITE_VALUES = (SparseTensor, RaggedTensor)
+_COMPOSITE_SPECS = (SparseTensorSpec, RaggedTensorSpec)
 
 
 def _as_specs(value):
