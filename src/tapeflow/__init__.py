@@ -46,14 +46,14 @@ from .train.module import Module, name_scope  # noqa: F401,E402
 from . import initializers, layers  # noqa: F401,E402
 from .ops.io import print  # noqa: F401,E402,A004
 from .function.tensor_array import TensorArray  # noqa: F401,E402
-from .function.map_fn import map_fn, vectorized_map  # noqa: F401,E402
+from .function.map_fn import foldl, foldr, map_fn, scan, vectorized_map  # noqa: F401,E402
 from .function.py_function import py_function  # noqa: F401,E402
 from . import losses, optimizers  # noqa: F401,E402
 from . import data, summary  # noqa: F401,E402
 from . import distribute  # noqa: F401,E402
 from . import keras  # noqa: F401,E402
 from ._core.device import device  # noqa: F401,E402
-from . import dtypes, image  # noqa: F401,E402
+from . import dtypes, image, version  # noqa: F401,E402
 
 from . import autograph  # noqa: F401,E402
 from ._core.tensor import is_tensor  # noqa: F401,E402

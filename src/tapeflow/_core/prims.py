@@ -132,6 +132,21 @@ def avg_pool_grad(dy, **attrs):
     return run_kernel("AvgPoolGrad", {"dy": dy}, attrs)
 
 
+def bessel_i0e(x, **attrs):
+    """BesselI0e (tapeflow/ops/math.py)."""
+    return run_kernel("BesselI0e", {"x": x}, attrs)
+
+
+def bessel_i1e(x, **attrs):
+    """BesselI1e (tapeflow/ops/math.py)."""
+    return run_kernel("BesselI1e", {"x": x}, attrs)
+
+
+def betainc(a, b, x, **attrs):
+    """Betainc (tapeflow/ops/math.py)."""
+    return run_kernel("Betainc", {"a": a, "b": b, "x": x}, attrs)
+
+
 def bias_add(value, bias, **attrs):
     """BiasAdd (tapeflow/ops/nn.py)."""
     return run_kernel("BiasAdd", {"value": value, "bias": bias}, attrs)
@@ -287,6 +302,11 @@ def erfc(x, **attrs):
     return run_kernel("Erfc", {"x": x}, attrs)
 
 
+def erfinv(x, **attrs):
+    """Erfinv (tapeflow/ops/math.py)."""
+    return run_kernel("Erfinv", {"x": x}, attrs)
+
+
 def exp(x, **attrs):
     """Exp (tapeflow/ops/math.py)."""
     return run_kernel("Exp", {"x": x}, attrs)
@@ -370,6 +390,21 @@ def identity(x, **attrs):
 def if_(pred, args, resources, **attrs):
     """If (tapeflow/function/control_flow.py)."""
     return run_kernel("If", {"pred": pred, "args": args, "resources": resources}, attrs)
+
+
+def igamma(a, x, **attrs):
+    """Igamma (tapeflow/ops/math.py)."""
+    return run_kernel("Igamma", {"a": a, "x": x}, attrs)
+
+
+def igamma_grad_a(a, x, **attrs):
+    """IgammaGradA (tapeflow/ops/math.py)."""
+    return run_kernel("IgammaGradA", {"a": a, "x": x}, attrs)
+
+
+def igammac(a, x, **attrs):
+    """Igammac (tapeflow/ops/math.py)."""
+    return run_kernel("Igammac", {"a": a, "x": x}, attrs)
 
 
 def imag(x, **attrs):
@@ -608,6 +643,11 @@ def multinomial(logits, **attrs):
     return run_kernel("Multinomial", {"logits": logits}, attrs)
 
 
+def ndtri(x, **attrs):
+    """Ndtri (tapeflow/ops/math.py)."""
+    return run_kernel("Ndtri", {"x": x}, attrs)
+
+
 def neg(x, **attrs):
     """Neg (tapeflow/ops/math.py)."""
     return run_kernel("Neg", {"x": x}, attrs)
@@ -807,6 +847,11 @@ def scatter_nd(indices, updates, **attrs):
 def search_sorted(sorted_sequence, values, **attrs):
     """SearchSorted (tapeflow/ops/array.py)."""
     return run_kernel("SearchSorted", {"sorted_sequence": sorted_sequence, "values": values}, attrs)
+
+
+def segment_prod(data, segment_ids, **attrs):
+    """SegmentProd (tapeflow/ops/segment.py)."""
+    return run_kernel("SegmentProd", {"data": data, "segment_ids": segment_ids}, attrs)
 
 
 def segment_sum(data, segment_ids, **attrs):
@@ -1061,6 +1106,16 @@ def top_k(x, **attrs):
 def transpose(x, **attrs):
     """Transpose (tapeflow/ops/array.py)."""
     return run_kernel("Transpose", {"x": x}, attrs)
+
+
+def truncate_div(x, y, **attrs):
+    """TruncateDiv (tapeflow/ops/math.py)."""
+    return run_kernel("TruncateDiv", {"x": x, "y": y}, attrs)
+
+
+def truncate_mod(x, y, **attrs):
+    """TruncateMod (tapeflow/ops/math.py)."""
+    return run_kernel("TruncateMod", {"x": x, "y": y}, attrs)
 
 
 def truncated_normal(**attrs):

@@ -14,7 +14,7 @@ from .._core import nest
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dtypes import as_dtype, DType, int32
-from .._core.errors import describe, NoBatchingRule
+from .._core.errors import describe, NoBatchingRule, OutOfRangeError
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
 from ..ops import array as array_ops, creation as creation_ops, indexing as indexing_ops
@@ -22,7 +22,7 @@ from .batching import batch_function
 from .control_flow import _Sub, while_loop
 from .tensor_array import TensorArray
 
-__all__ = ["map_fn", "vectorized_map"]
+__all__ = ["map_fn", "vectorized_map", "scan", "foldl", "foldr"]
 _log = logging.getLogger("tapeflow")
 
 
@@ -205,3 +205,152 @@ def vectorized_map(fn, elems, fallback_to_while_loop: bool = True, warn: bool = 
             warnings.warn(message, stacklevel=2)
         return map_fn(fn, elems)
     return out
+
+
+# ---------------------------------------------------------------------- scan, foldl, foldr
+# An accumulator threaded through the slices of `elems`: eagerly a Python loop (each step's
+# ops are taped, so gradients flow), while tracing one while_loop over the slices whose
+# results go to TensorArrays (a graph loop, not unrolled; its gradient is the loop's).
+
+
+def _accumulate(op: str, fn, elems, initializer, reverse: bool, keep_all: bool):
+    """The accumulators of `acc = fn(acc, elems[i])` in order (from the end if `reverse`):
+    every one stacked along a new first axis (`keep_all`, scan) or only the last (folds)."""
+    if not callable(fn):
+        raise TypeError(f"{op}: fn must be callable, got {fn!r:.60}")
+    flat, n = _flat_elems(op, elems)
+    if initializer is None:
+        if n == 0:
+            raise OutOfRangeError(f"{op}: elems is empty and no initializer was given, so "
+                                  "there is no first accumulator (pass initializer=)")
+        acc_structure = elems
+    else:
+        acc_structure = initializer
+    init = None if initializer is None else [_as_tensor(a) for a in nest.flatten(initializer)]
+    if ctx.graph is None:
+        return _accumulate_eager(op, fn, elems, flat, n, acc_structure, init, reverse,
+                                 keep_all)
+    return _accumulate_graph(op, fn, elems, flat, n, acc_structure, init, reverse, keep_all)
+
+
+def _conform_acc(op: str, out, acc_structure, like: list) -> list:
+    """fn's result as tensors matching the accumulator's structure and dtypes."""
+    flat = nest.flatten(out)
+    if len(flat) != len(like):
+        raise ValueError(f"{op}: fn must return a value of the accumulator's structure "
+                         f"({_describe(acc_structure)}), got {out!r:.100}")
+    result = []
+    for k, (v, a) in enumerate(zip(flat, like)):
+        v = _as_tensor(v) if isinstance(v, (Tensor, Variable)) else \
+            convert_to_tensor(v, dtype=a.dtype)
+        if v.dtype is not a.dtype:
+            raise TypeError(f"{op}: fn returned {describe(v)} for accumulator {k}, which is "
+                            f"{describe(a)}; the dtypes must match")
+        result.append(v)
+    return result
+
+
+def _describe(structure) -> str:
+    return repr(nest.map_structure(lambda t: getattr(t, "dtype", t), structure))[:100]
+
+
+def _pack(structure, flat: list):
+    return nest.pack_sequence_as(structure, flat) if nest.is_nested(structure) else flat[0]
+
+
+def _accumulate_eager(op, fn, elems, flat, n, acc_structure, init, reverse, keep_all):
+    order = list(range(n - 1, -1, -1)) if reverse else list(range(n))
+    if init is None:
+        acc = [t[order[0]] for t in flat]
+        order = order[1:]
+    else:
+        acc = init
+    kept = [acc] if init is None else []
+    for i in order:
+        acc = _conform_acc(op, fn(_pack(acc_structure, acc), _slice(elems, flat, i)),
+                           acc_structure, acc)
+        kept.append(acc)
+    if not keep_all:
+        return _pack(acc_structure, acc)
+    if not kept:  # no slices: an empty stack of accumulator-shaped values
+        stacked = [creation_ops.zeros((0,) + tuple(a._shape), a.dtype) for a in acc]
+    else:
+        if reverse:
+            kept = kept[::-1]
+        stacked = [array_ops.stack([k[j] for k in kept]) for j in range(len(acc))]
+    return _pack(acc_structure, stacked)
+
+
+def _accumulate_graph(op, fn, elems, flat, n, acc_structure, init, reverse, keep_all):
+    size = n if n is not None else array_ops.shape(flat[0], int32)[0]
+    first = (size - 1) if reverse else 0
+    step = -1 if reverse else 1
+    if init is None:
+        index = convert_to_tensor(first, int32)
+        acc = [indexing_ops.gather(t, index) for t in flat]
+        start = index + step
+    else:
+        acc = init
+        start = convert_to_tensor(first, int32)
+    arrays = []
+    if keep_all:
+        arrays = [TensorArray(a.dtype, size=size, element_shape=a._shape) for a in acc]
+        if init is None:
+            arrays = [ta.write(index, a) for ta, a in zip(arrays, acc)]
+    done = (lambda i: i >= 0) if reverse else (lambda i: i < size)
+
+    def body(i, acc, arrays):
+        acc = _conform_acc(op, fn(_pack(acc_structure, acc), _slice(elems, flat, i)),
+                           acc_structure, acc)
+        return i + step, acc, [ta.write(i, a) for ta, a in zip(arrays, acc)]
+
+    _, acc, arrays = while_loop(lambda i, acc, arrays: done(i), body,
+                                (convert_to_tensor(start, int32), list(acc), arrays),
+                                name=op)
+    if not keep_all:
+        return _pack(acc_structure, acc)
+    stacked = [ta.stack() for ta in arrays]
+    if n is not None:
+        stacked = [array_ops.reshape(s, (n,) + tuple(a._shape)) for s, a in zip(stacked, acc)]
+    return _pack(acc_structure, stacked)
+
+
+def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
+         swap_memory=False, infer_shape=True, reverse=False, name=None):
+    """Every accumulator of `acc = fn(acc, x)` over the slices `x` of `elems`' first axis,
+    stacked along a new first axis (nested `elems` and accumulators allowed).
+
+    Without `initializer` the first slice is the first accumulator (and the first result);
+    `reverse=True` scans from the last slice, results staying in `elems`' order.
+    Differentiable; traced as one graph loop.
+
+    Example:
+        >>> tf.scan(lambda a, x: a + x, tf.constant([1.0, 2.0, 3.0])).numpy()
+        array([1., 3., 6.], dtype=float32)
+    """
+    out = _accumulate("scan", fn, elems, initializer, bool(reverse), True)
+    return out if back_prop else nest.map_structure(array_ops.stop_gradient, out)
+
+
+def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
+          swap_memory=False, name=None):
+    """The last accumulator of `acc = fn(acc, x)` over `elems`' slices from the first.
+
+    Example:
+        >>> tf.foldl(lambda a, x: a - x, tf.constant([1.0, 2.0, 3.0])).numpy()
+        -4.0
+    """
+    out = _accumulate("foldl", fn, elems, initializer, False, False)
+    return out if back_prop else nest.map_structure(array_ops.stop_gradient, out)
+
+
+def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True,
+          swap_memory=False, name=None):
+    """The last accumulator of `acc = fn(acc, x)` over `elems`' slices from the last.
+
+    Example:
+        >>> tf.foldr(lambda a, x: a - x, tf.constant([1.0, 2.0, 3.0])).numpy()
+        0.0
+    """
+    out = _accumulate("foldr", fn, elems, initializer, True, False)
+    return out if back_prop else nest.map_structure(array_ops.stop_gradient, out)

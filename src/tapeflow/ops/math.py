@@ -973,3 +973,223 @@ def log_sigmoid(x, name=None) -> Tensor:
     """
     x = _unary("LogSigmoid", x, _FLOATS)
     return negative(softplus(negative(x)))
+
+
+# --------------------------------------------------------------------------- special functions II
+# TensorFlow's further special functions (issue 31). Kernels only where no composite of the
+# ops above exists (Bessel, inverse error, incomplete gamma and beta functions); their
+# derivatives, and the exponentially scaled functions' unscaled forms, are composites.
+
+__all__ += ["bessel_i0e", "bessel_i1e", "bessel_i0", "bessel_i1", "erfinv", "ndtri", "igamma",
+            "igammac", "betainc", "xdivy", "xlog1py", "truncatediv", "truncatemod"]
+
+_SQRT_PI_OVER_2 = _pymath.sqrt(_pymath.pi) / 2.0
+_SQRT_2PI = _pymath.sqrt(2.0 * _pymath.pi)
+
+
+def bessel_i0e(x, name=None) -> Tensor:
+    """exp(-|x|) I0(x), the exponentially scaled modified Bessel function of order 0.
+
+    Example: `tf.math.bessel_i0e(0.0)` -> 1.0.
+    """
+    return run_kernel("BesselI0e", {"x": _unary("bessel_i0e", x, _FLOATS)})
+
+
+def bessel_i1e(x, name=None) -> Tensor:
+    """exp(-|x|) I1(x), the exponentially scaled modified Bessel function of order 1.
+
+    Example: `tf.math.bessel_i1e(0.0)` -> 0.0.
+    """
+    return run_kernel("BesselI1e", {"x": _unary("bessel_i1e", x, _FLOATS)})
+
+
+def _i1e_over_x(x, ans):
+    # i1e(x) / x, which tends to 1/2 at 0: the safe operand keeps both branches finite
+    zero = equal(x, 0)
+    safe = prims.select_v2(zero, prims.ones_like(x), x)
+    return prims.select_v2(zero, prims.zeros_like(x) + 0.5, ans / safe)
+
+
+# i0e' = i1e - sign(x) i0e;  i1e' = i0e - i1e (sign(x) + 1/x), 1/2 at x = 0 (as TF)
+defop("BesselI0e", ["x"], shape=_same_shape,
+      **elementwise(lambda x, ans: bessel_i1e(x) - sign(x) * ans), batch=batch_elementwise)
+defop("BesselI1e", ["x"], shape=_same_shape,
+      **elementwise(lambda x, ans: bessel_i0e(x) - ans * sign(x) - _i1e_over_x(x, ans)),
+      batch=batch_elementwise)
+
+
+def bessel_i0(x, name=None) -> Tensor:
+    """I0(x), the modified Bessel function of order 0 (i0e(x) exp(|x|)).
+
+    Example: `tf.math.bessel_i0(0.0)` -> 1.0.
+    """
+    x = _unary("bessel_i0", x, _FLOATS)
+    return bessel_i0e(x) * exp(abs(x))
+
+
+def bessel_i1(x, name=None) -> Tensor:
+    """I1(x), the modified Bessel function of order 1 (i1e(x) exp(|x|)).
+
+    Example: `tf.math.bessel_i1(0.0)` -> 0.0.
+    """
+    x = _unary("bessel_i1", x, _FLOATS)
+    return bessel_i1e(x) * exp(abs(x))
+
+
+def erfinv(x, name=None) -> Tensor:
+    """The inverse error function on [-1, 1] (NaN outside, -inf/inf at -1/1).
+
+    Example: `tf.math.erfinv(0.0)` -> 0.0.
+    """
+    return run_kernel("Erfinv", {"x": _unary("erfinv", x, _FLOATS)})
+
+
+def ndtri(x, name=None) -> Tensor:
+    """The standard normal quantile function (inverse of its CDF) on [0, 1].
+
+    Example: `tf.math.ndtri(0.5)` -> 0.0.
+    """
+    return run_kernel("Ndtri", {"x": _unary("ndtri", x, _FLOATS)})
+
+
+defop("Erfinv", ["x"], shape=_same_shape,
+      **elementwise(lambda ans: _SQRT_PI_OVER_2 * exp(square(ans))), batch=batch_elementwise)
+defop("Ndtri", ["x"], shape=_same_shape,
+      **elementwise(lambda ans: _SQRT_2PI * exp(0.5 * square(ans))), batch=batch_elementwise)
+
+
+def igamma(a, x, name=None) -> Tensor:
+    """The regularized lower incomplete gamma function P(a, x) (NaN for a <= 0 or x < 0).
+
+    Example: `tf.math.igamma(1.0, 1.0)` -> 0.6321 (1 - exp(-1)).
+    """
+    a, x = _binary("igamma", a, x, _FLOATS)
+    return run_kernel("Igamma", {"a": a, "x": x})
+
+
+def igammac(a, x, name=None) -> Tensor:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x).
+
+    Example: `tf.math.igammac(1.0, 1.0)` -> 0.3679 (exp(-1)).
+    """
+    a, x = _binary("igammac", a, x, _FLOATS)
+    return run_kernel("Igammac", {"a": a, "x": x})
+
+
+def _igamma_dx(a, x):
+    # dP/dx = x^(a-1) exp(-x) / Gamma(a), in logs so large a and x do not overflow
+    return exp((a - 1) * log(x) - x - lgamma(a))
+
+
+# dP/da has no closed form: TensorFlow's kernel for it (IgammaGradA), itself without a
+# derivative.
+def _igamma_grad_a(a, x):
+    return run_kernel("IgammaGradA", {"a": a, "x": x})
+
+
+defop("IgammaGradA", ["a", "x"], shape=_binary_shape("igamma", "a", "x"),
+      vjp={}, jvp={}, batch=batch_broadcasting)
+defop("Igamma", ["a", "x"], shape=_binary_shape("igamma", "a", "x"),
+      vjp={"a": lambda g, a, x: g * _igamma_grad_a(a, x),
+           "x": lambda g, a, x: g * _igamma_dx(a, x)},
+      jvp={"a": lambda t, a, x: align_tangent(t, a, x.ndim) * _igamma_grad_a(a, x),
+           "x": lambda t, a, x: align_tangent(t, x, a.ndim) * _igamma_dx(a, x)},
+      batch=batch_broadcasting)
+defop("Igammac", ["a", "x"], shape=_binary_shape("igammac", "a", "x"),
+      vjp={"a": lambda g, a, x: -g * _igamma_grad_a(a, x),
+           "x": lambda g, a, x: -g * _igamma_dx(a, x)},
+      jvp={"a": lambda t, a, x: -align_tangent(t, a, x.ndim) * _igamma_grad_a(a, x),
+           "x": lambda t, a, x: -align_tangent(t, x, a.ndim) * _igamma_dx(a, x)},
+      batch=batch_broadcasting)
+
+
+def betainc(a, b, x, name=None) -> Tensor:
+    """The regularized incomplete beta function I_x(a, b) (a, b > 0, 0 <= x <= 1).
+
+    Differentiable in x only, as in TensorFlow. Example: `tf.math.betainc(1., 1., 0.5)` -> 0.5.
+    """
+    a, b = _binary("betainc", a, b, _FLOATS)
+    a, x = _binary("betainc", a, x, _FLOATS)
+    inputs = {"a": a, "b": b, "x": x}
+    # eager calls skip shape rules: TensorFlow's shape check is wanted here too
+    _betainc_shape({k: v._shape for k, v in inputs.items()},
+                   {k: v.dtype for k, v in inputs.items()}, {})
+    return run_kernel("Betainc", inputs)
+
+
+def _betainc_shape(shapes, dtypes, attrs):
+    if not dtypes["a"] is dtypes["b"] is dtypes["x"]:
+        raise InvalidArgumentError(
+            f"betainc: a, b and x must have one dtype, got {dtypes['a'].name}, "
+            f"{dtypes['b'].name} and {dtypes['x'].name}")
+    # TensorFlow's rule: each of a, b, x is a scalar or has the one common shape
+    shaped = [(k, tuple(shapes[k])) for k in ("a", "b", "x") if len(shapes[k])]
+    out = ()
+    for k, s in shaped:
+        if out and (len(s) != len(out) or any(
+                p is not None and q is not None and p != q for p, q in zip(s, out))):
+            raise InvalidArgumentError(
+                f"betainc: a, b and x must be scalars or have one shape, got {shaped[0][0]} "
+                f"of shape {list(shaped[0][1])} and {k} of shape {list(s)}")
+        out = s if not out else out
+    return [(out, dtypes["x"])]
+
+
+def _betainc_dx(a, b, x):
+    # x^(a-1) (1-x)^(b-1) / B(a, b), in logs (xlogy keeps a = 1 or b = 1 finite at the ends)
+    log_beta = lgamma(a) + lgamma(b) - lgamma(a + b)
+    return exp(xlogy(a - 1, x) + xlog1py(b - 1, -x) - log_beta)
+
+
+defop("Betainc", ["a", "b", "x"], shape=_betainc_shape,
+      vjp={"x": lambda g, a, b, x: g * _betainc_dx(a, b, x)},
+      jvp={"x": lambda t, a, b, x: align_tangent(t, x, max(a.ndim, b.ndim))
+           * _betainc_dx(a, b, x)})
+
+
+def xdivy(x, y, name=None) -> Tensor:
+    """`x / y`, or 0 where `x` is 0 (even if `y` is 0).
+
+    Example: `tf.math.xdivy([0., 2.], [0., 4.])` -> [0., 0.5].
+    """
+    x, y = _binary("Xdivy", x, y, _FC)
+    zero = equal(x, 0)
+    q = truediv(x, prims.select_v2(zero, prims.ones_like(y), y))
+    return prims.select_v2(zero, prims.zeros_like(q), q)
+
+
+def xlog1py(x, y, name=None) -> Tensor:
+    """`x * log1p(y)`, or 0 where `x` is 0 (even if `y` is -1).
+
+    Example: `tf.math.xlog1py([0., 2.], [-1., 1.])` -> [0., 1.3862944].
+    """
+    x, y = _binary("Xlog1py", x, y, _FC)
+    zero = equal(x, 0)
+    p = multiply(x, log1p(prims.select_v2(zero, prims.zeros_like(y), y)))
+    return prims.select_v2(zero, prims.zeros_like(p), p)
+
+
+def truncatediv(x, y, name=None) -> Tensor:
+    """x / y rounded toward zero (C division); integer division by zero raises.
+
+    Example: `tf.truncatediv(-7, 2)` -> -3.
+    """
+    x, y = _binary("truncatediv", x, y, _REAL)
+    return run_kernel("TruncateDiv", {"x": x, "y": y})
+
+
+def truncatemod(x, y, name=None) -> Tensor:
+    """The remainder of `truncatediv`: it takes the sign of `x` (C's fmod).
+
+    Example: `tf.truncatemod(-7, 2)` -> -1.
+    """
+    x, y = _binary("truncatemod", x, y, _REAL)
+    return run_kernel("TruncateMod", {"x": x, "y": y})
+
+
+# TensorFlow registers no gradient for either (its tape raises LookupError): the tape
+# stops here, so a gradient through them is None.
+defop("TruncateDiv", ["x", "y"], shape=_binary_shape("truncatediv"), **nondifferentiable(),
+      batch=batch_broadcasting)
+defop("TruncateMod", ["x", "y"], shape=_binary_shape("truncatemod"), **nondifferentiable(),
+      batch=batch_broadcasting)

@@ -2,6 +2,7 @@
 import ml_dtypes as _ml
 import numpy as np
 
+from ..._core.errors import InvalidArgumentError
 from ._kernel import (along_last, broadcast_shapes, ensure_array, kernel, put_along_last,
                       sum_leading, take_along_last)
 
@@ -189,4 +190,32 @@ def add_n(inputs, attrs, backend):
     out = ensure_array(np.add(xs[0], xs[1]))
     for x in xs[2:]:
         np.add(out, x, out=out)
+    return out
+
+
+# --------------------------------------------------------------------------- segment products
+
+
+@kernel("SegmentProd")
+def segment_prod(inputs, attrs, backend):
+    """Products of data's slices by segment id: `num_segments` rows, or for sorted ids
+    (num_segments = -1) max(ids) + 1 rows; empty segments 1, negative ids dropped."""
+    data, ids = inputs["data"], inputs["segment_ids"]
+    num = attrs["num_segments"]
+    if num < 0:
+        if ids.size and ids.min() < 0:
+            raise InvalidArgumentError(f"SegmentProd: segment_ids holds {ids.min()}, "
+                                       "negative")
+        if ids.size > 1 and (np.diff(ids) < 0).any():
+            raise InvalidArgumentError("SegmentProd: segment ids are not increasing")
+        num = int(ids.max()) + 1 if ids.size else 0
+    elif ids.size and ids.max() >= num:
+        raise InvalidArgumentError(f"UnsortedSegmentProd: segment_ids holds {ids.max()}, "
+                                   f"out of range [0, {num})")
+    rest = data.shape[ids.ndim:]
+    rows = data.reshape((ids.size,) + rest)
+    flat = ids.reshape(-1)
+    keep = flat >= 0
+    out = np.ones((num,) + rest, data.dtype)
+    np.multiply.at(out, flat[keep], rows[keep])
     return out

@@ -1,0 +1,302 @@
+"""Issue 31's TensorFlow names: scan/foldl/foldr, segment reductions, lstsq, tf.version and
+the tf.math / linalg / nn / image / random names that were absent. Expected values are
+TensorFlow 2.21's (the snippet that printed each is in a comment beside it), closed forms
+or NumPy/SciPy; derivatives are checked against central differences in float64."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+
+def _numeric_grad(f, x, eps=1e-6):
+    """Central differences of the scalar f at the float64 array x."""
+    x = np.array(x, np.float64)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (float(f(x + d)) - float(f(x - d))) / (2 * eps)
+    return g
+
+
+def _tape_grad(f, x):
+    v = tf.constant(np.array(x, np.float64))
+    with tf.GradientTape() as tape:
+        tape.watch(v)
+        y = f(v)
+    return tape.gradient(y, v).numpy()
+
+
+def check_grad(f, x, tol=1e-6):
+    """The tape's gradient of the scalar f at x against central differences."""
+    np.testing.assert_allclose(_tape_grad(f, x),
+                               _numeric_grad(lambda a: f(tf.constant(a)).numpy(), x),
+                               rtol=tol, atol=tol)
+
+
+# --------------------------------------------------------------------------- scan and folds
+E = [1.0, 2.0, 3.0, 4.0]
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_scan_and_folds_values(traced):
+    wrap = tf.function if traced else (lambda f: f)
+    e = tf.constant(E)
+    # tf.scan(lambda a, x: a + x, e) -> [1, 3, 6, 10]; reverse=True -> [10, 9, 7, 4]
+    assert wrap(lambda: tf.scan(lambda a, x: a + x, e))().numpy().tolist() == [1, 3, 6, 10]
+    out = wrap(lambda: tf.scan(lambda a, x: a + x, e, reverse=True))()
+    assert out.numpy().tolist() == [10, 9, 7, 4]
+    # tf.scan(lambda a, x: a * x, e, initializer=tf.constant(2.)) -> [2, 4, 12, 48]
+    out = wrap(lambda: tf.scan(lambda a, x: a * x, e, initializer=tf.constant(2.0)))()
+    assert out.numpy().tolist() == [2, 4, 12, 48]
+    # tf.foldl(lambda a, x: a - x, e) -> -8.0; tf.foldr(...) -> -2.0; initializer=10. -> 0.0
+    assert float(wrap(lambda: tf.foldl(lambda a, x: a - x, e))()) == -8.0
+    assert float(wrap(lambda: tf.foldr(lambda a, x: a - x, e))()) == -2.0
+    assert float(wrap(lambda: tf.foldl(lambda a, x: a - x, e, initializer=10.0))()) == 0.0
+    # nested elems and accumulators
+    r = wrap(lambda: tf.scan(lambda a, x: (a[0] + x[0], a[1] * x[1]), (e, e * 2),
+                             initializer=(tf.constant(0.0), tf.constant(1.0))))()
+    assert r[0].numpy().tolist() == [1, 3, 6, 10] and r[1].numpy().tolist() == [2, 8, 48, 384]
+    r = wrap(lambda: tf.scan(lambda a, x: {"s": a["s"] + x}, e,
+                             initializer={"s": tf.constant(0.0)}))()
+    assert r["s"].numpy().tolist() == [1, 3, 6, 10]
+
+
+def test_scan_unknown_length_and_graph_loop():
+    f = tf.function(lambda v: tf.scan(lambda a, x: a + x, v, reverse=True),
+                    input_signature=[tf.TensorSpec([None, 2])])
+    np.testing.assert_array_equal(f(tf.reshape(tf.constant(E), [2, 2])).numpy(),
+                                  [[4, 6], [3, 4]])
+    graph = tf.function(lambda v: tf.scan(lambda a, x: a + x, v)).get_concrete_function(
+        tf.TensorSpec([50])).graph
+    ops = [n.op for n in graph.nodes]
+    assert "While" in ops and ops.count("Add") < 5  # a loop, not 50 unrolled adds
+
+
+def test_scan_edges():
+    # empty elems with an initializer: an empty stack / the initializer (TF the same)
+    assert tf.scan(lambda a, x: a + x, tf.zeros([0]), initializer=1.0).shape == (0,)
+    assert float(tf.foldl(lambda a, x: a + x, tf.zeros([0]), initializer=1.0)) == 1.0
+    # TF: OutOfRangeError "Tried to read from index 0 but array size is: 0"
+    with pytest.raises(tf.errors.OutOfRangeError):
+        tf.scan(lambda a, x: a + x, tf.zeros([0]))
+    with pytest.raises(tf.errors.OutOfRangeError):
+        tf.foldr(lambda a, x: a + x, tf.zeros([0]))
+    assert tf.scan(lambda a, x: a + x, tf.constant([5.0])).numpy().tolist() == [5.0]
+    with pytest.raises(ValueError):
+        tf.scan(lambda a, x: a, tf.constant(1.0))  # 0-d elems (TF: IndexError)
+    with pytest.raises(TypeError):
+        tf.scan(1, tf.constant(E))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_scan_and_fold_gradients(traced):
+    wrap = tf.function if traced else (lambda f: f)
+    init = tf.constant(0.5, tf.float64)
+
+    def scan_loss(v):
+        return tf.reduce_sum(tf.scan(lambda a, x: a * x + tf.sin(a), v, initializer=init))
+
+    def foldr_loss(v):
+        return tf.foldr(lambda a, x: a * x + tf.sin(a), v, initializer=init)
+
+    x = np.array([1.0, 2.0, 3.0])
+    # TF 2.21: GradientTape over tf.scan(...)  -> [4.4149048, 2.99852077, 2.78902832]
+    np.testing.assert_allclose(wrap(lambda v: _tape_grad(scan_loss, v))(x)
+                               if not traced else _grad_traced(scan_loss, x),
+                               [4.4149048, 2.99852077, 2.78902832], rtol=1e-7)
+    # TF 2.21: foldr value 3.889956315084421, gradient [4.87651745, 2.30284897, 0.93225452]
+    np.testing.assert_allclose(float(foldr_loss(tf.constant(x))), 3.889956315084421)
+    got = _grad_traced(foldr_loss, x) if traced else _tape_grad(foldr_loss, x)
+    np.testing.assert_allclose(got, [4.87651745, 2.30284897, 0.93225452], rtol=1e-7)
+    check_grad(lambda v: tf.foldl(lambda a, x: a * tf.cos(x) + x, v), x)
+
+
+def _grad_traced(f, x):
+    v = tf.Variable(np.array(x, np.float64))
+
+    @tf.function
+    def g():
+        with tf.GradientTape() as tape:
+            y = f(v)
+        return tape.gradient(y, v)
+    return g().numpy()
+
+
+def test_version():
+    # TF 2.21: tf.version.VERSION == tf.__version__; GRAPH_DEF_VERSION 2474
+    assert tf.version.VERSION == tf.__version__
+    assert isinstance(tf.version.GIT_VERSION, str)
+    assert tf.version.GRAPH_DEF_VERSION == 2474
+    assert tf.version.GRAPH_DEF_VERSION_MIN_CONSUMER == 0
+
+
+# --------------------------------------------------------------------------- special functions
+V = [-2.0, -0.5, 0.0, 0.3, 0.9]
+# TF 2.21, float64: for f in names: tape over getattr(tf.math, f)(tf.constant(V, tf.float64))
+SPECIAL = {
+    "bessel_i0e": ([0.30850832, 0.64503527, 1.0, 0.75758063, 0.49316297],
+                   [0.09323903, 0.48861447, 0.0, -0.64520306, -0.29104644]),
+    "bessel_i1e": ([-0.21526929, -0.1564208, 0.0, 0.11237756, 0.20211653],
+                   [-0.01439561, 0.17577286, 0.5, 0.2706112, 0.06647251]),
+    "bessel_i0": ([2.2795853, 1.06348337, 1.0, 1.02262688, 1.21298517],
+                  [-1.59063685, -0.25789431, 0.0, 0.15169384, 0.49712645]),
+    # TF's gradient of bessel_i1 at 0 is 1.0; I1'(0) = 1/2 (I1(x) ~ x/2), which we give
+    "bessel_i1": ([-1.59063685, -0.25789431, 0.0, 0.15169384, 0.49712645],
+                  [1.48426688, 0.54769476, 0.5, 0.51698075, 0.66062245]),
+    "erfinv": ([np.nan, -0.47693628, 0.0, 0.27246271, 1.16308715],
+               [np.nan, 1.11258482, 0.88622693, 0.95452036, 3.42804281]),
+    "ndtri": ([np.nan, np.nan, -np.inf, -0.52440051, 1.28155157],
+              [np.nan, np.nan, np.inf, 2.87610366, 5.69805986]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL))
+def test_special_functions_match_tensorflow(name):
+    value, grad = SPECIAL[name]
+    v = tf.constant(V, tf.float64)
+    with tf.GradientTape() as tape:
+        tape.watch(v)
+        out = getattr(tf.math, name)(v)
+    np.testing.assert_allclose(out.numpy(), value, rtol=1e-7)
+    np.testing.assert_allclose(tape.gradient(out, v).numpy(), grad, rtol=1e-7)
+
+
+def test_special_edges():
+    # TF: erfinv([-1, 1, 2]) -> [-inf, inf, nan]; ndtri([0, 1, 2]) -> [-inf, inf, nan]
+    np.testing.assert_array_equal(tf.math.erfinv([-1.0, 1.0, 2.0]).numpy(),
+                                  [-np.inf, np.inf, np.nan])
+    np.testing.assert_array_equal(tf.math.ndtri([0.0, 1.0, 2.0]).numpy(),
+                                  [-np.inf, np.inf, np.nan])
+    # TF: igamma([0, -1, 1], [1, 1, -1]) -> [nan, nan, nan]
+    assert np.isnan(tf.math.igamma([0.0, -1.0, 1.0], [1.0, 1.0, -1.0]).numpy()).all()
+    assert float(tf.math.betainc(1.0, 1.0, 0.5)) == 0.5
+    assert tf.math.bessel_i0e(tf.zeros([0, 3])).shape == (0, 3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="bessel_i0e"):
+        tf.math.bessel_i0e(tf.constant([1, 2]))  # TF: attr 'T' of int32 not allowed
+    with pytest.raises(tf.errors.InvalidArgumentError, match="betainc"):
+        tf.math.betainc(tf.constant([1.0, 2.0]), 2.0, tf.constant([[0.5], [0.2]]))
+
+
+def test_incomplete_gamma_and_beta_match_tensorflow():
+    a = tf.constant([0.5, 1.0, 2.0], tf.float64)
+    x = tf.constant([0.3, 1.0, 4.0], tf.float64)
+    b = tf.constant([1.5, 2.0, 0.7], tf.float64)
+    z = tf.constant([0.2, 0.5, 0.9], tf.float64)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([a, x, b, z])
+        p, q, i = tf.math.igamma(a, x), tf.math.igammac(a, x), tf.math.betainc(a, b, z)
+    # TF 2.21: tf.math.igamma(a, x) and its tape gradients (w.r.t. a and x)
+    np.testing.assert_allclose(p.numpy(), [0.56142197, 0.63212056, 0.90842181], rtol=1e-7)
+    np.testing.assert_allclose(q.numpy(), [0.43857803, 0.36787944, 0.09157819], rtol=1e-7)
+    da, dx = tape.gradient(p, [a, x])
+    np.testing.assert_allclose(da.numpy(), [-0.77057035, -0.43172971, -0.1103315], rtol=1e-6)
+    np.testing.assert_allclose(dx.numpy(), [0.76309058, 0.36787944, 0.07326256], rtol=1e-7)
+    da, dx = tape.gradient(q, [a, x])
+    np.testing.assert_allclose(da.numpy(), [0.77057035, 0.43172971, 0.1103315], rtol=1e-6)
+    # TF 2.21: tf.math.betainc(a, b, z) -> values; gradients [None, None, d/dz]
+    np.testing.assert_allclose(i.numpy(), [0.54981514, 0.75, 0.67477224], rtol=1e-7)
+    ga, gb, gz = tape.gradient(i, [a, b, z])
+    assert ga is None and gb is None
+    np.testing.assert_allclose(gz.numpy(), [1.27323954, 1.0, 2.13692594], rtol=1e-7)
+
+
+def test_truncating_division_and_safe_products():
+    xi, yi = tf.constant([7, -7, 7, -7]), tf.constant([2, 2, -2, -2])
+    # TF: tf.truncatediv(xi, yi) -> [3, -3, -3, 3]; tf.truncatemod -> [1, -1, 1, -1]
+    assert tf.truncatediv(xi, yi).numpy().tolist() == [3, -3, -3, 3]
+    assert tf.truncatemod(xi, yi).numpy().tolist() == [1, -1, 1, -1]
+    x, y = tf.constant([7.0, -7.0, 7.0, -7.0, 0.5]), tf.constant([2.0, 2.0, -2.0, -2.0, 0.0])
+    # TF: truncatediv -> [3, -3, -3, 3, inf]; truncatemod -> [1, -1, 1, -1, nan]
+    np.testing.assert_array_equal(tf.truncatediv(x, y).numpy(), [3, -3, -3, 3, np.inf])
+    np.testing.assert_array_equal(tf.truncatemod(x, y).numpy(), [1, -1, 1, -1, np.nan])
+    with pytest.raises(tf.errors.InvalidArgumentError):  # TF: integer division by zero
+        tf.truncatediv(xi, tf.constant([0, 1, 1, 1]))
+    # TF: xdivy([0, 2, 0], [0, 4, 3]) -> [0, 0.5, 0]; xlog1py([0, 2], [-1, 1]) -> [0, 1.386]
+    assert tf.math.xdivy([0.0, 2.0, 0.0], [0.0, 4.0, 3.0]).numpy().tolist() == [0, 0.5, 0]
+    np.testing.assert_allclose(tf.math.xlog1py([0.0, 2.0], [-1.0, 1.0]).numpy(),
+                               [0.0, 1.3862944], rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- segments
+D = [[1.0, 2.0], [3.0, -1.0], [5.0, 6.0], [0.0, 2.0]]
+LOW, HIGH = float(np.finfo(np.float32).min), float(np.finfo(np.float32).max)
+# TF 2.21: getattr(tf.math, name)(D, [0, 0, 2, 2]) and (D, [2, -1, 0, 2], 4)
+SEGMENT_VALUES = {
+    "segment_mean": [[2.0, 0.5], [0.0, 0.0], [2.5, 4.0]],
+    "segment_max": [[3.0, 2.0], [0.0, 0.0], [5.0, 6.0]],
+    "segment_min": [[1.0, -1.0], [0.0, 0.0], [0.0, 2.0]],
+    "segment_prod": [[3.0, -2.0], [1.0, 1.0], [0.0, 12.0]],
+    "unsorted_segment_mean": [[5.0, 6.0], [0.0, 0.0], [0.5, 2.0], [0.0, 0.0]],
+    "unsorted_segment_max": [[5.0, 6.0], [LOW, LOW], [1.0, 2.0], [LOW, LOW]],
+    "unsorted_segment_min": [[5.0, 6.0], [HIGH, HIGH], [0.0, 2.0], [HIGH, HIGH]],
+    "unsorted_segment_prod": [[5.0, 6.0], [1.0, 1.0], [0.0, 4.0], [1.0, 1.0]],
+    "unsorted_segment_sqrt_n": [[5.0, 6.0], [0.0, 0.0], [0.70710677, 2.828427], [0.0, 0.0]],
+}
+X = [[1.0, 2.0], [1.0, -1.0], [0.0, 6.0], [0.0, 0.0], [3.0, 2.0]]
+W = np.arange(8.0).reshape(4, 2) + 1
+# TF 2.21, float64: tape over reduce_sum(getattr(tf.math, name)(X, [0, 0, 1, 1, 3]) * W)
+# and over (X, [1, 1, 0, 0, -1], 4): ties share the gradient, zeros of products as TF
+SEGMENT_GRADS = {
+    "segment_mean": [[0.5, 1.0], [0.5, 1.0], [1.5, 2.0], [1.5, 2.0], [7.0, 8.0]],
+    "segment_max": [[0.5, 2.0], [0.5, 0.0], [1.5, 4.0], [1.5, 0.0], [7.0, 8.0]],
+    "segment_min": [[0.5, 0.0], [0.5, 2.0], [1.5, 0.0], [1.5, 4.0], [7.0, 8.0]],
+    "segment_prod": [[1.0, -2.0], [1.0, 4.0], [0.0, 0.0], [0.0, 24.0], [7.0, 8.0]],
+    "unsorted_segment_mean": [[1.5, 2.0], [1.5, 2.0], [0.5, 1.0], [0.5, 1.0], [0.0, 0.0]],
+    "unsorted_segment_max": [[1.5, 4.0], [1.5, 0.0], [0.5, 2.0], [0.5, 0.0], [0.0, 0.0]],
+    "unsorted_segment_min": [[1.5, 0.0], [1.5, 4.0], [0.5, 0.0], [0.5, 2.0], [0.0, 0.0]],
+    "unsorted_segment_prod": [[3.0, -4.0], [3.0, 8.0], [0.0, 0.0], [0.0, 12.0], [0.0, 0.0]],
+    "unsorted_segment_sqrt_n": [[2.1213203435596424, 2.82842712474619]] * 2
+    + [[0.7071067811865475, 1.414213562373095]] * 2 + [[0.0, 0.0]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEGMENT_VALUES))
+def test_segment_reductions_match_tensorflow(name):
+    fn = getattr(tf.math, name)
+    unsorted = name.startswith("unsorted")
+    out = fn(D, [2, -1, 0, 2], 4) if unsorted else fn(D, [0, 0, 2, 2])
+    np.testing.assert_allclose(out.numpy(), SEGMENT_VALUES[name], rtol=1e-6)
+    x = tf.constant(X, tf.float64)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = fn(x, [1, 1, 0, 0, -1], 4) if unsorted else fn(x, [0, 0, 1, 1, 3])
+        loss = tf.reduce_sum(y * W)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), SEGMENT_GRADS[name])
+
+
+@pytest.mark.parametrize("name", ["segment_mean", "segment_max", "segment_prod"])
+def test_sorted_segments_traced_with_unknown_ids(name):
+    fn = tf.function(getattr(tf.math, name), input_signature=[
+        tf.TensorSpec([None, 2]), tf.TensorSpec([None], tf.int32)])
+    out = fn(tf.constant(D), tf.constant([0, 0, 2, 2]))
+    np.testing.assert_allclose(out.numpy(), SEGMENT_VALUES[name])
+
+
+def test_segment_edges_and_errors():
+    # TF: unsorted_segment_max on int32 -> [2, -2147483648]; float64 min -> [1, 1.797e308]
+    assert tf.math.unsorted_segment_max(tf.constant([1, 2]), [0, 0], 2).numpy().tolist() \
+        == [2, -2147483648]
+    assert tf.math.unsorted_segment_min(tf.constant([1.0, 2.0], tf.float64), [0, 0],
+                                        2).numpy().tolist() == [1.0, np.finfo(np.float64).max]
+    # TF: unsorted_segment_mean of int32 -> float64 [1.5, 0]; segment_mean int32 -> [1]
+    out = tf.math.unsorted_segment_mean(tf.constant([1, 2]), [0, 0], 2)
+    assert out.dtype == tf.float64 and out.numpy().tolist() == [1.5, 0.0]
+    out = tf.math.segment_mean(tf.constant([1, 2]), [0, 0])
+    assert out.dtype == tf.int32 and out.numpy().tolist() == [1]
+    # TF: segment_max(zeros([0, 2]), zeros([0])) -> shape (0, 2)
+    assert tf.math.segment_max(tf.zeros([0, 2]), tf.zeros([0], tf.int32)).shape == (0, 2)
+    assert tf.math.segment_prod(tf.zeros([0, 2]), tf.zeros([0], tf.int32)).shape == (0, 2)
+    np.testing.assert_array_equal(
+        tf.math.unsorted_segment_prod(tf.ones([2, 3]) * 2, [[0, 1, 1], [2, 0, 1]], 3).numpy(),
+        [4.0, 8.0, 2.0])
+    # TF: "segment ids are not increasing"; "segment_ids[1] = 5 is out of range [0, 3)";
+    # "segment_ids should be the same size as dimension 0 of input"
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not increasing"):
+        tf.math.segment_max(D, [0, 2, 1, 2])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        tf.math.unsorted_segment_max(D, [0, 5, 1, 2], 3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="SegmentProd"):
+        tf.math.segment_prod(D, [0, 1])
