@@ -254,3 +254,44 @@ def test_traced_and_retracing():
         tape.watch(v)
         y = tf.reduce_sum(h(tf.RaggedTensor.from_row_lengths(v, [2, 1]))[1] * [1.0, 10.0])
     np.testing.assert_array_equal(tape.gradient(y, v), [0.5, 0.5, 10.0])
+
+
+def test_dataset_slices_batch_ragged_batch():
+    rt = _rt()
+    # dr = tf.data.Dataset.from_tensor_slices(rt); dr.element_spec; list(dr)
+    dr = tf.data.Dataset.from_tensor_slices(rt)
+    assert dr.element_spec == tf.RaggedTensorSpec([None], tf.int32, 0)
+    rows = list(dr)
+    assert all(isinstance(r, tf.Tensor) for r in rows)
+    assert [r.numpy().tolist() for r in rows] == [[1, 2, 3], [], [4, 5]]
+    # dr.batch(2).element_spec; list(dr.batch(2)) -> [[1, 2, 3], []], [[4, 5]]
+    db = dr.batch(2)
+    assert db.element_spec == tf.RaggedTensorSpec([None, None], tf.int32, 1)
+    assert [b.to_list() for b in db] == [[[1, 2, 3], []], [[4, 5]]]
+    # dr.map(lambda x: x * 2).element_spec -> TensorSpec(shape=(None,), dtype=tf.int32)
+    assert dr.map(lambda x: x * 2).element_spec == tf.TensorSpec([None], tf.int32)
+    mixed = tf.data.Dataset.from_tensor_slices({"a": rt, "b": [1, 2, 3]}).batch(3)
+    assert mixed.element_spec == {"a": tf.RaggedTensorSpec([None, None], tf.int32, 1),
+                                  "b": tf.TensorSpec([None], tf.int32)}
+    (element,) = list(mixed)
+    assert element["a"].to_list() == [[1, 2, 3], [], [4, 5]]
+    # from_tensor_slices(tf.ragged.constant([[[1], [2]], [[3]]])) rows are ragged_rank 1
+    d2 = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[[1], [2]], [[3]]]))
+    assert d2.element_spec == tf.RaggedTensorSpec([None, None], tf.int32, 1)
+    assert [r.to_list() for r in d2] == [[[1], [2]], [[3]]]
+    assert [b.to_list() for b in d2.batch(2)] == [[[[1], [2]], [[3]]]]
+    # d4 = Dataset.range(4).map(lambda i: tf.range(i)); d4.batch(2) fails, ragged_batch:
+    # RaggedTensorSpec(TensorShape([None, None]), tf.int64, 1, tf.int64)
+    # [[[], [0]], [[0, 1], [0, 1, 2]]]
+    d4 = tf.data.Dataset.range(4).map(lambda i: tf.range(i))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        list(d4.batch(2))
+    rb = d4.ragged_batch(2)
+    assert rb.element_spec == tf.RaggedTensorSpec([None, None], tf.int64, 1)
+    assert [b.to_list() for b in rb] == [[[], [0]], [[0, 1], [0, 1, 2]]]
+    # a map returning ragged rows, then batch: [[[[]], [[0]]], [[[0, 1]], [[0, 1, 2]]]]
+    mapped = d4.map(lambda x: tf.RaggedTensor.from_tensor(x[None]))
+    assert mapped.element_spec == tf.RaggedTensorSpec([1, None], tf.int64, 1)
+    assert [b.to_list() for b in mapped.batch(2)] == [[[[]], [[0]]], [[[0, 1]], [[0, 1, 2]]]]
+    sums = [s.numpy().tolist() for s in db.map(lambda r: tf.reduce_sum(r, axis=1))]
+    assert sums == [[6, 0], [9]]

@@ -268,3 +268,23 @@ def test_traced_and_retracing():
         tape.watch(v)
         y = tf.reduce_sum(f(tf.sparse.SparseTensor(IDX, v, SHAPE))[0] * [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(tape.gradient(y, v), [1.0, 3.0])
+
+
+def test_dataset_slices_map_batch():
+    # ds = tf.data.Dataset.from_tensor_slices(sp); ds.element_spec; list(ds)
+    ds = tf.data.Dataset.from_tensor_slices(_sp())
+    assert ds.element_spec == tf.SparseTensorSpec([4], tf.float32)
+    rows = list(ds)
+    assert [_parts(r) for r in rows] == [([[1]], [1.0], [4]), ([], [], [4]),
+                                         ([[3]], [2.0], [4])]
+    # ds.batch(2).element_spec -> SparseTensorSpec(TensorShape([None, 4]), tf.float32)
+    batched = ds.batch(2)
+    assert batched.element_spec == tf.SparseTensorSpec([None, 4], tf.float32)
+    assert [_parts(b) for b in batched] == [([[0, 1]], [1.0], [2, 4]),
+                                            ([[0, 3]], [2.0], [1, 4])]
+    # list(ds.map(lambda s: tf.sparse.to_dense(s)).as_numpy_iterator())
+    dense = list(ds.map(lambda s: tf.sparse.to_dense(s)).as_numpy_iterator())
+    np.testing.assert_array_equal(dense, [[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 2]])
+    doubled = ds.map(lambda s: s.with_values(s.values * 2))
+    assert doubled.element_spec == tf.SparseTensorSpec([4], tf.float32)
+    assert [_parts(r)[1] for r in doubled] == [[2.0], [], [4.0]]

@@ -29,7 +29,7 @@ from .._core.dtypes import int64, bool as _bool, as_dtype
 from .._core.errors import InvalidArgumentError, UnimplementedError
 from .._core.tensor import TensorShape, TensorSpec
 from ..ops import random as random_ops
-from . import structure
+from . import composite, structure
 from .functions import StructuredFunction
 from .iterator import GraphIteration, Iterator
 from .options import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, IterationContext,
@@ -198,6 +198,8 @@ class Dataset:
             >>> [(int(a), float(b)) for a, b in ds]
             [(1, 3.0), (2, 4.0)]
         """
+        if composite.has_composites(tensors):  # SparseTensor / RaggedTensor components
+            return _CompositeSliceDataset(tensors)
         return _TensorSliceDataset(tensors)
 
     @staticmethod
@@ -313,6 +315,17 @@ class Dataset:
             [[0, 1], [2, 3], [4]]
         """
         return _BatchDataset(self, batch_size, drop_remainder)
+
+    def ragged_batch(self, batch_size, drop_remainder: bool = False,
+                     row_splits_dtype=int64, name=None) -> "Dataset":
+        """As `batch`, but elements of different shapes batch into RaggedTensors.
+
+        Example:
+            >>> ds = tf.data.Dataset.range(3).map(lambda i: tf.range(i))
+            >>> next(iter(ds.ragged_batch(3))).to_list()
+            [[], [0], [0, 1]]
+        """
+        return _BatchDataset(self, batch_size, drop_remainder, ragged=True)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
                      drop_remainder: bool = False, name=None) -> "Dataset":
@@ -496,6 +509,47 @@ class _TensorSliceDataset(Dataset):
         stop = self._n - self._n % size if drop_remainder else self._n
         for i in range(0, stop, size):
             yield [a[i:i + size] for a in self._arrays]
+
+
+class _CompositeSliceDataset(Dataset):
+    """from_tensor_slices of a structure holding SparseTensors/RaggedTensors: each
+    element is the flat components of every leaf's row (see composite.py)."""
+
+    def __init__(self, tensors):
+        providers: list = []
+        spec = self._walk_value(tensors, providers)
+        sizes = {len(rows) for rows in providers}
+        if len(sizes) > 1:
+            raise ValueError(f"from_tensor_slices: all components must have the same size "
+                             f"in their first dimension, got {sorted(sizes)}")
+        self._providers, self._n = providers, sizes.pop()
+        super().__init__((), spec)
+
+    @classmethod
+    def _walk_value(cls, value, providers: list):
+        if isinstance(value, dict):
+            keys = sorted(value) if all(isinstance(k, str) for k in value) else list(value)
+            specs = {k: cls._walk_value(value[k], providers) for k in keys}
+            return {k: specs[k] for k in value} if type(value) is dict else \
+                type(value)((k, specs[k]) for k in value)
+        if isinstance(value, tuple):
+            items = [cls._walk_value(v, providers) for v in value]
+            return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+        if composite.has_composites(value):
+            providers.append(composite.rows_of(value))
+            return composite.slice_spec(value)
+        array = structure.to_array(value, "from_tensor_slices")
+        if array.ndim == 0:
+            raise ValueError("from_tensor_slices: cannot slice a scalar (rank 0) component")
+        providers.append([[row] for row in array])
+        return TensorSpec(array.shape[1:], as_dtype(array.dtype))
+
+    def _cardinality(self) -> int:
+        return self._n
+
+    def _elements(self, ctx):
+        for i in range(self._n):
+            yield [a for rows in self._providers for a in rows[i]]
 
 
 class _TensorDataset(Dataset):
@@ -800,13 +854,20 @@ def _batch_card(n: int, size: int, drop: bool) -> int:
 
 
 class _BatchDataset(_UnaryDataset):
-    def __init__(self, source, batch_size, drop_remainder):
+    def __init__(self, source, batch_size, drop_remainder, ragged: bool = False):
         self._size = _int_arg("batch", "batch_size", batch_size)
         if self._size <= 0:
             raise InvalidArgumentError(f"batch: batch_size must be greater than zero, got "
                                        f"{self._size}")
         self._drop = bool(drop_remainder)
         lead = self._size if self._drop else None
+        # SparseTensor/RaggedTensor elements (and ragged_batch) batch leaf by leaf
+        self._composite = ragged or composite.has_composites(source.element_spec)
+        self._ragged = ragged
+        if self._composite:
+            super().__init__(source, composite.map_spec_leaves(
+                lambda s: composite.batch_spec(s, lead, ragged), source.element_spec))
+            return
         super().__init__(source, nest.map_structure(lambda s: structure.with_batch(s, lead),
                                                     source.element_spec)
                          if nest.is_nested(source.element_spec)
@@ -816,6 +877,9 @@ class _BatchDataset(_UnaryDataset):
         return _batch_card(self._input._cardinality(), self._size, self._drop)
 
     def _elements(self, ctx):
+        if getattr(self, "_composite", False):
+            yield from self._grouped(ctx)
+            return
         if isinstance(self._input, _TensorSliceDataset):
             yield from self._input._blocks(self._size, self._drop)
             return
@@ -841,6 +905,9 @@ class _BatchDataset(_UnaryDataset):
             yield self._stack(rows)
 
     def _stack(self, rows: list) -> list:
+        if getattr(self, "_composite", False):
+            return composite.stack_with_composites("batch", self._input.element_spec, rows,
+                                                   self._ragged)
         out = []
         for k, column in enumerate(zip(*rows)):
             first = column[0].shape
