@@ -210,3 +210,16 @@ def test_gradients_match_central_differences(name):
         down[i] -= h
         want[i] = (objective(up) - objective(down)) / (2 * h)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_lu_factor_of_a_batch_rebuilds_the_permuted_matrices():
+    # Keras's TensorFlow backend refuses batches here; the factors must still satisfy
+    # x[p] = L U with p the inverse of the pivots
+    x = np.stack([INPUTS["A"], INPUTS["S"]]).astype(np.float64)
+    lu, pivots = ops.lu_factor(x)
+    for i in range(2):
+        factors = lu[i].numpy()
+        lower = np.tril(factors, -1) + np.eye(3)
+        upper = np.triu(factors)
+        order = np.argsort(pivots[i].numpy())
+        np.testing.assert_allclose(x[i][order], lower @ upper, atol=1e-12)

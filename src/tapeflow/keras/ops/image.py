@@ -15,7 +15,7 @@ import numpy as np
 
 from ..._core import dtypes as _dt
 from ...ops import (array as _array, conv as _conv, creation as _creation,
-                    image as _image, indexing as _indexing, math as _math,
+                    image as _image, indexing as _indexing, linalg as _linalg, math as _math,
                     reduction as _reduction)
 from .operation import floatx_of, keras_op, tensor
 
@@ -379,3 +379,76 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
         out = _math.round(out)
     return _math.cast(out, x.dtype)
 
+
+
+def _homography(start, end):
+    """The 8 projective coefficients mapping each output (end) point to its input
+    (start) point, batched: solves the 8 x 8 system of the four correspondences."""
+    rows, rhs = [], []
+    zero, one = _creation.zeros_like(end[:, 0, 0]), _creation.ones_like(end[:, 0, 0])
+    for i in range(4):
+        ex, ey = end[:, i, 0], end[:, i, 1]
+        sx, sy = start[:, i, 0], start[:, i, 1]
+        rows.append(_array.stack([ex, ey, one, zero, zero, zero, -sx * ex, -sx * ey], -1))
+        rows.append(_array.stack([zero, zero, zero, ex, ey, one, -sy * ex, -sy * ey], -1))
+        rhs += [sx, sy]
+    matrix = _array.stack(rows, axis=1)                          # (batch, 8, 8)
+    values = _array.expand_dims(_array.stack(rhs, axis=1), -1)   # (batch, 8, 1)
+    return _linalg.solve(matrix, values)[:, :, 0]
+
+
+@keras_op("image", config=("interpolation", "fill_value", "data_format"))
+def perspective_transform(images, start_points, end_points, interpolation="bilinear",
+                          fill_value=0, data_format=None):
+    """`images` warped so that the four `start_points` ((4, 2) or (batch, 4, 2), as
+    (x, y)) land on the `end_points`; outside points read `fill_value`."""
+    x, back = _channels_last(images, data_format)
+    x = _floats(x)
+    start = _math.cast(tensor(start_points), _dt.float64)
+    end = _math.cast(tensor(end_points), _dt.float64)
+    if start.shape[-2:] != (4, 2) or start.shape != end.shape:
+        raise ValueError(f"keras.ops.image.perspective_transform: start_points and "
+                         f"end_points must both be (4, 2) or (batch, 4, 2), got "
+                         f"{start.shape} and {end.shape}")
+    if start.ndim == 2:
+        start, end = _array.expand_dims(start, 0), _array.expand_dims(end, 0)
+    transform = _math.cast(_homography(start, end), x.dtype)
+    return back(_image.affine_transform(x, transform, interpolation=interpolation,
+                                        fill_mode="constant", fill_value=fill_value))
+
+
+@keras_op("image", config=("max_val", "filter_size", "filter_sigma", "k1", "k2",
+                           "data_format"), name="SSIM")
+def ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03,
+         data_format=None):
+    """The structural similarity of two image batches, one value per image (Gaussian
+    windows of `filter_size`, valid positions, averaged over positions and channels).
+
+    Example:
+        >>> img = tf.ones([1, 12, 12, 1]) * 0.5
+        >>> float(tf.keras.ops.image.ssim(img, img)[0])
+        1.0
+    """
+    a, back_a = _channels_last(image1, data_format)
+    b, _ = _channels_last(image2, data_format)
+    original = a.dtype
+    a, b = _floats(a), _math.cast(_floats(b), _floats(a).dtype)
+    g = _gaussian_kernel(filter_size, filter_sigma)
+    c = a.shape[-1]
+    kernel = tensor(np.tile(np.outer(g, g)[:, :, None, None], (1, 1, c, 1)), a.dtype)
+
+    def blur(t):
+        return _conv.depthwise_conv2d(t, kernel, [1, 1, 1, 1], "VALID")
+    mu1, mu2 = blur(a), blur(b)
+    var1 = blur(a * a) - mu1 * mu1
+    var2 = blur(b * b) - mu2 * mu2
+    cov = blur(a * b) - mu1 * mu2
+    c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
+    ssim_map = ((2.0 * mu1 * mu2 + c1) * (2.0 * cov + c2)
+                / ((mu1 * mu1 + mu2 * mu2 + c1) * (var1 + var2 + c2)))
+    out = _reduction.reduce_mean(ssim_map, [1, 2, 3])
+    out = out[0] if tensor(image1).ndim == 3 else out
+    return out if not original.is_floating else _math.cast(out, original)
+
+
+__all__ += ["perspective_transform", "ssim"]

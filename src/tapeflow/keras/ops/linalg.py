@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._core import dtypes as _dt
-from ...ops import (array as _array, creation as _creation, linalg as _linalg,
-                    math as _math, reduction as _reduction)
+from ..._core import dtypes as _dt, nest
+from ...autodiff import forward as _forward
+from ...ops import (array as _array, creation as _creation, indexing as _indexing,
+                    linalg as _linalg, math as _math, reduction as _reduction)
 from .operation import floatx_of, keras_op, promoted, tensor
 
 __all__ = ["norm", "cholesky", "cholesky_inverse", "det", "eigh", "inv", "lstsq",
@@ -201,3 +202,63 @@ def svd(x, full_matrices=True, compute_uv=True):
         return _linalg.svd(x, compute_uv=False)
     s, u, v = _linalg.svd(x, full_matrices=full_matrices)
     return u, s, _t(v)
+
+
+@keras_op("linalg")
+def lu_factor(x):
+    """The LU factorization with partial pivoting of square matrices: `lu` holds the
+    unit-lower `L` (below the diagonal) and `U`, and `pivots` the inverse of the row
+    permutation `p` with `x[p] = L U` (as Keras's TensorFlow backend gives it)."""
+    a = _square("lu_factor", _floats(x))
+    n = a.shape[-1]
+    batch = a.ndim - 2
+    rows = _creation.range(n)
+    perm = rows + _creation.zeros_like(_math.cast(a[..., 0], _dt.int32))
+    for k in range(n - 1):
+        pivot = _math.cast(_reduction.argmax(_math.abs(a[..., k:, k]), axis=-1),
+                           _dt.int32) + k
+        pivot = _array.expand_dims(pivot, -1)
+        # swap rows k and pivot
+        order = _indexing.where(_math.equal(rows, k), pivot,
+                                _indexing.where(_math.equal(rows, pivot), k + 0 * pivot,
+                                                rows + 0 * pivot))
+        a = _indexing.gather(a, order, axis=batch, batch_dims=batch)
+        perm = _indexing.gather(perm, order, axis=batch, batch_dims=batch)
+        factors = a[..., k + 1:, k] / a[..., k:k + 1, k]
+        below = _array.concat([a[..., k + 1:, :k], _array.expand_dims(factors, -1),
+                               a[..., k + 1:, k + 1:] - _array.expand_dims(factors, -1)
+                               * a[..., k:k + 1, k + 1:]], axis=-1)
+        a = _array.concat([a[..., :k + 1, :], below], axis=-2)
+    pivots = _math.cast(_array.argsort(perm, axis=-1), _dt.int32)
+    return a, pivots
+
+
+__all__.append("lu_factor")
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """The value of `fun(*primals)` and its directional derivative along `tangents`
+    (forward mode), and `fun`'s auxiliary output when `has_aux`.
+
+    Example:
+        >>> out, tangent = tf.keras.ops.jvp(lambda x: x * x, (tf.constant(3.0),),
+        ...                                 (tf.constant(1.0),))
+        >>> float(out), float(tangent)
+        (9.0, 6.0)
+    """
+    flat_primals = [tensor(p) for p in nest.flatten(primals)]
+    flat_tangents = [tensor(t, p.dtype) for t, p in zip(nest.flatten(tangents),
+                                                        flat_primals)]
+    primals = nest.pack_sequence_as(primals, flat_primals)
+    with _forward.ForwardAccumulator(flat_primals, flat_tangents) as acc:
+        result = fun(*primals)
+        out, aux = result if has_aux else (result, None)
+        flat_out = nest.flatten(out)
+        flat_tangent_out = [acc.jvp(o) for o in flat_out]
+    tangents_out = nest.pack_sequence_as(out, [
+        t if t is not None else _creation.zeros_like(o)
+        for t, o in zip(flat_tangent_out, flat_out)])
+    return (out, tangents_out, aux) if has_aux else (out, tangents_out)
+
+
+__all__.append("jvp")

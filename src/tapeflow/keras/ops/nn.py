@@ -838,3 +838,43 @@ __all__ += sorted(
     n for n, v in list(globals().items())
     if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == __name__
     and n not in __all__)
+
+
+def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,
+               merge_repeated=True, mask_index=0):
+    """Greedy CTC decoding of `inputs` (batch, time, classes): the best class per step
+    within `sequence_lengths`, repeats merged, the `mask_index` blanks dropped; returns
+    the labels (1, batch, time) padded with -1 and the scores (batch, 1), the negated
+    sums of the best values. (Beam search is not supported.)
+
+    Example:
+        >>> logits = tf.constant([[[0.0, 5.0], [0.0, 5.0], [5.0, 0.0]]])
+        >>> tf.keras.ops.ctc_decode(logits, [3])[0].numpy()
+        array([[[ 1, -1, -1]]], dtype=int32)
+    """
+    if strategy != "greedy":
+        raise NotImplementedError(f"keras.ops.ctc_decode: only strategy='greedy' is "
+                                  f"supported, got {strategy!r}")
+    x = _floats(inputs)
+    steps = x.shape[1]
+    lengths = _math.cast(tensor(sequence_lengths), _dt.int32)
+    best = _math.cast(_reduction.argmax(x, axis=-1), _dt.int32)            # (batch, time)
+    inside = _math.less(_creation.range(steps), _array.expand_dims(lengths, 1))
+    keep = _math.logical_and(inside, _math.not_equal(best, mask_index))
+    if merge_repeated:
+        previous = _array.concat([_creation.zeros_like(best[:, :1]) - 1, best[:, :-1]], 1)
+        keep = _math.logical_and(keep, _math.not_equal(best, previous))
+    # the kept labels moved left, in order: place t goes to (number kept before t)
+    place = _reduction.cumsum(_math.cast(keep, _dt.int32), axis=1) - 1
+    hot = _creation.one_hot(_indexing.where(keep, place, place * 0 - 1), steps,
+                            dtype=_dt.int32)                               # (b, t, slot)
+    labels = _reduction.reduce_sum(hot * _array.expand_dims(best, -1), 1)
+    filled = _reduction.reduce_sum(hot, 1)
+    decoded = _indexing.where(_math.greater(filled, 0), labels, filled * 0 - 1)
+    top = _reduction.reduce_max(x, -1)
+    scores = -_reduction.reduce_sum(_indexing.where(inside, top, _creation.zeros_like(top)),
+                                    1, keepdims=True)
+    return _array.expand_dims(decoded, 0), scores
+
+
+__all__.append("ctc_decode")
