@@ -97,7 +97,7 @@ def cond(pred, true_fn, false_fn):
     """`true_fn()` if `pred` else `false_fn()` (a graph conditional when traced).
 
     Example:
-        >>> tf.keras.ops.cond(tf.constant(True), lambda: 1.0, lambda: 2.0).numpy()
+        >>> float(tf.keras.ops.cond(tf.constant(True), lambda: 1.0, lambda: 2.0))
         1.0
     """
     out = _control_flow.cond(tensor(pred, _dt.bool), true_fn, false_fn)
@@ -109,7 +109,7 @@ def while_loop(cond, body, loop_vars, maximum_iterations=None):
     `maximum_iterations` times; a single loop variable may be given bare.
 
     Example:
-        >>> tf.keras.ops.while_loop(lambda i: i < 5, lambda i: i + 2, 0).numpy()
+        >>> int(tf.keras.ops.while_loop(lambda i: i < 5, lambda i: i + 2, 0))
         6
     """
     single = not isinstance(loop_vars, (tuple, list))
@@ -131,7 +131,7 @@ def fori_loop(lower, upper, body_fun, init_val):
     """`val = body_fun(i, val)` for `i` from `lower` to `upper - 1`.
 
     Example:
-        >>> tf.keras.ops.fori_loop(0, 4, lambda i, v: v + i, 0).numpy()
+        >>> int(tf.keras.ops.fori_loop(0, 4, lambda i, v: v + i, 0))
         6
     """
     if isinstance(lower, int) and isinstance(upper, int):
@@ -239,7 +239,7 @@ def switch(index, branches, *operands):
     """`branches[index](*operands)`, `index` clamped into range.
 
     Example:
-        >>> tf.keras.ops.switch(1, [lambda x: x + 1, lambda x: x * 10], 2).numpy()
+        >>> int(tf.keras.ops.switch(1, [lambda x: x + 1, lambda x: x * 10], 2))
         20
     """
     index = _math.cast(tensor(index), _dt.int32)

@@ -3,7 +3,7 @@ ops: Keras's argument names, defaults and dtype rules (`operation.result_type`),
 tensors and, through `keras_op`, on KerasTensors.
 
 Example:
-    >>> tf.keras.ops.mean(tf.constant([1, 2])).numpy()   # ints average in floatx
+    >>> float(tf.keras.ops.mean(tf.constant([1, 2])))   # ints average in floatx
     1.5
 """
 from __future__ import annotations
@@ -1000,7 +1000,7 @@ def average(x, axis=None, weights=None):
     """The mean over `axis`, weighted by `weights` (1-D along `axis`, or `x`'s shape).
 
     Example:
-        >>> tf.keras.ops.average(tf.constant([1.0, 3.0]), weights=[3.0, 1.0]).numpy()
+        >>> float(tf.keras.ops.average(tf.constant([1.0, 3.0]), weights=[3.0, 1.0]))
         1.5
     """
     if weights is None:
@@ -1094,7 +1094,7 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
     """The `q`-th quantiles (0 <= q <= 1) over `axis`; the q axis comes first.
 
     Example:
-        >>> tf.keras.ops.quantile(tf.constant([1.0, 2.0, 3.0, 4.0]), 0.5).numpy()
+        >>> float(tf.keras.ops.quantile(tf.constant([1.0, 2.0, 3.0, 4.0]), 0.5))
         2.5
     """
     return _quantile_api(x, q, axis, method, keepdims, False)
