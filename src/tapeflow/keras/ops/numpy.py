@@ -2189,6 +2189,78 @@ def slogdet(x):
     return sign, logabs
 
 
+
+# --------------------------------------------------------------------------- einops
+def _einops_side(side: str) -> list:
+    """'b (h w) c' as [['b'], ['h', 'w'], ['c']]."""
+    groups, current = [], None
+    for token in side.replace("(", " ( ").replace(")", " ) ").split():
+        if token == "(":
+            if current is not None:
+                raise ValueError(f"keras.ops.rearrange: nested parentheses in {side!r}")
+            current = []
+        elif token == ")":
+            if current is None:
+                raise ValueError(f"keras.ops.rearrange: unbalanced parentheses in {side!r}")
+            groups.append(current)
+            current = None
+        elif current is not None:
+            current.append(token)
+        else:
+            groups.append([token])
+    if current is not None:
+        raise ValueError(f"keras.ops.rearrange: unbalanced parentheses in {side!r}")
+    return groups
+
+
+def rearrange(tensor, pattern, **axes_lengths):
+    """The axes of `tensor` reordered, split and merged as the einops `pattern` says
+    ('b h w c -> b (h w) c'); `axes_lengths` give the sizes of split axes. On
+    KerasTensors it records Keras's Reshape and Transpose operations.
+
+    Example:
+        >>> tf.keras.ops.rearrange(tf.ones([2, 3, 4]), "b h w -> b (w h)").shape
+        TensorShape([2, 12])
+    """
+    if "->" not in pattern:
+        raise ValueError(f"keras.ops.rearrange: the pattern needs '->', got {pattern!r}")
+    left, right = (_einops_side(part) for part in pattern.split("->"))
+    x = tensor if hasattr(tensor, "shape") and not isinstance(tensor, (list, tuple)) \
+        else globals()["tensor"](tensor)
+    shape = list(x.shape)
+    if len(shape) != len(left):
+        raise ValueError(f"keras.ops.rearrange: the pattern's input has {len(left)} axes, "
+                         f"the tensor {len(shape)} (shape {tuple(shape)})")
+    sizes = dict(axes_lengths)
+    for group, dim in zip(left, shape):
+        unknown = [a for a in group if a not in sizes]
+        known = 1
+        for a in group:
+            if a in sizes:
+                known *= sizes[a]
+        if len(unknown) > 1:
+            raise ValueError(f"keras.ops.rearrange: give the lengths of all but one of "
+                             f"{group}")
+        if unknown:
+            sizes[unknown[0]] = None if dim is None else dim // known
+    names = [a for group in left for a in group]
+    out_names = [a for group in right for a in group]
+    if sorted(names) != sorted(out_names):
+        raise ValueError(f"keras.ops.rearrange: both sides must name the same axes, got "
+                         f"{names} and {out_names}")
+    if any(len(group) > 1 for group in left):
+        x = reshape(x, [-1 if sizes[a] is None else sizes[a] for a in names])
+    order = [names.index(a) for a in out_names]
+    if order != list(builtins.range(len(order))):
+        x = transpose(x, order)
+    if any(len(group) != 1 for group in right):
+        target = []
+        for group in right:
+            dims = [sizes[a] for a in group]
+            target.append(-1 if None in dims else int(np.prod(dims, dtype=np.int64)))
+        x = reshape(x, target)
+    return x
+
 # every public function above that `_define` did not list
 __all__ += sorted(
     n for n, v in list(globals().items())
