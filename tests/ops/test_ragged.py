@@ -295,3 +295,20 @@ def test_dataset_slices_batch_ragged_batch():
     assert [b.to_list() for b in mapped.batch(2)] == [[[[]], [[0]]], [[[0, 1]], [[0, 1, 2]]]]
     sums = [s.numpy().tolist() for s in db.map(lambda r: tf.reduce_sum(r, axis=1))]
     assert sums == [[6, 0], [9]]
+
+
+def test_dataset_from_tensors_with_composites():
+    # d = tf.data.Dataset.from_tensors((rt, sp, [1, 2])); d.element_spec;
+    # list(d.repeat(2).batch(2))[0][0] -> <tf.RaggedTensor [[[1, 2, 3], [], [4, 5]],
+    #  [[1, 2, 3], [], [4, 5]]]>
+    sp = tf.sparse.SparseTensor(indices=[[0, 1], [2, 3]], values=[1.0, 2.0], dense_shape=[3, 4])
+    d = tf.data.Dataset.from_tensors((_rt(), sp, [1, 2]))
+    assert d.element_spec == (tf.RaggedTensorSpec([3, None], tf.int32, 1),
+                              tf.SparseTensorSpec([3, 4], tf.float32),
+                              tf.TensorSpec([2], tf.int32))
+    (rt, sp_out, dense), = list(d)
+    assert rt.to_list() == [[1, 2, 3], [], [4, 5]]
+    np.testing.assert_array_equal(tf.sparse.to_dense(sp_out), tf.sparse.to_dense(sp))
+    batched = list(d.repeat(2).batch(2))[0][0]
+    assert repr(batched) == ("<tf.RaggedTensor [[[1, 2, 3], [], [4, 5]],\n"
+                             " [[1, 2, 3], [], [4, 5]]]>")

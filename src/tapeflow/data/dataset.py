@@ -210,6 +210,8 @@ class Dataset:
             >>> tf.data.Dataset.from_tensors([1, 2]).element_spec
             TensorSpec(shape=(2,), dtype=tf.int32, name=None)
         """
+        if composite.has_composites(tensors):
+            return _CompositeSliceDataset(tensors, whole=True)
         return _TensorDataset(tensors)
 
     @staticmethod
@@ -513,9 +515,11 @@ class _TensorSliceDataset(Dataset):
 
 class _CompositeSliceDataset(Dataset):
     """from_tensor_slices of a structure holding SparseTensors/RaggedTensors: each
-    element is the flat components of every leaf's row (see composite.py)."""
+    element is the flat components of every leaf's row (see composite.py); `whole`:
+    from_tensors, one element of every leaf's components."""
 
-    def __init__(self, tensors):
+    def __init__(self, tensors, whole: bool = False):
+        self._whole = whole
         providers: list = []
         spec = self._walk_value(tensors, providers)
         sizes = {len(rows) for rows in providers}
@@ -525,20 +529,25 @@ class _CompositeSliceDataset(Dataset):
         self._providers, self._n = providers, sizes.pop()
         super().__init__((), spec)
 
-    @classmethod
-    def _walk_value(cls, value, providers: list):
+    def _walk_value(self, value, providers: list):
         if isinstance(value, dict):
             keys = sorted(value) if all(isinstance(k, str) for k in value) else list(value)
-            specs = {k: cls._walk_value(value[k], providers) for k in keys}
+            specs = {k: self._walk_value(value[k], providers) for k in keys}
             return {k: specs[k] for k in value} if type(value) is dict else \
                 type(value)((k, specs[k]) for k in value)
         if isinstance(value, tuple):
-            items = [cls._walk_value(v, providers) for v in value]
+            items = [self._walk_value(v, providers) for v in value]
             return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
         if composite.has_composites(value):
+            if self._whole:
+                providers.append([[np.asarray(t) for t in nest.flatten(value)]])
+                return value._type_spec
             providers.append(composite.rows_of(value))
             return composite.slice_spec(value)
         array = structure.to_array(value, "from_tensor_slices")
+        if self._whole:
+            providers.append([[array]])
+            return TensorSpec(array.shape, as_dtype(array.dtype))
         if array.ndim == 0:
             raise ValueError("from_tensor_slices: cannot slice a scalar (rank 0) component")
         providers.append([[row] for row in array])

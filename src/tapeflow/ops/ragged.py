@@ -21,7 +21,7 @@ from .creation import fill, ones_like, range as _range, zeros
 from .indexing import boolean_mask, gather, scatter_nd, tensor_scatter_nd_update, where
 from .math import (cast, divide, greater_equal, less, logical_and, maximum, minimum,
                    not_equal)
-from .reduction import (cumsum, reduce_any, reduce_max as _dense_max,
+from .reduction import (cumsum, reduce_all, reduce_any, reduce_max as _dense_max,
                         reduce_mean as _dense_mean, reduce_min as _dense_min,
                         reduce_prod as _dense_prod, reduce_sum as _dense_sum)
 
@@ -83,13 +83,15 @@ class RaggedTensor:
         values = _as_values(values)
         splits = _splits_tensor(row_splits)
         if validate and not is_symbolic(splits):
-            s = splits.numpy()
             nvals = _nvals(values)
-            if len(s) == 0 or s[0] != 0 or (np.diff(s) < 0).any() or (
-                    isinstance(nvals, int) and s[-1] != nvals):
+            ok = splits._shape[0] > 0 and int(splits[0]) == 0 and bool(reduce_all(
+                greater_equal(splits[1:] - splits[:-1], 0))) and (
+                not isinstance(nvals, int) or int(splits[-1]) == nvals)
+            if not ok:
                 raise InvalidArgumentError(
-                    f"RaggedTensor.from_row_splits: row_splits {s.tolist()} must start at "
-                    f"0, not decrease and end at the number of values ({nvals})")
+                    f"RaggedTensor.from_row_splits: row_splits {splits.numpy().tolist()} "
+                    f"must start at 0, not decrease and end at the number of values "
+                    f"({nvals})")
         return cls._make(values, splits)
 
     @classmethod
@@ -101,7 +103,8 @@ class RaggedTensor:
         [[1, 2], [], [3, 4]].
         """
         lengths = _splits_tensor(row_lengths)
-        if validate and not is_symbolic(lengths) and (lengths.numpy() < 0).any():
+        if validate and not is_symbolic(lengths) and not bool(reduce_all(
+                greater_equal(lengths, 0))):
             raise InvalidArgumentError(f"RaggedTensor.from_row_lengths: row_lengths "
                                        f"{lengths.numpy().tolist()} must be >= 0")
         splits = concat([zeros([1], lengths.dtype), cumsum(lengths)], 0)
@@ -354,7 +357,7 @@ class RaggedTensor:
         rows = [values[a:b] for a, b in zip(splits[:-1], splits[1:])]
         if not rows:
             return np.zeros((0, 0) + tuple(values.shape[1:]), dtype=values.dtype)
-        if any(len(r) != len(rows[0]) for r in rows) or values.dtype == object:
+        if any(len(r) != len(rows[0]) for r in rows):
             out = np.empty(len(rows), dtype=object)
             for i, r in enumerate(rows):
                 out[i] = r

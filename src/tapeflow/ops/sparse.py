@@ -20,7 +20,8 @@ from .indexing import (boolean_mask, gather, gather_nd, scatter_nd, segment_sum,
                        tensor_scatter_nd_add, tensor_scatter_nd_update, where)
 from .math import (abs as _abs, cast, conj, floordiv, floormod, greater, greater_equal,
                    less, logical_and, maximum, minimum, not_equal)
-from .reduction import cumprod, cumsum, reduce_all, reduce_prod, reduce_sum as _reduce_sum
+from .reduction import (argmin, cumprod, cumsum, reduce_all, reduce_prod,
+                        reduce_sum as _reduce_sum)
 
 __all__ = ["SparseTensor", "SparseTensorSpec", "to_dense", "from_dense",
            "sparse_dense_matmul", "add", "reduce_sum", "reorder", "retain", "reshape_sparse",
@@ -259,22 +260,25 @@ def _check_indices(op: str, sp: SparseTensor, ordered: bool) -> None:
     increasing in row-major order. (Traced, no check: the graph has no assertion op.)"""
     if not _eager() or sp.indices._shape[0] == 0:
         return
-    idx, shape = sp.indices.numpy(), sp.dense_shape.numpy()
-    listed = idx.tolist()
-    for i, row in enumerate(idx):
-        if (row < 0).any() or (row >= shape).any():
-            raise InvalidArgumentError(
-                f"{op}: indices[{i}] = {listed[i]} is out of bounds: need 0 <= index < "
-                f"{shape.tolist()}")
+    # the checks run as ops; only a failing entry is read back, for the message
+    inside = reduce_all(logical_and(greater_equal(sp.indices, 0),
+                                    less(sp.indices, sp.dense_shape[None, :])), axis=1)
+    if not bool(reduce_all(inside)):
+        i = int(argmin(cast(inside, _dt.int32)))
+        raise InvalidArgumentError(
+            f"{op}: indices[{i}] = {sp.indices[i].numpy().tolist()} is out of bounds: need "
+            f"0 <= index < {sp.dense_shape.numpy().tolist()}")
     if ordered:
-        lin = _linear(sp.indices, sp.dense_shape).numpy()
-        for i in range(1, len(lin)):
-            if lin[i] <= lin[i - 1]:
-                what = "is repeated" if lin[i] == lin[i - 1] else "is out of order"
-                raise InvalidArgumentError(
-                    f"{op}: indices[{i}] = {listed[i]} {what}. Many sparse ops require "
-                    "sorted indices. Use `tf.sparse.reorder` to create a correctly ordered "
-                    "copy.")
+        lin = _linear(sp.indices, sp.dense_shape)
+        steps = lin[1:] - lin[:-1]
+        increasing = greater(steps, 0)
+        if not bool(reduce_all(increasing)):
+            i = int(argmin(cast(increasing, _dt.int32))) + 1
+            what = "is repeated" if int(steps[i - 1]) == 0 else "is out of order"
+            raise InvalidArgumentError(
+                f"{op}: indices[{i}] = {sp.indices[i].numpy().tolist()} {what}. Many sparse "
+                "ops require sorted indices. Use `tf.sparse.reorder` to create a correctly "
+                "ordered copy.")
 
 
 def _shape_from(dense_shape: Tensor, static) -> TensorShape:
