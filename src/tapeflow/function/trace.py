@@ -538,16 +538,27 @@ def _as_specs(value):
     TypeSpecs."""
     if isinstance(value, _COMPOSITE_VALUES):
         return value._type_spec
+    if not _holds_composites(value):  # (most arguments: returned as they are)
+        return value
     if isinstance(value, dict):
         return type(value)((k, _as_specs(v)) for k, v in value.items()) \
             if type(value) is not dict else {k: _as_specs(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) and any(
-            isinstance(v, (_COMPOSITE_VALUES, list, tuple, dict)) for v in value):
+    if isinstance(value, (list, tuple)):
         items = [_as_specs(v) for v in value]
         if hasattr(value, "_fields"):
             return type(value)(*items)
         return type(value)(items)
     return value
+
+
+def _holds_composites(value) -> bool:
+    if isinstance(value, _COMPOSITE_VALUES):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_composites(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_composites(v) for v in value)
+    return False
 
 
 def _tree(value):
