@@ -56,6 +56,7 @@ from ._core.device import device  # noqa: F401,E402
 from . import dtypes, image, version  # noqa: F401,E402
 
 from . import autograph  # noqa: F401,E402
+from . import signal  # noqa: F401,E402
 from ._core.tensor import is_tensor  # noqa: F401,E402
 from . import types  # noqa: F401,E402
 from . import debugging  # noqa: F401,E402

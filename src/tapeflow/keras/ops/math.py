@@ -15,7 +15,7 @@ from .operation import floatx_of, keras_op, promoted, tensor
 
 __all__ = ["logsumexp", "segment_sum", "segment_max", "segment_min", "segment_prod",
            "top_k", "in_top_k", "extract_sequences", "rsqrt", "erf", "erfc", "erfinv",
-           "logdet", "cdist", "fft", "fft2", "ifft2", "rfft", "irfft", "stft",
+           "logdet", "cdist", "fft", "fft2", "ifft2", "rfft", "irfft", "stft", "istft",
            "view_as_complex", "view_as_real"]
 
 
@@ -357,6 +357,50 @@ def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=
     left = (fft_length - sequence_length) // 2
     w = _array.pad(w, [[left, fft_length - sequence_length - left]])
     return rfft(frames * w, fft_length)
+
+
+@keras_op("math", config=("sequence_length", "sequence_stride", "fft_length", "length",
+                          "window", "center"), name="ISTFT")
+def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="hann",
+          center=True):
+    """The inverse of `stft`: each frame of `x = (real, imag)` transformed back,
+    windowed by the forward window over its overlap sum of squares, and overlap-added;
+    `center` drops the fft_length // 2 padding; `length` cuts the result."""
+    real, imag = _pair(x, "istft")
+    frames = irfft((real, imag), fft_length)                   # (..., n_frames, fft)
+    n_frames = frames.shape[-2]
+    step = sequence_stride
+    w = _window(window, sequence_length, frames.dtype)
+    if w is not None:
+        if w.shape != (sequence_length,):
+            raise ValueError(f"keras.ops.istft: window must have shape [{sequence_length}], "
+                             f"got {w.shape}")
+        left = (fft_length - sequence_length) // 2
+        w = _array.pad(w, [[left, fft_length - sequence_length - left]])
+        # TensorFlow's inverse_stft_window_fn: w over the sum of the squared windows
+        # that overlap each sample
+        overlaps = -(-fft_length // step)
+        squares = _array.pad(_math.square(w), [[0, overlaps * step - fft_length]])
+        per_phase = _reduction.reduce_sum(_array.reshape(squares, [overlaps, step]), 0)
+        denom = _array.reshape(_array.tile(_array.expand_dims(per_phase, 0),
+                                           [overlaps, 1]), [-1])[:fft_length]
+        frames = frames * (w / denom)
+    total = fft_length + step * (n_frames - 1)
+    places = (np.arange(n_frames)[:, None] * step + np.arange(fft_length)[None, :])
+    lead = list(range(frames.ndim - 2))
+    by_place = _array.transpose(_array.reshape(frames, [-1, n_frames * fft_length]), [1, 0])
+    summed = _indexing.unsorted_segment_sum(by_place, tensor(places.reshape(-1), _dt.int32),
+                                            total)
+    signal = _array.reshape(_array.transpose(summed, [1, 0]),
+                            [frames.shape[i] for i in lead] + [total])
+    start = fft_length // 2 if center else 0
+    if length is not None:
+        end = start + length
+    elif center:
+        end = total - fft_length // 2
+    else:
+        end = total
+    return signal[..., start:end]
 
 
 @keras_op("math")
