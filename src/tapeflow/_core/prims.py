@@ -327,6 +327,11 @@ def eye(**attrs):
     return run_kernel("Eye", {}, attrs)
 
 
+def fft(x, **attrs):
+    """FFT (tapeflow/ops/signal.py)."""
+    return run_kernel("FFT", {"x": x}, attrs)
+
+
 def fill(value, **attrs):
     """Fill (tapeflow/ops/creation.py)."""
     return run_kernel("Fill", {"value": value}, attrs)
@@ -380,6 +385,16 @@ def greater(x, y, **attrs):
 def greater_equal(x, y, **attrs):
     """GreaterEqual (tapeflow/ops/math.py)."""
     return run_kernel("GreaterEqual", {"x": x, "y": y}, attrs)
+
+
+def ifft(x, **attrs):
+    """IFFT (tapeflow/ops/signal.py)."""
+    return run_kernel("IFFT", {"x": x}, attrs)
+
+
+def irfft(x, **attrs):
+    """IRFFT (tapeflow/ops/signal.py)."""
+    return run_kernel("IRFFT", {"x": x}, attrs)
 
 
 def identity(x, **attrs):
@@ -716,6 +731,11 @@ def prod(x, **attrs):
 def qr(input, **attrs):
     """Qr (tapeflow/ops/linalg.py)."""
     return run_kernel("Qr", {"input": input}, attrs)
+
+
+def rfft(x, **attrs):
+    """RFFT (tapeflow/ops/signal.py)."""
+    return run_kernel("RFFT", {"x": x}, attrs)
 
 
 def random_shuffle(x, **attrs):
