@@ -312,3 +312,22 @@ def test_dataset_from_tensors_with_composites():
     batched = list(d.repeat(2).batch(2))[0][0]
     assert repr(batched) == ("<tf.RaggedTensor [[[1, 2, 3], [], [4, 5]],\n"
                              " [[1, 2, 3], [], [4, 5]]]>")
+
+
+def test_nested_ragged_reductions_and_trace():
+    # r = tf.ragged.constant([[[1., 2.], [3.]], [], [[4.]]])
+    # tf.reduce_sum(r, axis=2), tf.reduce_max(r, axis=2), tf.reduce_mean(r, axis=[2])
+    # -> [[3.0, 3.0], [], [4.0]] [[2.0, 3.0], [], [4.0]] [[1.5, 3.0], [], [4.0]]
+    r = tf.ragged.constant([[[1.0, 2.0], [3.0]], [], [[4.0]]])
+    assert tf.reduce_sum(r, axis=2).to_list() == [[3.0, 3.0], [], [4.0]]
+    assert tf.reduce_max(r, axis=2).to_list() == [[2.0, 3.0], [], [4.0]]
+    assert tf.reduce_mean(r, axis=[2]).to_list() == [[1.5, 3.0], [], [4.0]]
+
+    @tf.function(input_signature=[tf.RaggedTensorSpec([None, None, None], tf.float32, 2)])
+    def g(rt):
+        return rt.to_tensor(), tf.reduce_sum(rt, axis=2)
+
+    dense, sums = g(r)
+    np.testing.assert_array_equal(dense, [[[1, 2], [3, 0]], [[0, 0], [0, 0]],
+                                          [[4, 0], [0, 0]]])
+    assert sums.to_list() == [[3.0, 3.0], [], [4.0]]

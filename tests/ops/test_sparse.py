@@ -288,3 +288,18 @@ def test_dataset_slices_map_batch():
     doubled = ds.map(lambda s: s.with_values(s.values * 2))
     assert doubled.element_spec == tf.SparseTensorSpec([4], tf.float32)
     assert [_parts(r)[1] for r in doubled] == [[2.0], [], [4.0]]
+
+
+def test_traced_with_unknown_dense_shape():
+    @tf.function(input_signature=[tf.SparseTensorSpec([None, None], tf.float32)])
+    def f(s):
+        return (tf.sparse.to_dense(s), tf.sparse.sparse_dense_matmul(s, tf.ones([4, 2])),
+                tf.sparse.reduce_sum(s, axis=0), tf.sparse.reshape(s, [-1]),
+                tf.sparse.add(s, tf.sparse.to_dense(s)))
+
+    dense, prod, column_sums, flat, doubled = f(_sp())
+    np.testing.assert_array_equal(dense, [[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 2]])
+    np.testing.assert_array_equal(prod, [[1, 1], [0, 0], [2, 2]])
+    np.testing.assert_array_equal(column_sums, [0, 1, 0, 2])
+    assert _parts(flat) == ([[1], [11]], VALS, [12])
+    np.testing.assert_array_equal(doubled, 2 * dense.numpy())

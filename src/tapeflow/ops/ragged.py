@@ -670,7 +670,7 @@ def _reduce(op: str, rt: RaggedTensor, axis, keepdims: bool, identity, dense_fn)
         if op == "reduce_mean" and values.dtype.is_integer:
             values = cast(values, _dt.float64)
         return dense_fn(values)
-    if axes and axes[0] > rt.ragged_rank:  # uniform inner dims: reduce the values
+    if axes and axes[0] >= 2:  # within each row of the values: reduce the values
         return rt.with_values(_reduce(op, rt.values, [a - 1 for a in axes], keepdims,
                                       identity, dense_fn)
                               if isinstance(rt.values, RaggedTensor)
