@@ -14,7 +14,7 @@ import importlib.util
 
 from ..._core.backends import REGISTRY
 from . import (array, control_flow, conv, creation, indexing, linalg, math, nn,  # noqa: F401
-               reduction, state)
+               reduction, signal, state)
 from ._backend import ArrayAPIBackend
 from ._kernel import FallbackWarning, XP_KERNELS, fallback_ops, library_ops
 
