@@ -19,7 +19,7 @@ from ._core.convert import (convert_to_tensor, from_dlpack,  # noqa: F401
                             register_tensor_conversion_function)
 from ._core.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128,  # noqa: F401
                            float16, float32, float64, int8, int16, int32, int64, uint8,
-                           uint16, uint32, uint64)
+                           string, uint16, uint32, uint64)
 from ._core.indexed_slices import IndexedSlices
 from ._core.memory import dispose, keep, memory, tidy  # noqa: F401
 from ._core.profiler import profile, time  # noqa: F401

@@ -7,7 +7,7 @@ Example:
 """
 from ._core.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128,  # noqa: F401
                            float16, float32, float64, int8, int16, int32, int64, uint8,
-                           uint16, uint32, uint64)
+                           string, uint16, uint32, uint64)
 from .ops.image import saturate_cast  # noqa: F401
 from .ops.math import cast, complex  # noqa: F401
 

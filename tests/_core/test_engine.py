@@ -296,7 +296,7 @@ def test_convert_to_tensor_defaults_and_errors():
     with pytest.raises(tf.errors.InvalidArgumentError, match="int32"):
         tf.convert_to_tensor(2.5, dtype=tf.int32)
     with pytest.raises(tf.errors.InvalidArgumentError):
-        tf.convert_to_tensor("text")
+        tf.convert_to_tensor(object())  # (text converts: a string tensor, issue #31)
     src = np.array([1.0, 2.0])
     t = tf.convert_to_tensor(src)
     src[0] = 99.0  # the tensor owns a copy

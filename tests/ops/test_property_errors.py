@@ -70,8 +70,9 @@ OPAQUE = Opaque()
 # are optional: there None is valid and not tried.
 _NOT_TENSOR = ["abc", None, OPAQUE, RAGGED]
 BAD = {
-    "any": _NOT_TENSOR,                               # a tensor of any dtype
-    "any!": ["abc", OPAQUE, RAGGED],                  # ... where None means something
+    # a tensor of any dtype: "abc" is one (a string tensor), as in TensorFlow
+    "any": [None, OPAQUE, RAGGED],
+    "any!": [OPAQUE, RAGGED],                         # ... where None means something
     "extra": [],                                      # only the op's own bad values
     "num": _NOT_TENSOR + [B],                         # numeric (not bool)
     "real": _NOT_TENSOR + [B, C],                     # int or float
@@ -79,7 +80,7 @@ BAD = {
     "float?": ["abc", OPAQUE, RAGGED, B, I],          # optional: None is valid
     "bool": _NOT_TENSOR + [F, I],
     "index": ["abc", None, OPAQUE, [0.5, 1.5], RAGGED, V],     # integer tensor
-    "tlist": ["abc", None, OPAQUE, ["abc"], [OPAQUE]],     # a list of tensors
+    "tlist": ["abc", None, OPAQUE, [OPAQUE]],     # a list of tensors (["abc"] is one)
     "scalar": ["abc", OPAQUE, RAGGED, [[1.0, 2.0]] * 3],    # a number (broadcastable)
     "number": ["abc", OPAQUE, RAGGED],                      # a number or any tensor
     "int": [2.5, "2", True, [1, 2], OPAQUE, tf.constant(1.5), np.float64(1.0)],
@@ -203,7 +204,8 @@ CREATION = [
     Op("ones", tf.ones, {"shape": ("shape", [2, 3]), "dtype": ("dtype", tf.float32)}),
     Op("zeros_like", tf.zeros_like, {"input": ("any", F), "dtype": ("dtype?", tf.int32)}),
     Op("ones_like", tf.ones_like, {"input": ("any", F), "dtype": ("dtype?", tf.int32)}),
-    Op("fill", tf.fill, {"dims": ("shape", [2, 3]), "value": ("scalar", 7.0, [V, None])}),
+    Op("fill", tf.fill, {"dims": ("shape", [2, 3]),  # a string value fills a string tensor
+                         "value": ("any!", 7.0, [V, None, [[1.0, 2.0]] * 3])}),
     Op("range", tf.range, {"start": ("scalar", 1, [None, True, V]), "limit": ("scalar", 7),
                            "delta": ("scalar", 2, [0, -1]), "dtype": ("dtype?", tf.int64)}),
     Op("linspace", tf.linspace, {"start": ("number", 0.0, [None, I]),

@@ -74,8 +74,12 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
                        (_dt.as_dtype(dtype_hint) if dtype_hint is not None else None))
     try:
         arr = np.asarray(value)
+    except UnicodeDecodeError:  # bytes that are not ASCII beside str: items kept as given
+        arr = np.array(value, dtype=object)
     except (ValueError, TypeError) as e:
         raise InvalidArgumentError(f"convert_to_tensor: cannot convert {value!r}: {e}") from None
+    if arr.dtype.kind in "OSUT" or target is _dt.string:
+        return _string_tensor(value, arr, target)
     if arr.dtype not in _NP2DT and (arr.dtype == object or arr.dtype.kind in "USV"):
         raise InvalidArgumentError(f"convert_to_tensor: unsupported value of type "
                                    f"{type(value).__name__} (NumPy dtype {arr.dtype})")
@@ -105,6 +109,45 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
     arr = np.array(arr, dtype=target._np, copy=True)
     t = wrap_native(arr)
     if ctx.graph is not None:  # a value written in traced code: the graph's constant
+        mark_traced_constant(t)
+    return t
+
+
+def _as_bytes(item):
+    if type(item) is bytes:
+        return item
+    if isinstance(item, str):
+        return item.encode("utf-8")
+    if isinstance(item, (bytes, bytearray, memoryview)):
+        return bytes(item)
+    return None
+
+
+def _string_tensor(value, arr: np.ndarray, target) -> Tensor:
+    """A string tensor (an object array of bytes; str is encoded as UTF-8) from `value`,
+    whose NumPy form `arr` holds str, bytes or objects (or is empty)."""
+    if target is not None and target is not _dt.string:
+        raise InvalidArgumentError(
+            f"convert_to_tensor: cannot convert {value!r} to {target.name}: it holds "
+            f"strings (parse them with tf.strings.to_number)")
+    if arr.dtype.kind not in "OSUT" and arr.size:
+        raise InvalidArgumentError(
+            f"convert_to_tensor: cannot convert {value!r} (NumPy {arr.dtype}) to string; "
+            f"use tf.strings.as_string")
+    if arr.dtype.kind == "O" and not isinstance(value, np.ndarray) and arr.size:
+        # np.asarray(["a", b"b"]) picks one kind for both; an object array keeps each item
+        arr = np.array(value, dtype=object)
+    flat = arr.reshape(-1).tolist()
+    out = np.empty(len(flat), dtype=object)
+    for i, item in enumerate(flat):
+        b = _as_bytes(item)
+        if b is None:
+            raise InvalidArgumentError(
+                f"convert_to_tensor: a string tensor holds only str and bytes, got "
+                f"{type(item).__name__} {item!r} in {value!r}"[:300])
+        out[i] = b
+    t = wrap_native(out.reshape(arr.shape))
+    if ctx.graph is not None:
         mark_traced_constant(t)
     return t
 

@@ -601,6 +601,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tens
                 f"Pad: constant_values must be a scalar of the tensor's dtype, got "
                 f"{describe(cv)} for tensor: {describe(x)}")
         cv = cv.numpy().item()
+    elif x.dtype.is_string and type(cv) is int and cv == 0:
+        cv = b""  # the default pads strings with empty ones, as TF
     elif not (type(cv) is int and cv == 0):
         cv = to_tensor(cv, x.dtype, "Pad", "constant_values")
         if cv.dtype is not x.dtype or cv._shape != ():
@@ -760,7 +762,7 @@ def _sort_args(op, values, axis, direction):
     x = values if type(values) is Tensor else to_tensor(values, None, op, "values")
     if not x._shape:
         raise InvalidArgumentError(f"{op}: values must have rank >= 1, got {describe(x)}")
-    if x.dtype.is_complex or x.dtype.is_bool:
+    if x.dtype.is_complex or x.dtype.is_bool or x.dtype.is_string:
         raise InvalidArgumentError(f"{op}: values must be real numbers, got {describe(x)}")
     direction = choice_arg(op, direction, "direction", ("ASCENDING", "DESCENDING"))
     return x, normalize_axis(op, axis, len(x._shape)), direction == "DESCENDING"

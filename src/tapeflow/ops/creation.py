@@ -81,8 +81,10 @@ def zeros(shape, dtype=_dt.float32, name=None) -> Tensor:
 
 def ones(shape, dtype=_dt.float32, name=None) -> Tensor:
     """A tensor of ones. Example: `tf.ones([2], tf.int32)`."""
-    return run_kernel("Ones", {}, {"shape": shape_arg("ones", shape),
-                                   "dtype": dtype_arg("ones", dtype)})
+    dtype = dtype_arg("ones", dtype)
+    if dtype.is_string:
+        raise InvalidArgumentError("ones: a string tensor has no one; use tf.fill")
+    return run_kernel("Ones", {}, {"shape": shape_arg("ones", shape), "dtype": dtype})
 
 
 defop("Zeros", [], shape=_creation_shape, differentiable=False)
@@ -109,6 +111,8 @@ def ones_like(input, dtype=None, name=None) -> Tensor:
     dtype = dtype_arg("ones_like", dtype, optional=True)
     if dtype is not None and dtype is not x.dtype:
         return ones(dims_of(x), dtype)
+    if x.dtype.is_string:
+        raise InvalidArgumentError("ones_like: a string tensor has no one; use tf.fill")
     return run_kernel("OnesLike", {"x": x})
 
 

@@ -37,6 +37,7 @@ _REAL = _FLOATS | _INTS
 _NUMBER = _FC | _INTS
 _BOOL = frozenset({_dt.bool})
 _BOOL_DT = _dt.bool
+_STRING_DT = _dt.string
 _WHAT = {_FLOATS: "floating", _FC: "floating or complex", _REAL: "a real number (float or int)",
          _NUMBER: "numeric (not bool)", _BOOL: "bool",
          _COMPLEX: "complex"}
@@ -159,7 +160,7 @@ defop("Add", ["x", "y"], shape=_binary_shape("add"),
 def subtract(x, y, name=None) -> Tensor:
     """x - y with broadcasting. Example: `tf.subtract(3.0, 1.0)` -> 2.0."""
     x, y = _operands("subtract", x, y)
-    if x.dtype is _BOOL_DT:
+    if x.dtype is _BOOL_DT or x.dtype is _STRING_DT:
         raise _dtype_error("subtract", x, _NUMBER)
     return run_kernel("Sub", {"x": x, "y": y})
 
@@ -172,7 +173,7 @@ defop("Sub", ["x", "y"], shape=_binary_shape("subtract"),
 def multiply(x, y, name=None) -> Tensor:
     """x * y with broadcasting. Example: `tf.multiply(2.0, 3.0)` -> 6.0."""
     x, y = _operands("multiply", x, y)
-    if x.dtype is _BOOL_DT:
+    if x.dtype is _BOOL_DT or x.dtype is _STRING_DT:
         raise _dtype_error("multiply", x, _NUMBER)
     return run_kernel("Mul", {"x": x, "y": y})
 
@@ -835,7 +836,7 @@ def conj(x, name=None) -> Tensor:
     if type(x) is not Tensor:
         x = to_tensor(x, None, "conj", "x")
     if not x.dtype.is_complex:
-        if x.dtype is _BOOL_DT:  # TF: conj takes numbers only
+        if x.dtype is _BOOL_DT or x.dtype is _STRING_DT:  # TF: conj takes numbers only
             raise _dtype_error("conj", x, _NUMBER)
         return x
     return run_kernel("Conj", {"x": x})
@@ -902,6 +903,10 @@ def cast(x, dtype, name=None) -> Tensor:
         x = to_tensor(x, None, "cast", "x")
     if x.dtype is dtype:
         return x
+    if x.dtype is _STRING_DT or dtype is _STRING_DT:  # TF: Cast has no string kernel
+        raise InvalidArgumentError(
+            f"cast: casting {x.dtype.name} to {dtype.name} is not supported; use "
+            f"tf.strings.to_number or tf.strings.as_string")
     return run_kernel("Cast", {"x": x}, {"dtype": dtype, "source_dtype": x.dtype})
 
 

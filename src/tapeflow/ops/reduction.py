@@ -66,7 +66,7 @@ def _axes(op: str, x: Tensor, axis) -> tuple:
 
 
 def _numeric(d):
-    return not d.is_bool
+    return not d.is_bool and not d.is_string
 
 
 def _real(d):
@@ -351,7 +351,8 @@ defop("All", ["x"], shape=_reduce_rule("All", _dt.bool), differentiable=False,
 
 
 def _arg_extreme(op, kernel, input, axis, output_type):
-    x = _input(op, input, lambda d: not d.is_complex, "real numeric or bool", "input")
+    x = _input(op, input, lambda d: not d.is_complex and not d.is_string, "real numeric or bool",
+               "input")
     if x.ndim == 0:
         raise InvalidArgumentError(f"{op}: input must have rank >= 1, got {describe(x)}")
     ax = normalize_axis(op, 0 if axis is None else axis, x.ndim)

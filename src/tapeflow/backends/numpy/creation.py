@@ -13,7 +13,10 @@ def fill(inputs, attrs, backend):
 
 @kernel("ZerosLike")
 def zeros_like(inputs, attrs, backend):
-    return np.zeros_like(inputs["x"])
+    x = inputs["x"]
+    if x.dtype == object:  # a string tensor's zero is the empty string, as TF's
+        return np.full(x.shape, b"", object)
+    return np.zeros_like(x)
 
 
 @kernel("OnesLike")
@@ -29,6 +32,8 @@ def const(inputs, attrs, backend):
 @kernel("Zeros")
 def zeros(inputs, attrs, backend):
     check_rank("zeros", len(attrs["shape"]))
+    if attrs["dtype"].is_string:
+        return np.full(attrs["shape"], b"", object)
     return np.zeros(attrs["shape"], dtype=attrs["dtype"]._np)
 
 

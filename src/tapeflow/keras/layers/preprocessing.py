@@ -12,6 +12,7 @@ import numpy as np
 from ..._core import dtypes as _dt
 from ..._core.context import ctx
 from ..._core.convert import convert_to_tensor
+from ..._core.hashing import farmhash_fingerprint64, siphash64  # noqa: F401  (re-exported)
 from ..._core.shape import dims_of
 from ..._core.tensor import Tensor, TensorShape
 from ...data.dataset import Dataset
@@ -338,106 +339,6 @@ class Discretization(Stateless):
 
 
 # --------------------------------------------------------------------------- hashing
-
-_M64 = (1 << 64) - 1
-_K0, _K1, _K2 = 0xC3A5C85C97CB3127, 0xB492B66FBE98F273, 0x9AE16A3B2F90404F
-
-
-def _rotr(v: int, shift: int) -> int:
-    return ((v >> shift) | (v << (64 - shift))) & _M64
-
-
-def _fetch(s: bytes, at: int, width: int) -> int:
-    return int.from_bytes(s[at:at + width], "little")
-
-
-def _hash_len16(u: int, v: int, mul: int) -> int:
-    a = ((u ^ v) * mul) & _M64
-    a ^= a >> 47
-    b = ((v ^ a) * mul) & _M64
-    b ^= b >> 47
-    return (b * mul) & _M64
-
-
-def farmhash_fingerprint64(s: bytes) -> int:
-    """FarmHash's Fingerprint64 (its "na" Hash64) of `s`, the hash TensorFlow's
-    `strings.to_hash_bucket_fast` buckets with; written for strings up to 32 bytes, which
-    covers the decimal form of every 64-bit integer.
-
-    Example:
-        >>> farmhash_fingerprint64(b"") == 0x9AE16A3B2F90404F
-        True
-    """
-    n = len(s)
-    if n > 32:
-        raise NotImplementedError("farmhash_fingerprint64: strings longer than 32 bytes "
-                                  "are not supported yet")
-    if n > 16:
-        mul = (_K2 + n * 2) & _M64
-        a = (_fetch(s, 0, 8) * _K1) & _M64
-        b = _fetch(s, 8, 8)
-        c = (_fetch(s, n - 8, 8) * mul) & _M64
-        d = (_fetch(s, n - 16, 8) * _K2) & _M64
-        return _hash_len16((_rotr((a + b) & _M64, 43) + _rotr(c, 30) + d) & _M64,
-                           (a + _rotr((b + _K2) & _M64, 18) + c) & _M64, mul)
-    if n >= 8:
-        mul = (_K2 + n * 2) & _M64
-        a = (_fetch(s, 0, 8) + _K2) & _M64
-        b = _fetch(s, n - 8, 8)
-        c = (_rotr(b, 37) * mul + a) & _M64
-        d = (((_rotr(a, 25) + b) & _M64) * mul) & _M64
-        return _hash_len16(c, d, mul)
-    if n >= 4:
-        mul = (_K2 + n * 2) & _M64
-        return _hash_len16((n + (_fetch(s, 0, 4) << 3)) & _M64, _fetch(s, n - 4, 4), mul)
-    if n > 0:
-        y = s[0] + (s[n >> 1] << 8)
-        z = n + (s[n - 1] << 2)
-        mixed = ((y * _K2) ^ (z * _K0)) & _M64
-        return ((mixed ^ (mixed >> 47)) * _K2) & _M64
-    return _K2
-
-
-def _rotl(v: int, shift: int) -> int:
-    return ((v << shift) | (v >> (64 - shift))) & _M64
-
-
-def siphash64(key: tuple, s: bytes) -> int:
-    """SipHash-2-4 of `s` under the 128-bit `key` (two 64-bit words), the hash TensorFlow's
-    `strings.to_hash_bucket_strong` buckets with.
-
-    Example:
-        >>> siphash64((0, 0), b"") == 0x1E924B9D737700D7
-        True
-    """
-    k0, k1 = key[0] & _M64, key[1] & _M64
-    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
-         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
-
-    def rounds(count: int) -> None:
-        for _ in range(count):
-            v[0] = (v[0] + v[1]) & _M64
-            v[1] = _rotl(v[1], 13) ^ v[0]
-            v[0] = _rotl(v[0], 32)
-            v[2] = (v[2] + v[3]) & _M64
-            v[3] = _rotl(v[3], 16) ^ v[2]
-            v[0] = (v[0] + v[3]) & _M64
-            v[3] = _rotl(v[3], 21) ^ v[0]
-            v[2] = (v[2] + v[1]) & _M64
-            v[1] = _rotl(v[1], 17) ^ v[2]
-            v[2] = _rotl(v[2], 32)
-
-    whole = len(s) - len(s) % 8
-    words = [_fetch(s, i, 8) for i in range(0, whole, 8)]
-    words.append(((len(s) & 0xFF) << 56) | _fetch(s, whole, 8))
-    for m in words:
-        v[3] ^= m
-        rounds(2)
-        v[0] ^= m
-    v[2] ^= 0xFF
-    rounds(4)
-    return v[0] ^ v[1] ^ v[2] ^ v[3]
-
 
 def _hash_bins(values: np.ndarray, bins: int, salt) -> np.ndarray:
     """The bucket of each integer as TensorFlow's Hashing layer finds it: the hash of its
