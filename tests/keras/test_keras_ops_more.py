@@ -223,3 +223,34 @@ def test_lu_factor_of_a_batch_rebuilds_the_permuted_matrices():
         upper = np.triu(factors)
         order = np.argsort(pivots[i].numpy())
         np.testing.assert_allclose(x[i][order], lower @ upper, atol=1e-12)
+
+
+def test_operations_with_optional_tensors_keep_their_arguments_in_place():
+    # config arguments between tensor arguments (average's axis, pad's pad_width,
+    # batch_normalization's axis) and skipped optional tensors (attention's bias/mask)
+    x, w = tf.keras.Input((3,)), tf.keras.Input((3,))
+    q = tf.keras.Input((4, 2, 3))
+    outputs = [ops.average(x, axis=1, weights=w),
+               ops.pad(x, ((0, 0), (1, 1)), constant_values=2.0),
+               ops.einsum("bi,bi->b", x, w),
+               ops.batch_normalization(x, np.zeros(3, np.float32), np.ones(3, np.float32),
+                                       axis=-1, scale=np.full(3, 2.0, np.float32),
+                                       epsilon=0.0),
+               ops.dot_product_attention(q, q, q, scale=0.3, is_causal=True)]
+    model = tf.keras.Model([x, w, q], outputs)
+    assert {"Average", "Pad", "Einsum", "BatchNorm", "DotProductAttention"} <= {
+        type(layer).__name__ for layer in model.layers}
+    xv = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    wv = xv[::-1] + 1
+    qv = INPUTS["Q"]
+    got = model([xv, wv, qv])
+    np.testing.assert_allclose(got[0], np.average(xv, axis=1, weights=wv), rtol=1e-6)
+    np.testing.assert_allclose(got[1], np.pad(xv, ((0, 0), (1, 1)), constant_values=2.0))
+    np.testing.assert_allclose(got[2], (xv * wv).sum(1), rtol=1e-6)
+    np.testing.assert_allclose(got[3], xv * 2.0, rtol=1e-6)
+    logits = np.einsum("btnh,bsnh->bnts", qv, qv) * 0.3
+    logits = np.where(np.tril(np.ones((4, 4), bool)), logits, -np.inf)
+    weights = np.exp(logits - logits.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    np.testing.assert_allclose(got[4], np.einsum("bnts,bsnh->btnh", weights, qv), rtol=1e-5,
+                               atol=1e-6)

@@ -262,6 +262,10 @@ def polar(abs_, angle):
 
 # --------------------------------------------------------------------------- normalization
 @keras_op("nn", config=("axis", "epsilon"), name="BatchNorm")
+def _batch_norm_op(x, mean, variance, offset=None, scale=None, *, axis, epsilon=1e-3):
+    return _batch_norm(x, mean, variance, axis, offset, scale, epsilon)
+
+
 def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
     """`(x - mean) / sqrt(variance + epsilon) * scale + offset`, the statistics (1-D)
     along `axis` of `x`.
@@ -271,6 +275,11 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
         ...     tf.constant([[2.0]]), [1.0], [4.0], axis=-1, epsilon=0.0).numpy()
         array([[0.5]], dtype=float32)
     """
+    # the Operation's call takes every tensor (None too, to keep their places)
+    return _batch_norm_op(x, mean, variance, offset, scale, axis=axis, epsilon=epsilon)
+
+
+def _batch_norm(x, mean, variance, axis, offset, scale, epsilon):
     x = _floats(x)
     shape = [1] * x.ndim
     shape[axis % x.ndim] = -1
@@ -791,7 +800,14 @@ def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 # --------------------------------------------------------------------------- attention
-@keras_op("nn", config=("is_causal", "flash_attention", "attn_logits_soft_cap"))
+@keras_op("nn", config=("is_causal", "flash_attention", "attn_logits_soft_cap"),
+          name="DotProductAttention")
+def _attention_op(query, key, value, bias=None, mask=None, scale=None, *, is_causal=False,
+                  flash_attention=None, attn_logits_soft_cap=None):
+    return _attention(query, key, value, bias, mask, scale, is_causal, flash_attention,
+                      attn_logits_soft_cap)
+
+
 def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
                           is_causal=False, flash_attention=None, attn_logits_soft_cap=None):
     """Scaled dot-product attention over (batch, time, heads, dim) tensors:
@@ -802,6 +818,14 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
         >>> tf.keras.ops.dot_product_attention(q, q, q).shape
         TensorShape([1, 2, 1, 4])
     """
+    # the Operation's call takes every tensor (None too, to keep their places)
+    return _attention_op(query, key, value, bias, mask, scale, is_causal=is_causal,
+                         flash_attention=flash_attention,
+                         attn_logits_soft_cap=attn_logits_soft_cap)
+
+
+def _attention(query, key, value, bias, mask, scale, is_causal, flash_attention,
+               attn_logits_soft_cap):
     if flash_attention:
         raise NotImplementedError("keras.ops.dot_product_attention: flash_attention is "
                                   "not supported")
@@ -840,6 +864,8 @@ __all__ += sorted(
     and n not in __all__)
 
 
+@keras_op("nn", config=("strategy", "beam_width", "top_paths", "merge_repeated",
+                        "mask_index"), name="CTCDecode")
 def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,
                merge_repeated=True, mask_index=0):
     """Greedy CTC decoding of `inputs` (batch, time, classes): the best class per step

@@ -17,6 +17,7 @@ from ..._core import dtypes as _dt
 from ...ops import (array as _array, creation as _creation, indexing as _indexing,
                     linalg as _linalg, math as _math, reduction as _reduction)
 from ...function import map_fn as _map_fn
+from ..layer import is_symbolic
 from .operation import floatx_of, keras_op, promoted, result_type, tensor
 
 __all__ = ["abs", "absolute", "add", "all", "any", "arange", "argmax", "argmin", "clip",
@@ -463,7 +464,11 @@ def matmul(x1, x2):
     return _linalg.matmul(a, b)
 
 
-@keras_op(config=("subscripts",))
+@keras_op(config=("subscripts",), name="Einsum")
+def _einsum_op(*operands, subscripts):
+    return einsum(subscripts, *operands)
+
+
 def einsum(subscripts, *operands):
     """Einstein summation over `operands` as `subscripts` says.
 
@@ -471,6 +476,9 @@ def einsum(subscripts, *operands):
         >>> tf.keras.ops.einsum("ij,j->i", tf.ones([2, 3]), tf.ones([3])).numpy()
         array([3., 3.], dtype=float32)
     """
+    if is_symbolic(operands):
+        # the Operation takes the tensors first and the subscripts as its config
+        return _einsum_op(*operands, subscripts=subscripts)
     return _linalg.einsum(subscripts, *promoted(*operands))
 
 
@@ -995,7 +1003,11 @@ def count_nonzero(x, axis=None):
                                             _dt.int32), _axes(axis))
 
 
-@keras_op(config=("axis",))
+@keras_op(config=("axis",), name="Average")
+def _average_op(x, weights=None, *, axis=None):
+    return _average(x, axis, weights)
+
+
 def average(x, axis=None, weights=None):
     """The mean over `axis`, weighted by `weights` (1-D along `axis`, or `x`'s shape).
 
@@ -1003,6 +1015,11 @@ def average(x, axis=None, weights=None):
         >>> float(tf.keras.ops.average(tf.constant([1.0, 3.0]), weights=[3.0, 1.0]))
         1.5
     """
+    # the Operation's call takes the tensors (x, weights), its config the axis
+    return _average_op(x, weights, axis=axis)
+
+
+def _average(x, axis, weights):
     if weights is None:
         return mean(x, axis=axis)
     dtype = floatx_of(result_type(x, weights))
@@ -1314,10 +1331,23 @@ def repeat(x, repeats, axis=None):
     return _array.repeat(x, repeats, axis=axis)
 
 
-@keras_op(config=("pad_width", "mode"))
+@keras_op(config=("pad_width", "mode"), name="Pad")
+def _pad_op(x, constant_values=None, *, pad_width, mode="constant"):
+    return _pad(x, pad_width, mode, constant_values)
+
+
 def pad(x, pad_width, mode="constant", constant_values=None):
     """`x` padded by `pad_width` ((before, after) per axis, or one pair or int for all)
-    with `mode` constant, reflect or symmetric."""
+    with `mode` constant, reflect or symmetric.
+
+    Example:
+        >>> tf.keras.ops.pad(tf.ones([2]), ((1, 0),)).numpy()
+        array([0., 1., 1.], dtype=float32)
+    """
+    return _pad_op(x, constant_values, pad_width=pad_width, mode=mode)
+
+
+def _pad(x, pad_width, mode, constant_values):
     x = tensor(x)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2)).tolist()
     if mode not in ("constant", "reflect", "symmetric"):
@@ -1511,12 +1541,13 @@ def take_along_axis(x, indices, axis=None):
     # both broadcast over the other axes, then the gather runs along the last axis
     x_shape = list(x.shape)
     i_shape = list(indices.shape)
-    shape_x = [builtins.max(a, b) if i != axis else a
-               for i, (a, b) in enumerate(zip(x_shape, i_shape))]
-    shape_i = [builtins.max(a, b) if i != axis else b
-               for i, (a, b) in enumerate(zip(x_shape, i_shape))]
-    x = _array.broadcast_to(x, shape_x)
-    indices = _array.broadcast_to(indices, shape_i)
+    if None not in x_shape + i_shape:  # unknown sizes (a batch) must already agree
+        shape_x = [builtins.max(a, b) if i != axis else a
+                   for i, (a, b) in enumerate(zip(x_shape, i_shape))]
+        shape_i = [builtins.max(a, b) if i != axis else b
+                   for i, (a, b) in enumerate(zip(x_shape, i_shape))]
+        x = _array.broadcast_to(x, shape_x)
+        indices = _array.broadcast_to(indices, shape_i)
     size = _array.shape(x, out_type=indices.dtype)[axis]
     indices = _indexing.where(_math.less(indices, 0), indices + size, indices)
     xm = moveaxis(x, axis, -1)
@@ -2021,9 +2052,15 @@ def empty_like(x, dtype=None):
     return zeros_like(x, dtype)
 
 
-@keras_op(config=("shape", "dtype"))
+@keras_op(config=("shape", "dtype"), name="Full")
+def _full_op(fill_value, *, shape, dtype=None):
+    return full(shape, fill_value, dtype)
+
+
 def full(shape, fill_value, dtype=None):
     """`fill_value` broadcast to `shape` (floatx unless `dtype` is given)."""
+    if is_symbolic(fill_value):
+        return _full_op(fill_value, shape=shape, dtype=dtype)
     value = tensor(fill_value, dtype or _dt.float32)
     return _array.broadcast_to(value, _shape_list(shape))
 
