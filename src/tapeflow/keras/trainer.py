@@ -17,9 +17,11 @@ from ..autodiff.gradient_tape import GradientTape
 from ..data.dataset import Dataset
 from ..distribute.strategy import get_strategy, has_strategy
 from ..function import function
+from ..ops.reduction import add_n
 from . import callbacks as _callbacks, metrics as _metrics, optimizers as _optimizers
 from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
-    in_strategy_scope, is_chief, replicated_step, split_batch, unscale_loss, uses_strategy
+    in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss, \
+    uses_strategy
 from ._structure import leaves, map_leaves
 from .compile_utils import CompiledLoss, CompiledMetrics, batch_size_of
 from .data_adapters import Batches, as_array, num_samples, unpack
@@ -85,8 +87,9 @@ class Trainer:
         """The loss tracker, the compiled metrics (once built) and metrics that are
         attributes of the model, each reset at the start of every epoch."""
         found = []
-        if self._loss_tracker is not None and self.compiled_loss is not None:
-            found.append(self._loss_tracker)
+        if self._loss_tracker is not None:  # compiled: "loss" even when only add_loss
+            found.append(self._loss_tracker)  # gives one (as Keras 3)
+        if self.compiled_loss is not None:
             found += self.compiled_loss.trackers
         if self.compiled_metrics is not None and self.compiled_metrics.metrics:
             found += self.compiled_metrics.metrics
@@ -111,10 +114,14 @@ class Trainer:
 
     # ----------------------------------------------------------------- steps
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The loss `fit` minimizes: the compiled loss(es) plus `self.losses`."""
+        """The loss `fit` minimizes: the compiled loss(es) plus `self.losses`; as Keras
+        3, the `add_loss` terms alone when `compile` got no loss."""
         if self.compiled_loss is None:
-            raise ValueError("No loss to compute: pass `loss=` to compile() or override "
-                             "train_step")
+            extra = [scale_loss(term) for term in self.losses]
+            if not extra:
+                raise ValueError("No loss to compute. Provide a `loss` argument in "
+                                 "`compile()`.")
+            return add_n(extra) if len(extra) > 1 else extra[0]
         return self.compiled_loss(y, y_pred, sample_weight, self.losses)
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None) -> dict:
@@ -145,7 +152,7 @@ class Trainer:
         """One step of `evaluate`: forward pass (inference mode), loss and metrics."""
         x, y, sample_weight = unpack(data)
         y_pred = self(x, training=False)
-        if self.compiled_loss is not None:
+        if self.compiled_loss is not None or self.losses:
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
             self._loss_tracker.update_state(unscale_loss(loss), batch_size_of(x))
         return self.compute_metrics(x, y, y_pred, sample_weight)

@@ -1,5 +1,6 @@
 """Layers that merge a list of inputs: Add, Subtract, Multiply, Average, Maximum,
-Minimum, Concatenate, Dot."""
+Minimum, Concatenate, Dot; and Keras's functional forms of each (`add([a, b])` is
+`Add()([a, b])`), which the functional API's guides use for residual connections."""
 from __future__ import annotations
 
 from ..._core import dtypes as _dt
@@ -12,7 +13,8 @@ from ...ops.indexing import where as _where
 from ._base import Stateless
 
 __all__ = ["Add", "Average", "Concatenate", "Dot", "Maximum", "Minimum", "Multiply",
-           "Subtract"]
+           "Subtract", "add", "average", "concatenate", "dot", "maximum", "minimum",
+           "multiply", "subtract"]
 
 
 def _elementwise_shape(layer: str, a, b):
@@ -340,3 +342,86 @@ class Concatenate(Stateless):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis}
+
+
+# Keras's functional interface to the merge layers: each makes the layer (keyword
+# arguments go to its constructor, e.g. name=) and calls it on the list of inputs.
+def add(inputs: list, **kwargs):
+    """`Add(**kwargs)(inputs)`: the elementwise sum of `inputs`.
+
+    Example:
+        >>> tf.keras.layers.add([tf.ones([2]), tf.ones([2])]).numpy()
+        array([2., 2.], dtype=float32)
+    """
+    return Add(**kwargs)(inputs)
+
+
+def subtract(inputs: list, **kwargs):
+    """`Subtract(**kwargs)(inputs)`: `inputs[0] - inputs[1]`.
+
+    Example:
+        >>> tf.keras.layers.subtract([tf.ones([2]), tf.ones([2])]).numpy()
+        array([0., 0.], dtype=float32)
+    """
+    return Subtract(**kwargs)(inputs)
+
+
+def multiply(inputs: list, **kwargs):
+    """`Multiply(**kwargs)(inputs)`: the elementwise product of `inputs`.
+
+    Example:
+        >>> tf.keras.layers.multiply([tf.fill([2], 2.), tf.fill([2], 3.)]).numpy()
+        array([6., 6.], dtype=float32)
+    """
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs: list, **kwargs):
+    """`Average(**kwargs)(inputs)`: the elementwise mean of `inputs`.
+
+    Example:
+        >>> tf.keras.layers.average([tf.ones([2]), tf.zeros([2])]).numpy()
+        array([0.5, 0.5], dtype=float32)
+    """
+    return Average(**kwargs)(inputs)
+
+
+def maximum(inputs: list, **kwargs):
+    """`Maximum(**kwargs)(inputs)`: the elementwise maximum of `inputs`.
+
+    Example:
+        >>> tf.keras.layers.maximum([tf.ones([2]), tf.zeros([2])]).numpy()
+        array([1., 1.], dtype=float32)
+    """
+    return Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs: list, **kwargs):
+    """`Minimum(**kwargs)(inputs)`: the elementwise minimum of `inputs`.
+
+    Example:
+        >>> tf.keras.layers.minimum([tf.ones([2]), tf.zeros([2])]).numpy()
+        array([0., 0.], dtype=float32)
+    """
+    return Minimum(**kwargs)(inputs)
+
+
+def concatenate(inputs: list, axis: int = -1, **kwargs):
+    """`Concatenate(axis=axis, **kwargs)(inputs)`.
+
+    Example:
+        >>> tf.keras.layers.concatenate([tf.ones([2, 1]), tf.zeros([2, 3])]).shape
+        TensorShape([2, 4])
+    """
+    return Concatenate(axis=axis, **kwargs)(inputs)
+
+
+def dot(inputs: list, axes=-1, normalize: bool = False, **kwargs):
+    """`Dot(axes=axes, normalize=normalize, **kwargs)(inputs)`: per-sample dot products.
+
+    Example:
+        >>> tf.keras.layers.dot([tf.ones([2, 3]), tf.ones([2, 3])], axes=1).numpy()
+        array([[3.],
+               [3.]], dtype=float32)
+    """
+    return Dot(axes=axes, normalize=normalize, **kwargs)(inputs)

@@ -36,7 +36,8 @@ from ..._core.tensor import TensorShape
 from ..._core.variable import Variable
 from ...ops import array as _array, linalg as _linalg, math as _math, random as _random
 from ...ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
-from ...ops.indexing import where as _where
+from ...function.control_flow import while_loop
+from ...ops.indexing import gather as _gather, where as _where
 from ...train import initializers as _init, layers as _layers
 from ...train.module import name_scope
 from ..layer import Layer, is_symbolic, set_keras_mask, snake_case
@@ -716,15 +717,13 @@ class RNN(Layer):
         if inputs.ndim != 3:
             raise self._input_error("rank 3 ([batch, time, features])", inputs)
         steps = inputs.shape[1]
-        if steps is None:
-            raise ValueError(f"Layer {self.name!r}: the time dimension must be static "
-                             f"(the loop is unrolled), got shape {list(inputs.shape)}")
         if steps == 0:
             raise ValueError(f"Layer {self.name!r}: the input has no time steps "
                              f"(shape {list(inputs.shape)})")
         if mask is not None:
             mask = convert_to_tensor(mask)
-            if tuple(mask.shape) != tuple(inputs.shape[:2]):
+            if mask.ndim != 2 or any(a is not None and b is not None and a != b for a, b
+                                     in zip(mask.shape, inputs.shape[:2])):
                 raise ValueError(f"Layer {self.name!r}: the mask must be [batch, time] = "
                                  f"{list(inputs.shape[:2])}, got shape {list(mask.shape)}")
             mask = _array.expand_dims(_math.cast(mask, _dt.bool), -1)
@@ -736,35 +735,83 @@ class RNN(Layer):
                                  f"size of the states: expected {expected}, got input shape "
                                  f"{list(inputs.shape)}")
         states = self._initial_states(inputs, initial_state)
-        order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         # one dropout mask per sequence, the same at every step (Keras's)
         dropout_masks = _sequence_masks(self.cell, inputs[:, 0], training)
-        outputs = []
-        for t in order:
-            out, new_states = _cell_step(self.cell, inputs[:, t], states, dropout_masks,
-                                         training)
-            if not isinstance(new_states, (list, tuple)):
-                new_states = [new_states]
-            new_states = list(new_states)
-            if mask is not None:
-                # a masked step keeps the previous state and output (zeros before any)
-                keep = mask[:, t]
-                before = outputs[-1] if outputs and not self.zero_output_for_mask \
-                    else _zeros_like(out)
-                flat_new = nest.flatten(new_states)
-                flat_old = nest.flatten(states) if states is not None else \
-                    [_zeros_like(s) for s in flat_new]
-                out = _where(keep, out, before)
-                new_states = nest.pack_sequence_as(new_states, [
-                    _where(keep, n, o) for n, o in zip(flat_new, flat_old)])
-            states = new_states
-            outputs.append(out)
+        if steps is None:  # known when run only (a functional model's Input(shape=(None,
+            # ...)), a step traced with relaxed shapes): the same steps in a while_loop
+            result, states = self._dynamic_loop(inputs, states, mask, dropout_masks,
+                                                training)
+        else:
+            order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
+            outputs = []
+            for t in order:
+                before = outputs[-1] if outputs else None
+                out, states = self._step(inputs[:, t], states, None if mask is None
+                                         else mask[:, t], before, dropout_masks, training)
+                outputs.append(out)
+            # with go_backwards the sequence comes out in the order it was read (Keras's)
+            result = _array.stack(outputs, axis=1) if self.return_sequences \
+                else outputs[-1]
         if self.stateful:
             for v, state in zip(self.states, nest.flatten(states)):
                 v.assign(state)
-        # with go_backwards the sequence comes out in the order it was read, as Keras's
-        result = _array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         return [result, *states] if self.return_state else result
+
+    def _step(self, x, states, keep, before, dropout_masks, training):
+        """One time step: the cell on `x` (one step's [batch, features]) and `states`;
+        where `keep` ([batch, 1]) is False the step is masked and keeps the previous
+        output (`before`; zeros at the first step or with `zero_output_for_mask`) and
+        states. Returns (output, new states)."""
+        out, new_states = _cell_step(self.cell, x, states, dropout_masks, training)
+        new_states = list(new_states) if isinstance(new_states, (list, tuple)) \
+            else [new_states]
+        if keep is None:
+            return out, new_states
+        if before is None or self.zero_output_for_mask:
+            before = _zeros_like(out)
+        flat_new = nest.flatten(new_states)
+        flat_old = nest.flatten(states) if states is not None else \
+            [_zeros_like(n) for n in flat_new]
+        return _where(keep, out, before), nest.pack_sequence_as(
+            new_states, [_where(keep, n, o) for n, o in zip(flat_new, flat_old)])
+
+    def _dynamic_loop(self, inputs, states, mask, dropout_masks, training):
+        """The loop over a time dimension known only when run: the first step as the
+        unrolled loop takes it (it makes the states' structure, and a built-in cell's
+        first step has no recurrent product), then a `while_loop` over the others, the
+        outputs gathered in reading order. Returns (the sequence or
+        the last output, the final states)."""
+        steps = _array.shape(inputs)[1]
+
+        def at(t):
+            return steps - 1 - t if self.go_backwards else t
+
+        def step(i, states, before):
+            t = at(i)
+            keep = None if mask is None else _gather(mask, t, axis=1)
+            return self._step(_gather(inputs, t, axis=1), states, keep, before,
+                              dropout_masks, training)
+
+        out, states = step(0, states, None)
+        template = states
+        # the outputs so far, [batch, steps read, ...], grown by one step each time
+        # (a TensorArray needs its elements' shape known, and the batch may not be)
+        sequence = _array.expand_dims(out, 1)
+
+        def body(i, before, flat_states, sequence):
+            out, new = step(i, nest.pack_sequence_as(template, list(flat_states)), before)
+            if self.return_sequences:
+                sequence = _array.concat([sequence, _array.expand_dims(out, 1)], 1)
+            return i + 1, out, nest.flatten(new), sequence
+
+        flat = nest.flatten(states)
+        _, last, flat_states, sequence = while_loop(
+            lambda i, *_: i < steps, body, (convert_to_tensor(1), out, flat, sequence),
+            shape_invariants=(TensorShape([]), out.shape, [v.shape for v in flat],
+                              TensorShape([sequence.shape[0], None,
+                                           *sequence.shape[2:]])))
+        states = nest.pack_sequence_as(template, list(flat_states))
+        return (sequence if self.return_sequences else last), states
 
     def get_config(self) -> dict:
         return {**super().get_config(), "return_sequences": self.return_sequences,
