@@ -17,6 +17,7 @@ from ..._core import dtypes as _dt
 from ...ops import (array as _array, conv as _conv, creation as _creation,
                     image as _image, indexing as _indexing, linalg as _linalg, math as _math,
                     reduction as _reduction)
+from . import nn as _keras_nn, numpy as _keras_numpy
 from .operation import floatx_of, keras_op, tensor
 
 __all__ = ["resize", "affine_transform", "rgb_to_grayscale", "rgb_to_hsv", "hsv_to_rgb",
@@ -452,3 +453,36 @@ def ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01,
 
 
 __all__ += ["perspective_transform", "ssim"]
+
+
+def extract_patches_3d(volumes, size, strides=None, dilation_rate=1, padding="valid",
+                       data_format=None):
+    """The `size` (depth, height, width) patches of `volumes` (batch, d, h, w, c) every
+    `strides` (default: `size`), flattened in (d, h, w, channel) order into the last axis
+    (a convolution with the identity kernel, as Keras computes it).
+
+    Example:
+        >>> tf.keras.ops.image.extract_patches_3d(tf.ones([1, 4, 4, 4, 1]), 2).shape
+        TensorShape([1, 2, 2, 2, 8])
+    """
+    size = (size,) * 3 if isinstance(size, int) else tuple(size)
+    if len(size) != 3:
+        raise TypeError(f"keras.ops.image.extract_patches_3d: size must be an int or 3 "
+                        f"ints, got {size}")
+    strides = size if strides is None else strides
+    strides = (strides,) * 3 if isinstance(strides, int) else tuple(strides)
+    if len(strides) != 3:
+        raise ValueError(f"keras.ops.image.extract_patches_3d: strides must be an int or "
+                         f"3 ints, got {strides}")
+    x = volumes if hasattr(volumes, "shape") else tensor(volumes)
+    channels = x.shape[-4] if data_format == "channels_first" else x.shape[-1]
+    width = size[0] * size[1] * size[2] * channels
+    kernel = np.eye(width, dtype=np.float32).reshape(size + (channels, width))
+    single = len(x.shape) == 4
+    if single:
+        x = _keras_numpy.expand_dims(x, 0)
+    out = _keras_nn.conv(x, kernel, strides, padding, data_format, dilation_rate)
+    return _keras_numpy.squeeze(out, 0) if single else out
+
+
+__all__.append("extract_patches_3d")
