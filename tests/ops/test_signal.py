@@ -152,6 +152,8 @@ def test_inverse_stft_reconstructs_the_signal():
     (lambda: tf.signal.dct(tf.ones([4]), axis=0), NotImplementedError),
     (lambda: tf.signal.frame(tf.constant(1.0), 2, 1), tf.errors.InvalidArgumentError),
     (lambda: tf.signal.overlap_and_add(tf.ones([4]), 2), tf.errors.InvalidArgumentError),
+    (lambda: tf.signal.mdct(tf.ones([20]), 10), ValueError),
+    (lambda: tf.signal.kaiser_window(4, dtype=tf.int64), ValueError),
 ])
 def test_tensorflow_errors(call, error):
     with pytest.raises(error):
@@ -187,6 +189,10 @@ COMPOSITES = {  # composites outside the op table (they need static inner dims)
     "idct2_n": (lambda x: tf.signal.idct(x, n=8), _rng.standard_normal((2, 6))),
     "mfccs": (tf.signal.mfccs_from_log_mel_spectrograms, _rng.standard_normal((2, 3, 10))),
     "fftshift": (tf.signal.fftshift, _rng.standard_normal((4, 5))),
+    "mdct_kbd": (lambda x: tf.signal.mdct(
+        x, 8, window_fn=tf.signal.kaiser_bessel_derived_window), _rng.standard_normal(30)),
+    "inverse_mdct_ortho": (lambda x: tf.signal.inverse_mdct(x, norm="ortho"),
+                           _rng.standard_normal((3, 4))),
     "inverse_stft_window_fn": (lambda s: tf.signal.inverse_stft(
         tf.complex(s, s * 0.5), 12, 4, window_fn=tf.signal.inverse_stft_window_fn(4)),
         _rng.standard_normal((5, 9))),

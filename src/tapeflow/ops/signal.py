@@ -30,18 +30,20 @@ from .._core.tensor import Tensor
 from ._args import int_arg, int_list, to_tensor
 from ._batching import batch_elementwise
 from ._define import composite, conjugate, defop
-from .array import concat, expand_dims, pad, reshape, reverse, roll, shape as _shape, tile
+from .array import (concat, expand_dims, pad, reshape, reverse, roll, shape as _shape, split,
+                    tile)
 from .creation import constant, ones, range as _range, zeros, zeros_like
 from .indexing import gather, where
-from .math import (cast, complex as _complex, equal, exp, log, maximum, minimum, real,
-                   rsqrt, sqrt, square)
-from .reduction import add_n, reduce_sum
+from .math import (bessel_i0e, cast, complex as _complex, equal, exp, log, maximum, minimum,
+                   pow as _pow, real, rsqrt, sin, sqrt, square)
+from .reduction import add_n, cumsum, reduce_sum
 
 __all__ = ["fft", "ifft", "fft2d", "ifft2d", "fft3d", "ifft3d", "rfft", "irfft", "rfft2d",
            "irfft2d", "rfft3d", "irfft3d", "fftshift", "ifftshift", "frame",
-           "overlap_and_add", "hann_window", "hamming_window", "stft", "inverse_stft",
+           "overlap_and_add", "hann_window", "hamming_window", "vorbis_window",
+           "kaiser_window", "kaiser_bessel_derived_window", "stft", "inverse_stft",
            "inverse_stft_window_fn", "linear_to_mel_weight_matrix",
-           "mfccs_from_log_mel_spectrograms", "dct", "idct"]
+           "mfccs_from_log_mel_spectrograms", "dct", "idct", "mdct", "inverse_mdct"]
 
 _COMPLEX_OF = {_dt.float32: _dt.complex64, _dt.float64: _dt.complex128}
 _REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
@@ -432,6 +434,56 @@ def hamming_window(window_length, periodic=True, dtype=_dt.float32, name=None) -
     return _raised_cosine("hamming_window", window_length, periodic, dtype, 0.54, 0.46)
 
 
+def _window_length(op: str, window_length, dtype):
+    dtype = _float_dtype(dtype)
+    return int_arg(op, window_length, "window_length", minimum=0), dtype
+
+
+def vorbis_window(window_length, dtype=_dt.float32, name=None) -> Tensor:
+    """The Vorbis power-complementary window sin(pi / 2 sin^2(pi (n + 0.5) / N)).
+
+    Example: `tf.signal.vorbis_window(4).numpy()` -> [0.228, 0.9737, 0.9737, 0.228].
+    """
+    length, dtype = _window_length("vorbis_window", window_length, dtype)
+    n = cast(_range(length), dtype)
+    inner = sin(np.pi / constant(float(length), dtype) * (n + 0.5))
+    return sin(np.pi / 2.0 * _pow(inner, 2.0))
+
+
+def kaiser_window(window_length, beta=12.0, dtype=_dt.float32, name=None) -> Tensor:
+    """The Kaiser window I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta), computed
+    with exponentially scaled Bessel functions as TensorFlow does.
+
+    Example: `tf.signal.kaiser_window(3, beta=0.0).numpy()` -> [1., 1., 1.].
+    """
+    length, dtype = _window_length("kaiser_window", window_length, dtype)
+    if length == 1:
+        return ones([1], dtype)
+    half = (float(np.float32(length)) - 1.0) / 2.0
+    # TensorFlow steps a float32 range from -half to half + 0.1
+    arg = cast(_range(constant(-half, _dt.float32), half + 0.1, 1.0, dtype=_dt.float32),
+               dtype)
+    beta = constant(float(beta), dtype)
+    ratio = arg / constant(half, dtype)
+    num = beta * sqrt(maximum(1.0 - square(ratio), 0.0))
+    return exp(num - beta) * (bessel_i0e(num) / bessel_i0e(beta))
+
+
+def kaiser_bessel_derived_window(window_length, beta=12.0, dtype=_dt.float32,
+                                 name=None) -> Tensor:
+    """The Kaiser-Bessel-derived window: the square root of the Kaiser window's running
+    sum over half the length, mirrored (power complementary, for MDCTs).
+
+    Example: `tf.signal.kaiser_bessel_derived_window(4, beta=0.0).numpy()` -> [0.5774,
+    0.8165, 0.8165, 0.5774].
+    """
+    length, dtype = _window_length("kaiser_bessel_derived_window", window_length, dtype)
+    kaiser = kaiser_window(length // 2 + 1, beta, dtype=dtype)
+    running = cumsum(kaiser)
+    half = sqrt(running[:-1] / running[-1])
+    return concat([half, reverse(half, [0])], 0)
+
+
 # --------------------------------------------------------------------------- STFT
 
 
@@ -677,3 +729,58 @@ def mfccs_from_log_mel_spectrograms(log_mel_spectrograms, name=None) -> Tensor:
     bins = x._shape[-1]
     out = _dct(x, 2, None, None)
     return out * rsqrt(constant(float(bins), out.dtype) * 2.0)
+
+
+# --------------------------------------------------------------------------- MDCT
+
+
+@composite("mdct")
+def mdct(signals, frame_length, window_fn=vorbis_window, pad_end=False, norm=None,
+         name=None) -> Tensor:
+    """The modified DCT of real `signals` [..., samples]: frames of `frame_length` (a
+    multiple of 4) every frame_length / 2, windowed (1 / sqrt(2) without a window), folded
+    and transformed by a type-4 DCT: [..., frames, frame_length // 2].
+
+    Example: `tf.signal.mdct(tf.zeros([16]), 8).shape` -> [3, 4].
+    """
+    x = to_tensor(signals, None, "mdct", "signals")
+    if len(x._shape) < 1:
+        raise InvalidArgumentError(f"mdct: signals must have rank >= 1, got {describe(x)}")
+    length = int_arg("mdct", frame_length, "frame_length", minimum=0)
+    if length % 4:
+        raise ValueError("The frame length must be a multiple of 4.")
+    framed = frame(x, length, length // 2, pad_end=pad_end)
+    if window_fn is not None:
+        framed = framed * window_fn(length, dtype=framed.dtype)
+    else:
+        framed = framed * (1.0 / np.sqrt(2))
+    a, b, c, d = split(framed, 4, axis=-1)
+    folded = concat([-reverse(c, [-1]) - d, a - reverse(b, [-1])], -1)
+    return dct(folded, type=4, norm=norm)
+
+
+@composite("inverse_mdct")
+def inverse_mdct(mdcts, window_fn=vorbis_window, norm=None, name=None) -> Tensor:
+    """The signal whose mdct is `mdcts` [..., frames, frame_length // 2]: type-4 DCT,
+    unfolded, windowed (1 / sqrt(2) without a window) and overlapped by half a frame.
+
+    Example: `tf.signal.inverse_mdct(tf.zeros([3, 4])).shape` -> [16].
+    """
+    x = to_tensor(mdcts, None, "inverse_mdct", "mdcts")
+    if len(x._shape) < 2:
+        raise InvalidArgumentError(
+            f"inverse_mdct: mdcts must have rank >= 2, got {describe(x)}")
+    half = x._shape[-1]
+    if norm is None:
+        coefficients = (0.5 / constant(float(half), x.dtype)) * dct(x, type=4)
+    elif norm == "ortho":
+        coefficients = dct(x, type=4, norm="ortho")
+    else:
+        raise ValueError(f"Unknown normalization. Expected None or 'ortho', got: {norm}")
+    first, second = split(coefficients, 2, axis=-1)
+    frames = concat([second, -reverse(second, [-1]), -reverse(first, [-1]), -first], -1)
+    if window_fn is not None:
+        frames = frames * window_fn(2 * half, dtype=x.dtype)
+    else:
+        frames = frames * (1.0 / np.sqrt(2))
+    return overlap_and_add(frames, half)
