@@ -199,3 +199,102 @@ ROWS += [
         _ref(lambda r: r.prod(0), 1, U2D, 4), uniform((2, 3)), kernels=("SegmentProd",),
         size1=False, empty=False, rank=False, note=SEGMENT_NOTE),
 ]
+
+
+# --------------------------------------------------------------------------- linalg
+import scipy.linalg as sla  # noqa: E402
+
+
+def near_identity(shape, scale=3.0, *rhs_shapes):
+    """A square matrix near scale * I (distinct, real eigenvalues), then right-hand sides."""
+    def sample(rng, dtype):
+        n = shape[-1]
+        a = np.eye(n) * (scale + np.arange(n)) + rng.uniform(-0.3, 0.3, shape)
+        return [a.astype(dtype)] + [rng.uniform(-1, 1, s).astype(dtype) for s in rhs_shapes]
+    return sample
+
+
+def tall(shape, *rhs_shapes):
+    def sample(rng, dtype):
+        return [rng.uniform(-1, 1, s).astype(dtype) for s in (shape,) + rhs_shapes]
+    return sample
+
+
+def _batched_ref(fn):
+    def ref(x):
+        flat = x.reshape((-1,) + x.shape[-2:])
+        return np.stack([fn(a) for a in flat]).reshape(x.shape).astype(x.dtype) \
+            if flat.size else x.copy()
+    return ref
+
+
+def _lstsq_ref(a, b, l2=0.0):
+    n = a.shape[-1]
+    at = np.swapaxes(a, -1, -2)
+    return np.linalg.solve(at @ a + l2 * np.eye(n), at @ b).astype(a.dtype)
+
+
+def _lstsq_wide_ref(a, b):
+    return (np.linalg.pinv(a.astype(np.float64)) @ b).astype(a.dtype)
+
+
+def _sorted_real_eigvals(x):
+    return np.sort(np.linalg.eigvals(x).real, axis=-1).astype(x.dtype)
+
+
+def _lu_reference_product(x):
+    # P^T L U from SciPy's own factorization: x itself
+    return x
+
+
+LINALG_NOTE = "square matrices of fixed sizes"
+ROWS += [
+    Row("lstsq", tf.linalg.lstsq, _lstsq_ref, tall((2, 5, 3), (2, 5, 2)), kernels=(),
+        size1=False, empty=False, rtol=1e-4, note="Cholesky of A^T A needs full rank"),
+    Row("lstsq/l2", lambda a, b: tf.linalg.lstsq(a, b, l2_regularizer=0.5),
+        lambda a, b: _lstsq_ref(a, b, 0.5), tall((4, 2), (4, 3)), kernels=(), size1=False,
+        empty=False, rtol=1e-4),
+    Row("lstsq/wide", tf.linalg.lstsq, _lstsq_wide_ref, tall((2, 4), (2, 1)), kernels=(),
+        size1=False, empty=False, rtol=1e-4, note="minimum-norm solution"),
+    Row("lstsq/slow", lambda a, b: tf.linalg.lstsq(a, b, fast=False), _lstsq_wide_ref,
+        tall((5, 3), (5, 2)), kernels=(), size1=False, empty=False, rtol=1e-4),
+    # eigenvalues of near-diagonal matrices are real and distinct: compare them sorted
+    Row("eigvals", lambda x: tf.sort(tf.math.real(tf.linalg.eigvals(x)), axis=-1),
+        _sorted_real_eigvals, near_identity((2, 3, 3)), kernels=("Eig",), size1=False,
+        empty=False, rank=False, note=LINALG_NOTE),
+    Row("eig/values", lambda x: tf.sort(tf.math.real(tf.linalg.eig(x)[0]), axis=-1),
+        _sorted_real_eigvals, near_identity((3, 3)), kernels=("Eig",), size1=False,
+        empty=False, rank=False, order=1, note=LINALG_NOTE),
+    Row("eig/vectors_invariant",
+        lambda x: tf.math.real(tf.reduce_sum(tf.square(tf.linalg.eig(x)[1]), axis=-2)),
+        lambda x: np.sum(np.linalg.eig(x)[1] ** 2, axis=-2).real.astype(x.dtype),
+        near_identity((3, 3)), kernels=("Eig",), size1=False, empty=False, rank=False,
+        order=1, batched_jvp=False, grad=False,
+        note="sums of squares of unit real eigenvectors are sign-invariant; no JVP for v"),
+    Row("expm", tf.linalg.expm, _batched_ref(sla.expm), uniform((2, 3, 3), low=-1, high=1),
+        kernels=(), size1=False, rank=False, rtol=1e-4),
+    Row("expm/large_norm", tf.linalg.expm, _batched_ref(sla.expm),
+        uniform((3, 3), low=-4, high=4), kernels=(), size1=False, empty=False, rank=False,
+        rtol=1e-4, note="squarings"),
+    Row("sqrtm", tf.linalg.sqrtm, _batched_ref(sla.sqrtm), near_identity((2, 3, 3)),
+        kernels=("MatrixSquareRoot",), size1=False, empty=False, rank=False, rtol=1e-4),
+    Row("logm", tf.linalg.logm, _batched_ref(lambda a: sla.logm(a)),
+        lambda rng, d: [(near_identity((2, 3, 3))(rng, "float64")[0]
+                         + 0.2j * rng.uniform(-1, 1, (2, 3, 3))).astype(d)],
+        kernels=("MatrixLogarithm",), dtypes=("complex64", "complex128"), grad=False,
+        size1=False, empty=False, rank=False, rtol=1e-4, note="no gradient in TensorFlow"),
+    Row("lu/reconstruct", lambda x: tf.linalg.lu_reconstruct(*tf.linalg.lu(x)),
+        _lu_reference_product, uniform((2, 4, 4)), kernels=("Lu",), grad=False,
+        size1=False, empty=False, rank=False, rtol=1e-4, note="no gradient in TensorFlow"),
+    Row("lu/factors", lambda x: tf.linalg.lu(x)[0],
+        _batched_ref(lambda a: sla.lu_factor(a)[0]), uniform((3, 3)), kernels=("Lu",),
+        grad=False, size1=False, empty=False, rank=False, rtol=1e-4),
+    Row("lu_solve", lambda x, b: tf.linalg.lu_solve(*tf.linalg.lu(x), b),
+        lambda x, b: np.linalg.solve(x, b).astype(x.dtype), near_identity((3, 3), 3.0, (3, 2)),
+        kernels=("Lu",), grad=False, size1=False, empty=False, rank=False, rtol=1e-4),
+    Row("matrix_rank", tf.linalg.matrix_rank,
+        lambda x: np.linalg.matrix_rank(x).astype(np.int32),
+        lambda rng, d: [(rng.uniform(-1, 1, (3, 4, 2)) @ rng.uniform(-1, 1, (3, 2, 5)))
+                        .astype(d)], kernels=(), grad=False, out_dtype="int32", size1=False,
+        empty=False, rank=False),
+]

@@ -300,3 +300,109 @@ def test_segment_edges_and_errors():
         tf.math.unsorted_segment_max(D, [0, 5, 1, 2], 3)
     with pytest.raises(tf.errors.InvalidArgumentError, match="SegmentProd"):
         tf.math.segment_prod(D, [0, 1])
+
+
+# --------------------------------------------------------------------------- linalg
+A3 = [[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]]
+B3 = [[1.0], [2.0], [2.0]]
+
+
+def test_lstsq_matches_tensorflow():
+    a, b = tf.constant(A3, tf.float64), tf.constant(B3, tf.float64)
+    # TF 2.21: tf.linalg.lstsq(a, b) / l2_regularizer=0.5 / fast=False (l2 ignored there)
+    np.testing.assert_allclose(tf.linalg.lstsq(a, b).numpy().ravel(), [-0.21428571, 0.5],
+                               rtol=1e-7)
+    np.testing.assert_allclose(tf.linalg.lstsq(a, b, l2_regularizer=0.5).numpy().ravel(),
+                               [0.08301887, 0.28679245], rtol=1e-7)
+    np.testing.assert_allclose(tf.linalg.lstsq(a, b, 0.5, fast=False).numpy().ravel(),
+                               [-0.21428571, 0.5], rtol=1e-7)
+    # underdetermined: TF [0.92857143, -0.21428571, 0.14285714] and with l2 0.3
+    at, c = tf.transpose(a), tf.constant([[1.0], [2.0]], tf.float64)
+    np.testing.assert_allclose(tf.linalg.lstsq(at, c).numpy().ravel(),
+                               [0.92857143, -0.21428571, 0.14285714], rtol=1e-7)
+    np.testing.assert_allclose(tf.linalg.lstsq(at, c, l2_regularizer=0.3).numpy().ravel(),
+                               [0.32015898, 0.00662398, 0.17001546], rtol=1e-6)
+    # TF 2.21 tape: reduce_sum(lstsq(a, b, 0.1) * [[1], [-2]]) w.r.t. a and b
+    with tf.GradientTape() as tape:
+        tape.watch([a, b])
+        loss = tf.reduce_sum(tf.linalg.lstsq(a, b, l2_regularizer=0.1) * [[1.0], [-2.0]])
+    ga, gb = tape.gradient(loss, [a, b])
+    np.testing.assert_allclose(ga.numpy().ravel(), [1.78228478, -0.25753544, 4.29371513,
+                                                    -3.41127881, -2.93661757, 2.07918092],
+                               rtol=1e-7)
+    np.testing.assert_allclose(gb.numpy().ravel(), [-2.92093404, 1.00368701, 0.0450635],
+                               rtol=1e-6)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="lstsq"):
+        tf.linalg.lstsq(a, tf.constant([1.0, 2.0, 2.0], tf.float64))  # TF: MatMul ndims
+
+
+M2 = [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_eig_and_matrix_functions_match_tensorflow():
+    m = tf.constant(M2, tf.float64)
+    # TF 2.21: eigvals(m) -> [-0.37228132, 5.37228132] (complex128), rotation -> [1j, -1j]
+    e = tf.linalg.eigvals(m)
+    assert e.dtype == tf.complex128
+    np.testing.assert_allclose(np.sort(e.numpy().real), [-0.37228132, 5.37228132], rtol=1e-7)
+    rot = tf.linalg.eigvals(tf.constant([[0.0, -1.0], [1.0, 0.0]]))
+    assert rot.dtype == tf.complex64
+    np.testing.assert_allclose(sorted(rot.numpy(), key=lambda z: z.imag), [-1j, 1j])
+    e, v = tf.linalg.eig(m)
+    np.testing.assert_allclose(m.numpy() @ v.numpy(), v.numpy() * e.numpy(), atol=1e-12)
+    # TF 2.21 tape: reduce_sum(real(eigvals(m)) * [1, 3]) -> [[1.4778, 1.0445], [0.6963, 2.5222]]
+    with tf.GradientTape() as tape:
+        tape.watch(m)
+        ev = tf.linalg.eigvals(m)
+        order = tf.argsort(tf.math.real(ev))
+        loss = tf.reduce_sum(tf.gather(tf.math.real(ev), order) * [1.0, 3.0])
+    np.testing.assert_allclose(tape.gradient(loss, m).numpy(),
+                               [[1.47776703, 1.04446594], [0.69631062, 2.52223297]], rtol=1e-7)
+    # TF 2.21: expm(m) and the tape gradient of reduce_sum(expm(m) * w)
+    w = [[1.0, 2.0], [0.5, -1.0]]
+    with tf.GradientTape() as tape:
+        tape.watch(m)
+        ex = tf.linalg.expm(m)
+        loss = tf.reduce_sum(ex * w)
+    np.testing.assert_allclose(ex.numpy(), [[51.968956198705555, 74.73656456700401],
+                                            [112.1048468505061, 164.0738030492117]], rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(loss, m).numpy(),
+                               [[68.0211130150486, 106.85160881266609],
+                                [40.09417063885928, 25.399592693706836]], rtol=1e-12)
+    traced = tf.function(tf.linalg.expm, input_signature=[tf.TensorSpec([None, None],
+                                                                        tf.float64)])
+    np.testing.assert_allclose(traced(m).numpy(), ex.numpy(), rtol=1e-12)
+    # TF 2.21: sqrtm([[4, 1], [0, 9]]) -> [[2, 0.2], [0, 3]] and its gradient
+    s = tf.constant([[4.0, 1.0], [0.0, 9.0]], tf.float64)
+    with tf.GradientTape() as tape:
+        tape.watch(s)
+        root = tf.linalg.sqrtm(s)
+        loss = tf.reduce_sum(root * w)
+    np.testing.assert_allclose(root.numpy(), [[2.0, 0.2], [0.0, 3.0]], rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(loss, s).numpy(),
+                               [[0.23, 0.4], [0.098, -0.18]], rtol=1e-12)
+    # TF 2.21: logm(complex128(m + 3 I)); a real input raises (complex only)
+    lg = tf.linalg.logm(tf.cast(m + 3 * tf.eye(2, dtype=tf.float64), tf.complex128))
+    np.testing.assert_allclose(lg.numpy(), [[1.2429367398179245, 0.4034459824816452],
+                                            [0.6051689737224677, 1.8481057135403922]],
+                               rtol=1e-12)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="complex"):
+        tf.linalg.logm(m)
+
+
+def test_lu_and_rank_match_tensorflow():
+    x = tf.constant([[1.0, 2.0, 0.0], [3.0, 4.0, 1.0], [0.0, 1.0, 5.0]], tf.float64)
+    lu, p = tf.linalg.lu(x)
+    # TF 2.21: tf.linalg.lu(x) -> lu below, p = [1, 2, 0] (int32)
+    np.testing.assert_allclose(lu.numpy(), [[3.0, 4.0, 1.0], [0.0, 1.0, 5.0],
+                                            [1 / 3, 2 / 3, -3.6666666666666674]], rtol=1e-12)
+    assert p.dtype == tf.int32 and p.numpy().tolist() == [1, 2, 0]
+    assert tf.linalg.lu(tf.constant(M2), output_idx_type=tf.int64)[1].numpy().tolist() == [1, 0]
+    np.testing.assert_allclose(tf.linalg.lu_reconstruct(lu, p).numpy(), x.numpy(), atol=1e-12)
+    np.testing.assert_allclose(tf.linalg.lu_matrix_inverse(lu, p).numpy(),
+                               np.linalg.inv(x.numpy()), atol=1e-12)
+    # TF 2.21: matrix_rank([[1, 2], [2, 4]]) -> 1; of eye(3, batch_shape=[2]) -> [3, 3]
+    r = tf.linalg.matrix_rank(tf.constant([[1.0, 2.0], [2.0, 4.0]]))
+    assert r.dtype == tf.int32 and int(r) == 1
+    assert tf.linalg.matrix_rank(tf.eye(3, batch_shape=[2])).numpy().tolist() == [3, 3]
+    assert tf.linalg.matrix_rank(tf.zeros([2, 2])).numpy() == 0

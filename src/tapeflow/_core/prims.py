@@ -277,6 +277,11 @@ def eager_py_func(inputs, **attrs):
     return run_kernel("EagerPyFunc", {"inputs": inputs}, attrs)
 
 
+def eig(input, **attrs):
+    """Eig (tapeflow/ops/linalg.py)."""
+    return run_kernel("Eig", {"input": input}, attrs)
+
+
 def einsum(inputs, **attrs):
     """Einsum (tapeflow/ops/linalg.py)."""
     return run_kernel("Einsum", {"inputs": inputs}, attrs)
@@ -563,6 +568,11 @@ def logical_xor(x, y, **attrs):
     return run_kernel("LogicalXor", {"x": x, "y": y}, attrs)
 
 
+def lu(input, **attrs):
+    """Lu (tapeflow/ops/linalg.py)."""
+    return run_kernel("Lu", {"input": input}, attrs)
+
+
 def mat_mul(a, b, **attrs):
     """MatMul (tapeflow/ops/linalg.py)."""
     return run_kernel("MatMul", {"a": a, "b": b}, attrs)
@@ -598,9 +608,19 @@ def matrix_inverse(input, **attrs):
     return run_kernel("MatrixInverse", {"input": input}, attrs)
 
 
+def matrix_logarithm(input, **attrs):
+    """MatrixLogarithm (tapeflow/ops/linalg.py)."""
+    return run_kernel("MatrixLogarithm", {"input": input}, attrs)
+
+
 def matrix_solve(matrix, rhs, **attrs):
     """MatrixSolve (tapeflow/ops/linalg.py)."""
     return run_kernel("MatrixSolve", {"matrix": matrix, "rhs": rhs}, attrs)
+
+
+def matrix_square_root(input, **attrs):
+    """MatrixSquareRoot (tapeflow/ops/linalg.py)."""
+    return run_kernel("MatrixSquareRoot", {"input": input}, attrs)
 
 
 def matrix_triangular_solve(matrix, rhs, **attrs):

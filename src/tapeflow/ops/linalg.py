@@ -20,18 +20,19 @@ import numpy as np
 from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError, UnimplementedError
-from .._core.shape import broadcast_shapes, dims_of, is_dim
+from .._core.shape import broadcast_shapes, dims_of, dims_product, is_dim, is_symbolic
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._args import (ArgumentTypeError, as_int, binary_operands, choice_arg, int_arg, int_list,
                     normalize_axis, show, to_tensor)
 from ._define import composite, defop
 from ._tangents import align_tangent, batch_dims
-from .array import expand_dims, reshape, squeeze, stack, transpose
+from .array import argsort, expand_dims, reshape, squeeze, stack, transpose
 from ._batching import batch_broadcasting, batch_elementwise
 from .creation import ones_like, zeros_like
-from .indexing import where
-from .math import abs as _abs, conj, log, pow as _pow, real, sqrt, square, subtract
+from .indexing import gather, where
+from .math import abs as _abs, cast, ceil, conj, greater, log, maximum, pow as _pow, real, sqrt, \
+    square, subtract
 from .reduction import add_n, reduce_max, reduce_sum
 
 __all__ = ["matmul", "matvec", "tensordot", "einsum", "inv", "det", "slogdet", "solve",
@@ -1486,3 +1487,332 @@ def pinv(a, rcond=None, validate_args=False, name=None) -> Tensor:
     keep = s > cutoff
     s_inv = where(keep, 1.0 / where(keep, s, ones_like(s)), zeros_like(s))
     return matmul(v * expand_dims(s_inv, -2), u, adjoint_b=True)
+
+
+# --------------------------------------------------------------------------- further linalg
+# TensorFlow's further linear algebra (issue 31): least squares, general eigenproblems,
+# matrix functions, LU. Composites of the ops above where one exists (lstsq, expm,
+# matrix_rank, lu_solve/reconstruct); kernels for general eigen-decomposition, LU, the
+# principal square root and logarithm, with TensorFlow's gradients as composites.
+
+__all__ += ["lstsq", "eig", "eigvals", "expm", "logm", "lu", "lu_reconstruct", "lu_solve",
+            "lu_matrix_inverse", "matrix_rank", "sqrtm"]
+
+_COMPLEX_OF = {_dt.float32: _dt.complex64, _dt.float64: _dt.complex128,
+               _dt.complex64: _dt.complex64, _dt.complex128: _dt.complex128}
+
+
+@composite("lstsq")
+def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None) -> Tensor:
+    """X minimizing ||matrix @ X - rhs||^2 + l2_regularizer ||X||^2 per matrix pair
+    ([..., M, N] and [..., M, K] -> [..., N, K]).
+
+    fast=True solves the regularized normal equations by Cholesky (the minimum-norm
+    solution when M < N); fast=False uses the pseudo-inverse, which also copes with
+    rank-deficient matrices, and like TensorFlow ignores l2_regularizer.
+
+    Example: `tf.linalg.lstsq([[1.], [1.]], [[1.], [3.]])` -> [[2.]].
+    """
+    a, b = _operands("lstsq", matrix, rhs, "matrix", "rhs")
+    _matrix("lstsq", a, "matrix", square=False)
+    _check_matrix("lstsq", b._shape, "rhs")
+    if a.ndim != b.ndim or not _may_equal(a._shape[-2], b._shape[-2]):
+        raise InvalidArgumentError(
+            f"lstsq: matrix [..., M, N] and rhs [..., M, K] must have one rank and one M, "
+            f"got matrix: {describe(a)} and rhs: {describe(b)}")
+    if not fast:
+        return matmul(pinv(a), b)
+    m, n = a._shape[-2:]
+    l2 = float(l2_regularizer)
+    if (m is None or n is None) and not l2:
+        # which normal equations are regular is known only at run time: the
+        # pseudo-inverse gives the same solution for either shape
+        return matmul(pinv(a), b)
+    if m is None or n is None or m >= n:  # (with l2 > 0 this form suits any shape)
+        gram = _mm(a, a, True, False)
+        if l2:
+            gram = gram + l2 * _eye_like(diag_part(gram))
+        return cholesky_solve(cholesky(gram), _mm(a, b, True, False))
+    gram = _mm(a, a, False, True)
+    if l2:
+        gram = gram + l2 * _eye_like(diag_part(gram))
+    return _mm(a, cholesky_solve(cholesky(gram), b), True, False)
+
+
+def _may_equal(a, b) -> bool:
+    return a is None or b is None or a == b
+
+
+# ---- general eigenproblems
+
+
+def eig(tensor, name=None) -> tuple[Tensor, Tensor]:
+    """(e, v): eigenvalues and unit eigenvectors (columns) of general square matrices,
+    complex (float32 -> complex64, float64 -> complex128); in LAPACK's order.
+
+    Example: `e, v = tf.linalg.eig(a)`; a @ v = v * e[..., None, :].
+    """
+    x = _matrix("Eig", tensor)
+    e, v = run_kernel("Eig", {"input": x}, {"compute_v": True})
+    return e, v
+
+
+def eigvals(tensor, name=None) -> Tensor:
+    """Eigenvalues (complex) of general square matrices. Example:
+    `tf.linalg.eigvals([[0., -1.], [1., 0.]])` -> [1j, -1j]."""
+    x = _matrix("Eig", tensor)
+    return run_kernel("Eig", {"input": x}, {"compute_v": False})
+
+
+def _eig_shape(shapes, dtypes, attrs):
+    s = shapes["input"]
+    _check_matrix("Eig", s, "input", square=True)
+    out = _COMPLEX_OF[dtypes["input"]]
+    values = (tuple(s[:-1]), out)
+    return [values, (tuple(s), out)] if attrs["compute_v"] else [values]
+
+
+def _to_input_dtype(g: Tensor, x: Tensor) -> Tensor:
+    # real input: the real part of the complex gradient (TensorFlow's cast)
+    return g if x.dtype.is_complex else prims.real(g)
+
+
+def _eig_vjp(g, input, ans, *, compute_v):
+    """TensorFlow's: V^-H (diag(ge) + F * (V^H gv - V^H V diag(Re(diag(V^H gv))))) V^H,
+    F = conj(1 / (e_j - e_i)) off the diagonal."""
+    if compute_v:
+        e, v = ans
+        ge, gv = g
+    else:
+        e, v = run_kernel("Eig", {"input": input}, {"compute_v": True})
+        ge, gv = g, None
+    vt = _adj(v)
+    mid = None if ge is None else diag(ge)
+    if gv is not None:
+        vgv = matmul(vt, gv)
+        f = _conj(_gap_reciprocal(e))
+        d = diag(prims.cast(_real(diag_part(vgv)), dtype=vgv.dtype,
+                            source_dtype=vgv.dtype.real_dtype))
+        part = f * (vgv - matmul(matmul(vt, v), d))
+        mid = part if mid is None else mid + part
+    if mid is None:
+        return None
+    return _to_input_dtype(solve(vt, matmul(mid, vt)), input)
+
+
+def _eig_jvp(t, input, ans, *, compute_v):
+    """de = diag(P) and dV = V (F * P) less each column's change of norm, for
+    P = V^-1 dA V and F = 1 / (e_j - e_i) off the diagonal (distinct eigenvalues)."""
+    e, v = ans if compute_v else run_kernel("Eig", {"input": input}, {"compute_v": True})
+    tc = t if t.dtype is v.dtype else prims.cast(t, dtype=v.dtype, source_dtype=t.dtype)
+    p = solve(v, matmul(tc, v))
+    de = diag_part(p)
+    if not compute_v:
+        return de
+    dv = matmul(v, _gap_reciprocal(e) * p)
+    stretch = _real(diag_part(matmul(v, dv, adjoint_a=True)))
+    stretch = prims.cast(stretch, dtype=v.dtype, source_dtype=stretch.dtype)
+    return [de, dv - v * expand_dims(stretch, -2)]
+
+
+defop("Eig", ["input"], num_outputs=lambda s, d, attrs: 2 if attrs["compute_v"] else 1,
+      shape=_eig_shape, vjp={"input": _eig_vjp}, jvp={"input": _eig_jvp})
+
+
+# ---- matrix functions
+
+
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
+           1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
+           33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152  # Higham (2005): Pade 13 suffices below this 1-norm
+_TRACED_SQUARINGS = 24  # a traced graph squares under `where` up to this many times
+
+
+@composite("expm")
+def expm(input, name=None) -> Tensor:
+    """The matrix exponential of square matrices: Pade 13 approximant with scaling and
+    squaring (Higham 2005), differentiable through its matrix products and solve.
+
+    Example: `tf.linalg.expm([[0., 1.], [0., 0.]])` -> [[1., 1.], [0., 1.]].
+    """
+    x = _matrix("expm", input)
+    norm1 = reduce_max(reduce_sum(_abs(x), axis=-2), axis=-1)  # the largest 1-norm
+    if x._shape[-1] == 0:
+        return x
+    if not is_symbolic(norm1):
+        top = float(np.max(norm1.numpy())) if norm1.size else 0.0
+        squarings = max(0, int(np.ceil(np.log2(top / _THETA13)))) if top > 0 else 0
+        s = float(2.0 ** squarings)
+        y = _pade13(x / s) if squarings else _pade13(x)
+        for _ in range(squarings):
+            y = matmul(y, y)
+        return y
+    ratio = reduce_max(norm1) / _THETA13
+    count = ceil(log(maximum(ratio, 1.0)) / float(np.log(2.0)))
+    y = _pade13(x / cast(_pow(2.0, count), x.dtype))
+    for i in range(_TRACED_SQUARINGS):
+        y = where(greater(count, float(i)), matmul(y, y), y)
+    return y
+
+
+def _pade13(a: Tensor) -> Tensor:
+    b = _PADE13
+    eye = _eye_like(diag_part(a))
+    a2 = matmul(a, a)
+    a4 = matmul(a2, a2)
+    a6 = matmul(a4, a2)
+    u = matmul(a, matmul(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
+               + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+    v = matmul(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 \
+        + b[2] * a2 + b[0] * eye
+    return solve(v - u, v + u)
+
+
+def logm(input, name=None) -> Tensor:
+    """The principal matrix logarithm of complex square matrices (TensorFlow takes
+    complex64/complex128 only and has no gradient for it).
+
+    Example: `tf.linalg.logm(tf.eye(2, dtype=tf.complex128))` -> zeros.
+    """
+    x = _matrix("MatrixLogarithm", input)
+    if not x.dtype.is_complex:
+        raise InvalidArgumentError(
+            f"MatrixLogarithm: input must be complex64 or complex128, got {describe(x)}")
+    return run_kernel("MatrixLogarithm", {"input": x})
+
+
+defop("MatrixLogarithm", ["input"], shape=_square_shape("MatrixLogarithm"),
+      differentiable=False)
+
+
+def sqrtm(input, name=None) -> Tensor:
+    """The principal square root S of square matrices (S @ S = input), for matrices with
+    no eigenvalues on the closed negative real axis.
+
+    Example: `tf.linalg.sqrtm([[4., 0.], [0., 9.]])` -> [[2., 0.], [0., 3.]].
+    """
+    return run_kernel("MatrixSquareRoot", {"input": _matrix("MatrixSquareRoot", input)})
+
+
+def _sylvester_kron(s: Tensor) -> Tensor:
+    """The [..., n*n, n*n] matrix of X -> s X + X s on row-major vec(X)."""
+    dims = dims_of(s)  # (symbolic where unknown while tracing)
+    n = dims[-1]
+    eye = _eye(n, s.dtype)
+    k = einsum("...ik,jl->...ijkl", s, eye) + einsum("ik,...lj->...ijkl", eye, s)
+    nn = dims_product((n, n))
+    return reshape(k, tuple(dims[:-2]) + (nn, nn))
+
+
+def _sylvester_solve(s: Tensor, c: Tensor) -> Tensor:
+    """X with s X + X s = c (row-major vec and one dense solve, as TensorFlow)."""
+    dims = dims_of(c)
+    vec = reshape(c, tuple(dims[:-2]) + (dims_product((dims[-1], dims[-1])), 1))
+    return reshape(solve(_sylvester_kron(s), vec), tuple(dims))
+
+
+# A = S S: dA = S dS + dS S, so dS solves a Sylvester equation; the VJP solves its adjoint.
+defop("MatrixSquareRoot", ["input"], shape=_square_shape("MatrixSquareRoot"),
+      vjp={"input": lambda g, ans: _sylvester_solve(_adj(ans), g)},
+      jvp={"input": lambda t, ans: _sylvester_solve(ans, t)})
+
+
+# ---- LU
+
+
+def lu(input, output_idx_type=_dt.int32, name=None) -> tuple[Tensor, Tensor]:
+    """(lu, p): the LU decomposition with partial pivoting of square matrices; `lu` holds
+    U on and above the diagonal and L's strict lower part (unit diagonal), and
+    input[..., p, :] = L @ U. No gradient (TensorFlow registers none).
+
+    Example: `lu, p = tf.linalg.lu([[1., 2.], [3., 4.]])` -> p = [1, 0].
+    """
+    x = _matrix("Lu", input)
+    idx = _dt.as_dtype(output_idx_type)
+    if idx not in (_dt.int32, _dt.int64):
+        raise InvalidArgumentError(f"Lu: output_idx_type must be int32 or int64, got {idx}")
+    out, p = run_kernel("Lu", {"input": x}, {"output_idx_type": idx})
+    return out, p
+
+
+def _lu_shape(shapes, dtypes, attrs):
+    s = shapes["input"]
+    _check_matrix("Lu", s, "input", square=True)
+    return [(tuple(s), dtypes["input"]), (tuple(s[:-1]), attrs["output_idx_type"])]
+
+
+defop("Lu", ["input"], num_outputs=2, shape=_lu_shape, differentiable=False)
+
+
+def _lu_factors(lower_upper: Tensor) -> tuple[Tensor, Tensor]:
+    low = band_part(lower_upper, -1, 0)
+    unit = _eye_like(diag_part(lower_upper))
+    return low - band_part(low, 0, 0) + unit, band_part(lower_upper, 0, -1)
+
+
+def _unpermute_rows(x: Tensor, perm: Tensor) -> Tensor:
+    """y with y[..., perm, :] = x: x's rows gathered by the inverse permutation."""
+    inverse = argsort(perm, axis=-1)
+    return gather(x, inverse, axis=x.ndim - 2, batch_dims=perm.ndim - 1)
+
+
+@composite("lu_reconstruct")
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None) -> Tensor:
+    """The matrix `lu` factored: P^-1 L U from (lower_upper, perm) of `tf.linalg.lu`.
+
+    Example: `tf.linalg.lu_reconstruct(*tf.linalg.lu(a))` -> a.
+    """
+    x = _matrix("lu_reconstruct", lower_upper)
+    p = to_tensor(perm, None, "lu_reconstruct", "perm")
+    low, up = _lu_factors(x)
+    return _unpermute_rows(matmul(low, up), p)
+
+
+@composite("lu_solve")
+def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None) -> Tensor:
+    """X with A @ X = rhs given (lower_upper, perm) = tf.linalg.lu(A).
+
+    Example: `tf.linalg.lu_solve(*tf.linalg.lu(a), b)`.
+    """
+    x = _matrix("lu_solve", lower_upper)
+    p = to_tensor(perm, None, "lu_solve", "perm")
+    b = to_tensor(rhs, x.dtype, "lu_solve", "rhs")
+    low, up = _lu_factors(x)
+    pb = gather(b, p, axis=b.ndim - 2, batch_dims=p.ndim - 1)
+    y = triangular_solve(low, pb, lower=True)
+    return triangular_solve(up, y, lower=False)
+
+
+@composite("lu_matrix_inverse")
+def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None) -> Tensor:
+    """The inverse of A from (lower_upper, perm) = tf.linalg.lu(A).
+
+    Example: `tf.linalg.lu_matrix_inverse(*tf.linalg.lu(a))` -> inv(a).
+    """
+    x = _matrix("lu_matrix_inverse", lower_upper)
+    return lu_solve(x, perm, _eye_like(diag_part(x)) + zeros_like(x))
+
+
+# ---- rank
+
+
+@composite("matrix_rank")
+def matrix_rank(a, tol=None, validate_args=False, name=None) -> Tensor:
+    """The number of singular values above `tol` (default: the largest singular value
+    times max(M, N) times the dtype's epsilon), int32 per matrix.
+
+    Example: `tf.linalg.matrix_rank([[1., 2.], [2., 4.]])` -> 1.
+    """
+    x = _matrix("matrix_rank", a, "a", square=False)
+    s = svd(x, compute_uv=False)
+    if tol is None:
+        m, n = x._shape[-2:]
+        eps = float(np.finfo(x.dtype.real_dtype._np).eps)
+        limit = reduce_max(s, axis=-1, keepdims=True) * (max(m or 1, n or 1) * eps)
+    else:
+        limit = to_tensor(tol, s.dtype, "matrix_rank", "tol")
+        if limit.ndim:
+            limit = expand_dims(limit, -1)
+    above = prims.cast(prims.greater(s, limit), dtype=_dt.int32, source_dtype=_dt.bool)
+    return reduce_sum(above, axis=-1)

@@ -1,6 +1,7 @@
 """NumPy kernels of linear algebra: BLAS through np.matmul/np.einsum, LAPACK through
 numpy.linalg (batched over leading axes) and scipy.linalg (unbatched triangular solves)."""
 import math
+import warnings
 
 import numpy as np
 import scipy.linalg as sla
@@ -254,3 +255,70 @@ def matvec(inputs, attrs, backend):
     # v[..., None] would have too many dims: a flat batch of matrices times columns
     batch, (m, v) = _flat_batch([m, v], [2, 1])
     return np.matmul(m, v[..., None])[..., 0].reshape(batch + m.shape[-2:-1])
+
+
+# --------------------------------------------------------------------------- further linalg
+
+_COMPLEX_FOR = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128,
+                np.dtype(np.complex64): np.complex64, np.dtype(np.complex128): np.complex128}
+
+
+@kernel("Eig", blas=True)
+def eig(inputs, attrs, backend):
+    x = inputs["input"]
+    out = _COMPLEX_FOR[x.dtype]
+    if not attrs["compute_v"]:
+        return _batched(np.linalg.eigvals, x).astype(out)
+    e, v = _batched(np.linalg.eig, x)
+    return [e.astype(out), v.astype(out)]
+
+
+def _per_matrix(fn, x, dtype=None):
+    """fn on each matrix of x ([..., n, n]), unbatched SciPy routines."""
+    flat = x.reshape((-1,) + x.shape[-2:])
+    out = np.empty(flat.shape, dtype or x.dtype)
+    for k, a in enumerate(flat):
+        out[k] = fn(a)
+    return out.reshape(x.shape)
+
+
+@kernel("MatrixLogarithm", blas=True)
+def matrix_logarithm(inputs, attrs, backend):
+    x = inputs["input"]
+    with warnings.catch_warnings():  # SciPy's "result may be inaccurate" estimate notes
+        warnings.simplefilter("ignore")
+        return _per_matrix(sla.logm, x)
+
+
+@kernel("MatrixSquareRoot", blas=True)
+def matrix_square_root(inputs, attrs, backend):
+    x = inputs["input"]
+    if x.shape[-1] == 0:
+        return x.copy()
+
+    def one(a):
+        root = sla.sqrtm(a)
+        root = root[0] if isinstance(root, tuple) else root
+        if x.dtype.kind != "c" and np.iscomplexobj(root):
+            # a real matrix without a real principal root: NaN (TensorFlow's kernel fails)
+            return np.where(np.abs(root.imag) > 0, np.nan, root.real)
+        return root
+    return _per_matrix(one, x)
+
+
+@kernel("Lu", blas=True)
+def lu(inputs, attrs, backend):
+    x = inputs["input"]
+    idx = attrs["output_idx_type"]._np
+    n = x.shape[-1]
+    flat = x.reshape((-1, n, n))
+    factors = np.empty(flat.shape, x.dtype)
+    perms = np.empty((flat.shape[0], n), idx)
+    for k, a in enumerate(flat):
+        packed, pivots = sla.lu_factor(a, check_finite=False)
+        factors[k] = packed
+        order = np.arange(n)
+        for i, j in enumerate(pivots):  # LAPACK's row swaps as one permutation
+            order[i], order[j] = order[j], order[i]
+        perms[k] = order
+    return [factors.reshape(x.shape), perms.reshape(x.shape[:-1])]
