@@ -166,3 +166,19 @@ def test_writes_ops_as_keras_does_and_reads_them_back(tmp_path):
     if keep:
         model.save(f"{keep}/tapeflow_ops_model.keras")
         np.savez(f"{keep}/tapeflow_ops_model_io.npz", x=xs, y=ys, out=model([xs, ys]).numpy())
+
+
+def test_operation_arguments_keep_their_places_and_configs_list_defaults():
+    x, w = tf.keras.Input((3,)), tf.keras.Input((3,))
+    y = ops.einsum("bi,bi->b", x, w)          # config first, then the tensors
+    mean = ops.mean(x, keepdims=True)          # a config default left out by the caller
+    assert mean.node.layer.get_config()["axis"] is None
+    big = ops.where(x > 0.5, x, w)             # a comparison on a KerasTensor
+    model = tf.keras.Model([x, w], [y, mean, big])
+    xv = np.array([[0.2, 0.9, 1.0]], np.float32)
+    wv = np.array([[1.0, 2.0, 3.0]], np.float32)
+    out = model([xv, wv])
+    np.testing.assert_allclose(out[0].numpy(), [(xv * wv).sum()], rtol=1e-6)
+    np.testing.assert_allclose(out[1].numpy(), xv.mean(keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(out[2].numpy(), np.where(xv > 0.5, xv, wv))
+    assert x == x and not (x == w)             # identity, as Keras: no Equal operation

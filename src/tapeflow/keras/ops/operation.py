@@ -47,6 +47,7 @@ class Operation(Layer):
 
     _function: Callable | None = None   # the eager function
     _config_names: tuple = ()           # its static arguments, in the config
+    _parameters: tuple = ()             # the function's parameters, in order
     _keras_module = "keras.src.ops.numpy"
 
     # Keras 3's operations drop masks without a warning (a mask is a layer's business)
@@ -68,8 +69,31 @@ class Operation(Layer):
         return None
 
     def call(self, *args, training=None, **kwargs):
-        # `training` reaches every node of a functional model; operations ignore it
-        return type(self)._function(*args, **kwargs, **self._op_config)
+        # `training` reaches every node of a functional model; operations ignore it.
+        # The function's arguments are rebuilt in its own order: the tensors given (in
+        # order, trailing defaults left out, as Keras writes them) around the config's
+        positional, given, keywords = [], list(args), dict(kwargs)
+        for param in self._parameters:
+            if param.kind is param.VAR_POSITIONAL:
+                positional.extend(given)
+                given = []
+            elif param.kind is param.KEYWORD_ONLY:
+                if param.name in self._op_config:
+                    keywords[param.name] = self._op_config[param.name]
+            elif param.name in self._op_config:
+                positional.append(self._op_config[param.name])
+            elif given:
+                positional.append(given.pop(0))
+            elif param.name in keywords:
+                positional.append(keywords.pop(param.name))
+            elif param.default is not param.empty:
+                positional.append(param.default)
+            else:
+                raise TypeError(f"{type(self).__name__}: missing the tensor argument "
+                                f"{param.name!r}")
+        if given:
+            raise TypeError(f"{type(self).__name__}: {len(given)} argument(s) too many")
+        return type(self)._function(*positional, **keywords)
 
     def get_config(self) -> dict:
         return {"name": self.name, **{k: _plain(v) for k, v in self._op_config.items()}}
@@ -107,6 +131,7 @@ def keras_op(module: str = "numpy", config: tuple = (), name: str | None = None)
         cls_name = name or _camel(fn.__name__)
         cls = type(cls_name, (Operation,), {
             "_function": staticmethod(fn), "_config_names": tuple(config),
+            "_parameters": tuple(signature.parameters.values()),
             "_keras_module": f"keras.src.ops.{module}",
             "__doc__": f"The Operation of `keras.ops.{fn.__name__}` in functional graphs.",
             "__module__": __name__})
@@ -120,20 +145,28 @@ def keras_op(module: str = "numpy", config: tuple = (), name: str | None = None)
             if not is_symbolic((args, kwargs)):
                 return fn(*args, **kwargs)
             bound = signature.bind(*args, **kwargs)
-            static = {k: bound.arguments.pop(k) for k in config if k in bound.arguments}
+            # the config lists every static argument, defaults included (as Keras's)
+            static = {k: bound.arguments.pop(k) if k in bound.arguments
+                      else signature.parameters[k].default for k in config}
             if is_symbolic(static):
                 raise ValueError(f"keras.ops.{fn.__name__}: argument(s) {sorted(static)} "
                                  "must be static values, not KerasTensors")
-            call_args = []
+            call_args, call_kwargs, skipped = [], {}, []
             for param in signature.parameters.values():
-                if param.name not in bound.arguments:
+                if param.name in config:
                     continue
-                value = bound.arguments[param.name]
                 if param.kind is param.VAR_POSITIONAL:
-                    call_args.extend(value)
+                    call_args.extend(bound.arguments.get(param.name, ()))
+                elif param.kind is param.KEYWORD_ONLY:
+                    if param.name in bound.arguments:
+                        call_kwargs[param.name] = bound.arguments[param.name]
+                elif param.name in bound.arguments:
+                    call_args.extend(skipped)  # an optional tensor skipped before a given one
+                    skipped = []
+                    call_args.append(bound.arguments[param.name])
                 else:
-                    call_args.append(value)
-            return cls(**static)(*call_args)
+                    skipped.append(param.default)
+            return cls(**static)(*call_args, **call_kwargs)
         op.Operation = cls
         return op
     return wrap

@@ -40,6 +40,9 @@ _OPERATORS = {
     "__and__": _np.logical_and, "__rand__": _swap(_np.logical_and),
     "__or__": _np.logical_or, "__ror__": _swap(_np.logical_or),
     "__xor__": _np.logical_xor, "__rxor__": _swap(_np.logical_xor),
+    # comparisons (not == / !=: a KerasTensor is a dict key and compares by identity)
+    "__lt__": _np.less, "__le__": _np.less_equal, "__gt__": _np.greater,
+    "__ge__": _np.greater_equal,
     "__neg__": _np.negative, "__abs__": _np.abs, "__invert__": _np.logical_not,
     "__round__": lambda self, ndigits=None: _np.round(self, ndigits or 0),
     "__getitem__": _np.get_item,
