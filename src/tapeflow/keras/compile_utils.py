@@ -177,3 +177,37 @@ class CompiledMetrics:
                 # masked by the output's Keras mask (unweighted metrics see no mask)
                 weight = _masked_weight(preds[i], sample_weight, "sum")
             metric.update_state(ys[i], preds[i], sample_weight=weight)
+
+
+class CompileMetrics(_metrics.Metric):
+    """Keras 3's "compile_metrics": the metrics of `compile` as one metric, which is what
+    a model's `metrics` lists before the first batch has made them (a custom
+    `train_step` traced on that batch loops over `self.metrics` and updates this).
+    `result()` is a dict, metric name -> value, which the logs spread out.
+
+    Example:
+        >>> m = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+        >>> m.compile(loss="mse", metrics=["mae"])
+        >>> [x.name for x in m.metrics]
+        ['loss', 'compile_metrics']
+    """
+
+    def __init__(self, compiled: CompiledMetrics):
+        super().__init__(name="compile_metrics")
+        self._compiled = compiled
+
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
+        self._compiled.update_state(y_true, y_pred, sample_weight)
+
+    def result(self) -> dict:
+        return {m.name: m.result() for m in self._compiled.metrics or []}
+
+    result._combines = True  # its metrics' results each combine across workers already
+
+    def reset_state(self) -> None:
+        for metric in self._compiled.metrics or []:
+            metric.reset_state()
+
+    @property
+    def variables(self) -> list:
+        return [v for m in self._compiled.metrics or [] for v in m.variables]

@@ -23,7 +23,7 @@ from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
     in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss, \
     uses_strategy
 from ._structure import leaves, map_leaves
-from .compile_utils import CompiledLoss, CompiledMetrics, batch_size_of
+from .compile_utils import CompiledLoss, CompiledMetrics, CompileMetrics, batch_size_of
 from .data_adapters import Batches, as_array, num_samples, unpack
 from .layers.rnn import keeping_states
 
@@ -91,8 +91,16 @@ class Trainer:
             found.append(self._loss_tracker)  # gives one (as Keras 3)
         if self.compiled_loss is not None:
             found += self.compiled_loss.trackers
-        if self.compiled_metrics is not None and self.compiled_metrics.metrics:
-            found += self.compiled_metrics.metrics
+        compiled = self.compiled_metrics
+        if compiled is not None and compiled.metrics:
+            found += compiled.metrics
+        elif compiled is not None and compiled.metrics is None and \
+                any(compiled._specs + compiled._weighted_specs):
+            # not made yet (the first batch makes them): as Keras 3, one metric that
+            # makes and updates them all
+            if getattr(compiled, "wrapper", None) is None:
+                compiled.wrapper = CompileMetrics(compiled)
+            found.append(compiled.wrapper)
         for value in vars(self).values():
             for leaf in nest.flatten(value) if isinstance(value, (list, tuple)) else [value]:
                 if isinstance(leaf, _metrics.Metric) and not any(leaf is m for m in found):
@@ -194,8 +202,15 @@ class Trainer:
 
     @staticmethod
     def _logs(values: dict) -> dict:
+        # a dict among the values (a CompileMetrics's result) spreads out, as Keras 3's
+        flat: dict = {}
+        for k, v in values.items():
+            if isinstance(v, dict):
+                flat.update(v)
+            else:
+                flat[k] = v
         return {k: float(v) if isinstance(v, Tensor) or np.isscalar(v) else v
-                for k, v in sorted(values.items())}
+                for k, v in sorted(flat.items())}
 
     # ----------------------------------------------------------------- fit
     @in_strategy_scope
