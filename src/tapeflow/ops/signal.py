@@ -25,7 +25,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.dispatch import run_kernel
 from .._core.errors import InvalidArgumentError, describe
-from .._core.shape import dims_of, is_dim, num_elements
+from .._core.shape import dims_of, dims_product, is_dim, num_elements
 from .._core.tensor import Tensor
 from ._args import int_arg, int_list, to_tensor
 from ._batching import batch_elementwise
@@ -72,7 +72,8 @@ def _fft_shape(op: str):
 def _rfft_shape(shapes, dtypes, attrs):
     s, d = shapes["x"], dtypes["x"]
     _check_operand("RFFT", s, d, attrs["rank"], _COMPLEX_OF, "float32 or float64")
-    last = None if s[-1] is None else s[-1] // 2 + 1
+    # (an empty signal has no bins, as in TensorFlow: not the one bin of 0 // 2 + 1)
+    last = None if s[-1] is None else s[-1] // 2 + 1 if s[-1] else 0
     return [(tuple(s[:-1]) + (last,), _COMPLEX_OF[d])]
 
 
@@ -118,10 +119,8 @@ def _rfft_vjp(g, x_shape, *, rank):
         g = concat([g, zeros(x_shape, g.dtype)], -1)
         size = num_elements(x_shape, (len(x_shape) - 1,))
         g = gather(g, _range(size), axis=len(x_shape) - 1)
-    elif n >= kept:
+    elif n > kept:
         g = pad(g, [[0, 0]] * (len(g._shape) - 1) + [[0, n - kept]])
-    else:  # n == 0: one bin (all zeros) of nothing
-        g = g[..., :n]
     return real(_fft(g, rank))
 
 
@@ -369,11 +368,12 @@ def overlap_and_add(signal, frame_step, name=None) -> Tensor:
             f"overlap_and_add: the frame length (last dimension) of {describe(x)} must be "
             f"known")
     outer = dims_of(x)[:-2]
+    frames = x._shape[-2]
     if length == step:  # frames that just touch: the output is the frames in a row
-        return reshape(x, outer + (-1,))
+        return reshape(x, outer + (-1 if frames is None else frames * length,))
     pieces = -(-length // step)  # each frame as this many hops of `step` samples
     # one leading axis for all outer ones: the hop axis below then fits at any rank
-    x = reshape(x, (-1,) + dims_of(x)[-2:])
+    x = reshape(x, (dims_product(outer),) + dims_of(x)[-2:])
     lead = [[0, 0]] * 2
     if pieces * step > length:
         x = pad(x, lead + [[0, pieces * step - length]])
@@ -381,8 +381,8 @@ def overlap_and_add(signal, frame_step, name=None) -> Tensor:
     # hop k of frame f lands on output hop f + k: shift each hop's column and add them
     hops = [pad(x[..., k, :], lead[:-1] + [[k, pieces - 1 - k], [0, 0]])
             for k in range(pieces)]
-    out = reshape(add_n(hops) if len(hops) > 1 else hops[0], outer + (-1,))
-    frames = x._shape[-3]
+    total = -1 if frames is None else (frames + pieces - 1) * step
+    out = reshape(add_n(hops) if len(hops) > 1 else hops[0], outer + (total,))
     if frames is not None:
         return out[..., :max(0, length + step * (frames - 1))]
     extra = pieces * step - length

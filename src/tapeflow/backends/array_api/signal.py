@@ -32,7 +32,7 @@ def ifft(inputs, attrs, b):
 def rfft(inputs, attrs, b):
     xp, x = b.xp, inputs["x"]
     dtype = xp.complex64 if x.dtype == xp.float32 else xp.complex128
-    shape = tuple(x.shape[:-1]) + (x.shape[-1] // 2 + 1,)
+    shape = tuple(x.shape[:-1]) + (x.shape[-1] // 2 + 1 if x.shape[-1] else 0,)
     return _transform(b, x, xp.fft.rfftn, shape, dtype, axes=_axes(attrs["rank"]))
 
 

@@ -47,7 +47,7 @@ def rfft(inputs, attrs, backend):
     n // 2 + 1 non-negative frequencies."""
     x = inputs["x"]
     out_dtype = _COMPLEX_OF[x.dtype]
-    shape = x.shape[:-1] + (x.shape[-1] // 2 + 1,) if x.ndim else x.shape
+    shape = x.shape[:-1] + (x.shape[-1] // 2 + 1 if x.shape[-1] else 0,)
     empty = _empty_result(x, shape, out_dtype)
     if empty is not None:
         return empty
