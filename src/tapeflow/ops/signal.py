@@ -12,7 +12,7 @@ float64 -> complex128), argument names and defaults are TensorFlow 2.21's.
 Derivatives use TensorFlow's convention for complex values (a VJP is the adjoint applied
 to the cotangent): FFT's VJP is conj(FFT(conj(g))) = n * IFFT(g); RFFT's is the real
 part of the adjoint of the half-spectrum map (TensorFlow's formula with its extra terms
-for the bins Hermitian symmetry drops, written as one padded FFT); IRFFT's is RFFT(g)
+for the bins Hermitian symmetry drops, as one inverse real FFT); IRFFT's is RFFT(g)
 weighted 1, 2, ..., 2, (1) / n, since each inner bin stands for two.
 """
 from __future__ import annotations
@@ -109,19 +109,24 @@ defop("IFFT", ["x"], shape=_fft_shape("IFFT"),
 
 
 def _rfft_vjp(g, x_shape, *, rank):
-    """Re(A^H g) for the half-spectrum DFT A: the cotangent zero-filled over the bins A
-    drops, then one full FFT; conj(F conj(g)) and F conj(g) share their real part."""
-    n = x_shape[-1]
-    kept = g._shape[-1]
-    g = conjugate(g)
-    if is_dim(n) or kept is None:
-        # lengths known when the graph runs: n zeros after the bins, the first n kept
-        g = concat([g, zeros(x_shape, g.dtype)], -1)
+    """Re(A^H g) for the half-spectrum DFT A: n * IRFFT(g * w) with w = 1 for the DC and
+    (even n) Nyquist bins and 1/2 for the others, which IRFFT counts twice (TensorFlow's
+    formula in one transform). With lengths known only when a traced graph runs: the
+    cotangent zero-filled over the dropped bins, then one full FFT (conj(F conj(g)) and
+    F conj(g) share their real part)."""
+    inner = tuple(x_shape[len(x_shape) - rank:])
+    if any(is_dim(d) for d in inner) or g._shape[-1] is None:
+        g = concat([conjugate(g), zeros(x_shape, g.dtype)], -1)
         size = num_elements(x_shape, (len(x_shape) - 1,))
-        g = gather(g, _range(size), axis=len(x_shape) - 1)
-    elif n > kept:
-        g = pad(g, [[0, 0]] * (len(g._shape) - 1) + [[0, n - kept]])
-    return real(_fft(g, rank))
+        return real(_fft(gather(g, _range(size), axis=len(x_shape) - 1), rank))
+    n = inner[-1]
+    weights = np.full(n // 2 + 1 if n else 0, 0.5)
+    if n:
+        weights[0] = 1.0
+        if n % 2 == 0:
+            weights[-1] = 1.0
+    scale = constant((weights * _pymath.prod(inner)).astype(g.dtype.as_numpy_dtype))
+    return _irfft(g * scale, inner)
 
 
 def _irfft_vjp(g, *, fft_length):
