@@ -406,3 +406,212 @@ def test_lu_and_rank_match_tensorflow():
     assert r.dtype == tf.int32 and int(r) == 1
     assert tf.linalg.matrix_rank(tf.eye(3, batch_shape=[2])).numpy().tolist() == [3, 3]
     assert tf.linalg.matrix_rank(tf.zeros([2, 2])).numpy() == 0
+
+
+# --------------------------------------------------------------------------- nn
+def _rng_array(seed, shape, low=-1.0, high=1.0, dtype=np.float32):
+    return np.random.default_rng(seed).uniform(low, high, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("padding, expected", [
+    # TF 2.21: rng = default_rng(0); x5 = rng.uniform(-1, 1, (2, 5, 6, 7, 3)) as float32;
+    # y = f(x5, [2, 3, 2], [2, 2, 3], padding): (shape, sum(y), sum(y * y),
+    # sum(x5 * d sum(y ** 3) / dx5)) for f = max_pool3d, avg_pool3d
+    ("VALID", {"max_pool3d": ((2, 2, 2, 2, 3), 42.149925, 37.738609, 102.845078),
+               "avg_pool3d": ((2, 2, 2, 2, 3), 1.6108358, 1.3951555, 0.3886675)}),
+    ("SAME", {"max_pool3d": ((2, 3, 3, 3, 3), 114.53772, 94.449516, 239.27983),
+              "avg_pool3d": ((2, 3, 3, 3, 3), -1.1831063, 8.599761, -1.5256726)}),
+])
+def test_pool3d_matches_tensorflow(padding, expected):
+    x5 = tf.constant(np.random.default_rng(0).uniform(-1, 1, (2, 5, 6, 7, 3)), tf.float32)
+    for name, (shape, total, squares, moment) in expected.items():
+        with tf.GradientTape() as tape:
+            tape.watch(x5)
+            y = getattr(tf.nn, name)(x5, [2, 3, 2], [2, 2, 3], padding)
+            loss = tf.reduce_sum(y * y * y)
+        assert y.shape == shape
+        np.testing.assert_allclose(float(tf.reduce_sum(y)), total, rtol=1e-5)
+        np.testing.assert_allclose(float(tf.reduce_sum(y * y)), squares, rtol=1e-5)
+        np.testing.assert_allclose(float(tf.reduce_sum(tape.gradient(loss, x5) * x5)), moment,
+                                   rtol=1e-5)
+    # NCDHW is the transposed layout; the generic max_pool takes rank 5 as well
+    xc = tf.transpose(x5, [0, 4, 1, 2, 3])
+    np.testing.assert_allclose(
+        tf.transpose(tf.nn.max_pool3d(xc, 2, 2, padding, "NCDHW"), [0, 2, 3, 4, 1]).numpy(),
+        tf.nn.max_pool(x5, 2, 2, padding).numpy())
+    check_grad(lambda v: tf.reduce_sum(tf.square(tf.nn.avg_pool3d(v, 2, 1, padding))),
+               _rng_array(3, (1, 3, 3, 4, 2), dtype=np.float64))
+    traced = tf.function(lambda v: tf.nn.max_pool3d(v, 2, 2, padding),
+                         input_signature=[tf.TensorSpec([None, None, None, None, 3])])
+    np.testing.assert_allclose(traced(x5).numpy(), tf.nn.max_pool3d(x5, 2, 2, padding).numpy())
+
+
+def _nn_draws():
+    """The arrays of the TF snippet: rng = default_rng(0); x5, x3, x4, dw, pw in order."""
+    rng = np.random.default_rng(0)
+    rng.uniform(-1, 1, (2, 5, 6, 7, 3))
+    x3 = rng.uniform(-1, 1, (2, 7, 3))
+    x4 = rng.uniform(-1, 1, (1, 5, 5, 3))
+    return x3, x4, rng.uniform(-1, 1, (3, 3, 3, 2)), rng.uniform(-1, 1, (1, 1, 6, 4))
+
+
+def test_more_nn_ops_match_tensorflow():
+    x3 = tf.constant(_nn_draws()[0])
+    # TF 2.21: sums of max_pool1d / avg_pool1d(x3, 3, 2, "SAME")
+    np.testing.assert_allclose(tf.nn.max_pool1d(x3, 3, 2, "SAME").numpy().sum(),
+                               12.20638226668662, rtol=1e-12)
+    np.testing.assert_allclose(tf.nn.avg_pool1d(x3, 3, 2, "SAME").numpy().sum(),
+                               1.1050069290139304, rtol=1e-12)
+    # TF: crelu([1, -2]) -> [1, 0, 0, 2]; crelu([[1, -2]], axis=0) -> [[1, 0], [0, 2]]
+    assert tf.nn.crelu([1.0, -2.0]).numpy().tolist() == [1, 0, 0, 2]
+    assert tf.nn.crelu([[1.0, -2.0]], axis=0).numpy().tolist() == [[1, 0], [0, 2]]
+    # TF: in_top_k: ties count in, NaN target prediction false, out-of-range target false
+    p1 = [[0.1, 0.9, 0.5], [0.5, 0.5, 0.1], [1.0, 2.0, np.nan], [np.inf, 1.0, 1.0]]
+    assert tf.math.in_top_k([1, 0, 2, 2], p1, 1).numpy().tolist() == [True, True, False, False]
+    p2 = [[0.1, 0.9, 0.5], [0.5, 0.5, 0.1], [1.0, 2.0, 1.0], [3.0, 1.0, 1.0]]
+    assert tf.nn.in_top_k([1, 0, 2, 3], p2, 2).numpy().tolist() == [True, True, True, False]
+    # TF: log_poisson_loss([0, 1, 2, 5], [0.5, 0, -1, 2]) (and compute_full_loss=True)
+    t, z = [0.0, 1.0, 2.0, 5.0], [0.5, 0.0, -1.0, 2.0]
+    np.testing.assert_allclose(tf.nn.log_poisson_loss(t, z).numpy(),
+                               [1.6487212, 1.0, 2.3678794, -2.6109443], rtol=1e-6)
+    np.testing.assert_allclose(tf.nn.log_poisson_loss(t, z, compute_full_loss=True).numpy(),
+                               [1.6487212, 1.0, 3.0196857, 2.159903], rtol=1e-6)
+    check_grad(lambda v: tf.reduce_sum(tf.nn.log_poisson_loss([0.0, 1.0, 2.0, 5.0], v, True)),
+               [0.5, 0.0, -1.0, 2.0])
+    # TF: normalize_moments(2, 4, 10, None) -> (2, 1); with a shift -> [1.5, 1.5], [2.25, 2]
+    mean, var = tf.nn.normalize_moments(2.0, 4.0, 10.0, None)
+    assert (float(mean), float(var)) == (2.0, 1.0)
+    mean, var = tf.nn.normalize_moments(4.0, [2.0, 4.0], [10.0, 12.0], [1.0, 0.5])
+    assert mean.numpy().tolist() == [1.5, 1.5] and var.numpy().tolist() == [2.25, 2.0]
+    # TF: zero_fraction -> 0.5, 0.33333334 (int input), nan (empty)
+    assert float(tf.math.zero_fraction([0.0, 1.0, 0.0, 3.0])) == 0.5
+    np.testing.assert_allclose(float(tf.nn.zero_fraction(tf.constant([0, 1, 2]))), 1 / 3,
+                               rtol=1e-7)
+    assert np.isnan(float(tf.math.zero_fraction(tf.zeros([0]))))
+
+
+def test_separable_conv2d_matches_tensorflow():
+    _, x4, dw, pw = _nn_draws()
+    # TF 2.21: separable_conv2d(x4, dw, pw, [1, 1, 1, 1], "SAME").sum(); VALID stride 2 shape
+    out = tf.nn.separable_conv2d(x4, dw, pw, [1, 1, 1, 1], "SAME")
+    np.testing.assert_allclose(out.numpy().sum(), 44.53324966743315, rtol=1e-12)
+    assert tf.nn.separable_conv2d(x4, dw, pw, [1, 2, 2, 1], "VALID").shape == (1, 2, 2, 4)
+    check_grad(lambda d: tf.reduce_sum(tf.square(
+        tf.nn.separable_conv2d(x4, d, pw, [1, 1, 1, 1], "SAME"))), dw)
+
+
+# --------------------------------------------------------------------------- image
+# TF 2.21 values printed by the snippets in the tests below
+_TF_CROP_OR_PAD = [29.00016, 25.383076]
+_TF_COLOUR_SUMS = [48.85073, 47.102455, 47.9302, 65.02551, 37.49359, 14.920739, 117.69992,
+                   92.04864]
+_TF_GAMMA_UINT8 = [[[160]]]
+_TF_GRAY_UINT8 = [[[69]]]
+_TF_HSV = [[[0.0, 0.0, 0.5], [0.0, 1.0, 1.0], [0.6875, 0.8888888359069824, 0.8999999761581421]]]
+_TF_HSV_GRAD_SUM = 4.847945430771904
+
+def _images():
+    rng = np.random.default_rng(1)
+    return tf.constant(rng.uniform(0, 1, (2, 5, 6, 3)), tf.float32)
+
+
+def test_image_geometry_matches_tensorflow():
+    img = _images()
+    im3 = img[0]
+    q = tf.constant([[[1], [2]], [[3], [4]]])
+    # TF 2.21: [rot90(q, k)[..., 0] for k in range(4)]
+    assert [tf.image.rot90(q, k).numpy()[..., 0].tolist() for k in range(4)] == [
+        [[1, 2], [3, 4]], [[2, 4], [1, 3]], [[4, 3], [2, 1]], [[3, 1], [4, 2]]]
+    assert tf.image.rot90(img, 3).shape == (2, 6, 5, 3)
+    assert tf.image.transpose(img).shape == (2, 6, 5, 3)
+    # TF: central_crop(zeros([7, 9, 1]), 0.5) -> (5, 5, 1); (2, 10, 10, 1) at 0.33 -> 4 x 4
+    assert tf.image.central_crop(tf.zeros([7, 9, 1]), 0.5).shape == (5, 5, 1)
+    assert tf.image.central_crop(tf.zeros([2, 10, 10, 1]), 0.33).shape == (2, 4, 4, 1)
+    with pytest.raises(ValueError):
+        tf.image.central_crop(im3, 0.0)
+    assert tf.image.pad_to_bounding_box(tf.ones([1, 1, 1]), 1, 0, 2, 2).numpy()[..., 0] \
+        .tolist() == [[0, 0], [1, 0]]
+    # TF 2.21 sums: crop_to_bounding_box(im3, 1, 2, 3, 3); resize_with_crop_or_pad to 3x8
+    # and 8x3; resize_with_pad(im3, 8, 8), (img, 4, 10), (im3, 8, 8, "nearest")
+    np.testing.assert_allclose(tf.image.crop_to_bounding_box(im3, 1, 2, 3, 3).numpy().sum(),
+                               float(np.sum(im3.numpy()[1:4, 2:5])), rtol=1e-6)
+    np.testing.assert_allclose(
+        [tf.image.resize_with_crop_or_pad(im3, 3, 8).numpy().sum(),
+         tf.image.resize_with_crop_or_pad(im3, 8, 3).numpy().sum()],
+        _TF_CROP_OR_PAD, rtol=1e-6)
+    np.testing.assert_allclose(
+        [tf.image.resize_with_pad(im3, 8, 8).numpy().sum(),
+         tf.image.resize_with_pad(img, 4, 10).numpy().sum(),
+         tf.image.resize_with_pad(im3, 8, 8, method="nearest").numpy().sum()],
+        [75.85248, 49.168816, 76.715576], rtol=1e-6)
+    with pytest.raises(ValueError):
+        tf.image.pad_to_bounding_box(im3, 1, 1, 5, 6)  # does not fit
+    with pytest.raises(ValueError):
+        tf.image.crop_to_bounding_box(im3, 3, 0, 3, 6)
+
+
+def test_image_colour_matches_tensorflow():
+    img = _images()
+    im3 = img[0]
+    # TF 2.21 sums of adjust_gamma(im3, 2, 1.5), adjust_hue(im3, 0.2), (im3, -0.7),
+    # adjust_saturation(im3, 0.3), (im3, 2.5), rgb_to_grayscale(im3), rgb_to_hsv(img),
+    # hsv_to_rgb(rgb_to_hsv(img)), total_variation(img), (im3)
+    got = [tf.image.adjust_gamma(im3, 2.0, 1.5), tf.image.adjust_hue(im3, 0.2),
+           tf.image.adjust_hue(im3, -0.7), tf.image.adjust_saturation(im3, 0.3),
+           tf.image.adjust_saturation(im3, 2.5), tf.image.rgb_to_grayscale(im3),
+           tf.image.rgb_to_hsv(img), tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(img))]
+    np.testing.assert_allclose([g.numpy().sum() for g in got], _TF_COLOUR_SUMS, rtol=2e-6)
+    np.testing.assert_allclose(tf.image.total_variation(img).numpy(), [53.130184, 43.32209],
+                               rtol=1e-6)
+    np.testing.assert_allclose(float(tf.image.total_variation(im3)), 53.130184, rtol=1e-6)
+    # TF: uint8 inputs round-trip through float32
+    pixel = tf.constant([[[200, 10, 30]]], tf.uint8)
+    assert tf.image.adjust_hue(pixel, 0.3).numpy().tolist() == [[[68, 200, 10]]]
+    assert tf.image.adjust_gamma(tf.constant([[[100]]], tf.uint8), 0.5).numpy().tolist() \
+        == _TF_GAMMA_UINT8
+    assert tf.image.rgb_to_grayscale(pixel).numpy().tolist() == _TF_GRAY_UINT8
+    assert tf.image.grayscale_to_rgb(tf.constant([[[0.5]]])).numpy().tolist() \
+        == [[[0.5, 0.5, 0.5]]]
+    # TF: rgb_to_hsv of grey, red and a mixed pixel; hsv_to_rgb of two pixels
+    np.testing.assert_allclose(
+        tf.image.rgb_to_hsv([[[0.5, 0.5, 0.5], [1.0, 0.0, 0.0], [0.2, 0.1, 0.9]]]).numpy(),
+        _TF_HSV, rtol=1e-6)
+    np.testing.assert_allclose(
+        tf.image.hsv_to_rgb([[[0.9, 0.5, 0.7], [0.1, 0.2, 0.3]]]).numpy(),
+        [[[0.7, 0.35, 0.56000012], [0.3, 0.276, 0.24]]], rtol=1e-6)
+    dy, dx = tf.image.image_gradients(img)
+    np.testing.assert_allclose([dy.numpy().sum(), dx.numpy().sum()], [2.081797, 0.91411304],
+                               rtol=1e-5)
+    rng = np.random.default_rng(1)
+    x, w = rng.uniform(0.05, 0.95, (2, 3, 3)), rng.uniform(-1, 1, (2, 3, 3))
+    # TF 2.21 has a gradient for rgb_to_hsv (sum(x-gradient) 4.847945430771904 there)
+    np.testing.assert_allclose(_tape_grad(lambda v: tf.reduce_sum(tf.image.rgb_to_hsv(v) * w),
+                                          x).sum(), _TF_HSV_GRAD_SUM, rtol=1e-9)
+    check_grad(lambda v: tf.reduce_sum(tf.image.rgb_to_hsv(v) * w), x)
+    check_grad(lambda v: tf.reduce_sum(tf.image.total_variation(v) * 1.0), x)
+
+
+# --------------------------------------------------------------------------- random gamma
+def test_stateless_gamma_moments_and_implicit_gradient():
+    from scipy import special
+    x = tf.random.stateless_gamma([20000], seed=[1, 2], alpha=2.0, beta=4.0)
+    assert x.dtype == tf.float32 and x.shape == (20000,)
+    # Gamma(2, rate 4): mean 0.5, variance 0.125 (4-sigma bands for 20000 samples)
+    assert abs(float(tf.reduce_mean(x)) - 0.5) < 4 * np.sqrt(0.125 / 20000)
+    assert abs(float(tf.math.reduce_variance(x)) - 0.125) < 0.01
+    again = tf.random.stateless_gamma([20000], seed=[1, 2], alpha=2.0, beta=4.0)
+    np.testing.assert_array_equal(x.numpy(), again.numpy())  # stateless: same seed, same x
+    small = tf.random.stateless_gamma([20000], seed=[5, 6], alpha=0.3, dtype=tf.float64)
+    assert abs(float(tf.reduce_mean(small)) - 0.3) < 4 * np.sqrt(0.3 / 20000)
+    # the implicit derivative: x moves with alpha at a fixed quantile P(alpha, x)
+    a = tf.constant([0.5, 3.0, 7.0], tf.float64)
+    with tf.GradientTape() as tape:
+        tape.watch(a)
+        s = tf.random.stateless_gamma([3], seed=[3, 4], alpha=a, dtype=tf.float64)
+    q, h = special.gammainc(a.numpy(), s.numpy()), 1e-6
+    slope = (special.gammaincinv(a.numpy() + h, q) - special.gammaincinv(a.numpy() - h, q)) \
+        / (2 * h)
+    np.testing.assert_allclose(tape.gradient(s, a).numpy(), slope, rtol=1e-5)
+    traced = tf.function(lambda: tf.random.stateless_gamma([4], seed=[7, 8], alpha=1.5))
+    np.testing.assert_array_equal(
+        traced().numpy(), tf.random.stateless_gamma([4], seed=[7, 8], alpha=1.5).numpy())

@@ -153,8 +153,10 @@ def test_global_norm_needs_a_sequence():
 
 
 def test_pool_rank_errors():
-    with pytest.raises(InvalidArgumentError, match="3-D pooling"):
-        tf.nn.max_pool(tf.zeros([1, 2, 2, 2, 1]), 2, 2, "VALID")
+    # rank 5 is 3-D pooling, as TensorFlow's max_pool (tests/ops/test_extras.py checks it)
+    assert tf.nn.max_pool(tf.zeros([1, 2, 2, 2, 1]), 2, 2, "VALID").shape == (1, 1, 1, 1, 1)
+    with pytest.raises(InvalidArgumentError, match="rank 3"):
+        tf.nn.max_pool(tf.zeros([1, 2, 2, 2, 2, 1]), 2, 2, "VALID")
     with pytest.raises(InvalidArgumentError, match="rank 3"):
         tf.nn.avg_pool(tf.zeros([2, 2]), 2, 2, "VALID")
 

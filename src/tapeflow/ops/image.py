@@ -33,6 +33,9 @@ from .linalg import einsum
 from .math import (abs as _abs, cast, clip_by_value, floor, floordiv, logical_and,
                    greater_equal, less, less_equal, maximum, minimum, multiply, sign, sqrt)
 from .reduction import reduce_mean, reduce_variance
+from .array import concat, pad, tile, transpose as _transpose, unstack
+from .math import equal, floormod, greater, pow as _pow
+from .reduction import reduce_max, reduce_min, reduce_sum
 
 __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "adjust_brightness",
            "adjust_contrast", "per_image_standardization", "convert_image_dtype",
@@ -570,3 +573,363 @@ def affine_transform(images, transforms, interpolation: str = "bilinear",
     # the sizes the gathers lost when traced come back from the input's static shape
     return reshape(out, dims_of(images))
 
+
+
+# --------------------------------------------------------------------------- issue 31's images
+# Geometry (rot90, transpose, crops and pads), colour (grayscale, HSV, hue, saturation,
+# gamma) and total_variation / image_gradients, as TensorFlow 2.21 computes them: all
+# composites of the ops above, so each is differentiable where its ops are.
+
+__all__ += ["rot90", "transpose", "central_crop", "pad_to_bounding_box",
+            "crop_to_bounding_box", "resize_with_crop_or_pad", "resize_with_pad",
+            "adjust_gamma", "adjust_hue", "adjust_saturation", "rgb_to_grayscale",
+            "grayscale_to_rgb", "rgb_to_hsv", "hsv_to_rgb", "total_variation",
+            "image_gradients"]
+
+
+def _hw(op: str, image: Tensor, arg: str = "image") -> tuple[int, int]:
+    """The static height and width of a 3-D or 4-D image (ValueError if unknown)."""
+    _rank_3_or_4(op, image, arg)
+    h, w = image.shape[-3], image.shape[-2]
+    if h is None or w is None:
+        raise ValueError(f"{op}: the height and width of '{arg}' must be known, got shape "
+                         f"{list(image.shape)}")
+    return h, w
+
+
+def _swap_hw(image: Tensor) -> Tensor:
+    return _transpose(image, [1, 0, 2] if image.ndim == 3 else [0, 2, 1, 3])
+
+
+@composite("rot90")
+def rot90(image, k=1, name=None) -> Tensor:
+    """`image` rotated counter-clockwise by k quarter turns ([h, w, c] or [n, h, w, c]).
+
+    Example: `tf.image.rot90(tf.constant([[[1], [2]], [[3], [4]]]))` -> [[[2], [4]],
+    [[1], [3]]].
+    """
+    image = _image("rot90", image)
+    _rank_3_or_4("rot90", image)
+    k = int(k) % 4
+    if k == 0:
+        return image
+    if k == 1:
+        return _swap_hw(flip_left_right(image))
+    if k == 2:
+        return flip_up_down(flip_left_right(image))
+    return flip_left_right(_swap_hw(image))
+
+
+@composite("transpose")
+def transpose(image, name=None) -> Tensor:
+    """Height and width swapped ([h, w, c] -> [w, h, c], batches too).
+
+    Example: `tf.image.transpose(tf.zeros([2, 3, 1])).shape` -> [3, 2, 1].
+    """
+    image = _image("transpose", image)
+    _rank_3_or_4("transpose", image)
+    return _swap_hw(image)
+
+
+@composite("central_crop")
+def central_crop(image, central_fraction) -> Tensor:
+    """The central `central_fraction` (in (0, 1]) of the height and width, with TF's
+    offsets int((size - size * fraction) / 2) on each side.
+
+    Example: `tf.image.central_crop(tf.zeros([4, 4, 1]), 0.5).shape` -> [2, 2, 1].
+    """
+    image = _image("central_crop", image)
+    f = float(central_fraction)
+    if f <= 0.0 or f > 1.0:
+        raise ValueError("central_crop: central_fraction must be within (0, 1], got "
+                         f"{central_fraction!r}")
+    h, w = _hw("central_crop", image)
+    if f == 1.0:
+        return image
+    top, left = int((h - h * f) / 2), int((w - w * f) / 2)
+    return crop_to_bounding_box(image, top, left, h - 2 * top, w - 2 * left)
+
+
+def _box_ints(op: str, **values) -> dict:
+    out = {}
+    for k, v in values.items():
+        if isinstance(v, Tensor):
+            v = v.numpy()
+        try:
+            out[k] = int(v)
+        except (TypeError, ValueError):
+            raise ArgumentTypeError(f"{op}: {k} must be an int, got {show(v)}") from None
+    return out
+
+
+@composite("pad_to_bounding_box")
+def pad_to_bounding_box(image, offset_height, offset_width, target_height,
+                        target_width) -> Tensor:
+    """`image` placed at (offset_height, offset_width) in a zero image of the target size.
+
+    Example: `tf.image.pad_to_bounding_box(tf.ones([1, 1, 1]), 1, 0, 2, 2)` ->
+    [[[0], [0]], [[1], [0]]].
+    """
+    op = "pad_to_bounding_box"
+    image = _image(op, image)
+    h, w = _hw(op, image)
+    a = _box_ints(op, offset_height=offset_height, offset_width=offset_width,
+                  target_height=target_height, target_width=target_width)
+    if a["offset_height"] < 0 or a["offset_width"] < 0:
+        raise ValueError(f"{op}: offset_height and offset_width must be >= 0, got "
+                         f"{a['offset_height']} and {a['offset_width']}")
+    bottom = a["target_height"] - a["offset_height"] - h
+    right = a["target_width"] - a["offset_width"] - w
+    if bottom < 0 or right < 0:
+        raise ValueError(f"{op}: the image ({h}x{w}) at offset ({a['offset_height']}, "
+                         f"{a['offset_width']}) does not fit in {a['target_height']}x"
+                         f"{a['target_width']}: target_height/width must be >= "
+                         "offset + image size")
+    paddings = [[a["offset_height"], bottom], [a["offset_width"], right], [0, 0]]
+    return pad(image, paddings if image.ndim == 3 else [[0, 0]] + paddings)
+
+
+@composite("crop_to_bounding_box")
+def crop_to_bounding_box(image, offset_height, offset_width, target_height,
+                         target_width) -> Tensor:
+    """The target_height x target_width window of `image` at (offset_height, offset_width).
+
+    Example: `tf.image.crop_to_bounding_box(tf.zeros([4, 4, 1]), 1, 1, 2, 3).shape` ->
+    [2, 3, 1].
+    """
+    op = "crop_to_bounding_box"
+    image = _image(op, image)
+    h, w = _hw(op, image)
+    a = _box_ints(op, offset_height=offset_height, offset_width=offset_width,
+                  target_height=target_height, target_width=target_width)
+    top, left, th, tw = (a["offset_height"], a["offset_width"], a["target_height"],
+                         a["target_width"])
+    if top < 0 or left < 0:
+        raise ValueError(f"{op}: offset_height and offset_width must be >= 0, got {top} "
+                         f"and {left}")
+    if th <= 0 or tw <= 0:
+        raise ValueError(f"{op}: target_height and target_width must be > 0, got {th} "
+                         f"and {tw}")
+    if top + th > h or left + tw > w:
+        raise ValueError(f"{op}: the window {th}x{tw} at ({top}, {left}) exceeds the "
+                         f"image ({h}x{w})")
+    return image[..., top:top + th, left:left + tw, :]
+
+
+@composite("resize_with_crop_or_pad")
+def resize_with_crop_or_pad(image, target_height, target_width) -> Tensor:
+    """`image` centrally cropped and/or zero-padded to target_height x target_width.
+
+    Example: `tf.image.resize_with_crop_or_pad(tf.zeros([4, 2, 1]), 2, 4).shape` ->
+    [2, 4, 1].
+    """
+    op = "resize_with_crop_or_pad"
+    image = _image(op, image)
+    h, w = _hw(op, image)
+    a = _box_ints(op, target_height=target_height, target_width=target_width)
+    th, tw = a["target_height"], a["target_width"]
+    if th <= 0 or tw <= 0:
+        raise ValueError(f"{op}: target_height and target_width must be > 0, got {th} "
+                         f"and {tw}")
+    dh, dw = th - h, tw - w
+    cropped = crop_to_bounding_box(image, max(-dh // 2, 0), max(-dw // 2, 0), min(th, h),
+                                   min(tw, w))
+    return pad_to_bounding_box(cropped, max(dh // 2, 0), max(dw // 2, 0), th, tw)
+
+
+@composite("resize_with_pad")
+def resize_with_pad(image, target_height, target_width, method=ResizeMethod.BILINEAR,
+                    antialias=False) -> Tensor:
+    """`image` resized to fit target_height x target_width keeping its aspect ratio, then
+    zero-padded (centred) to that size; float32 like `resize`.
+
+    Example: `tf.image.resize_with_pad(tf.ones([2, 4, 1]), 4, 4).shape` -> [4, 4, 1].
+    """
+    op = "resize_with_pad"
+    image = _image(op, image)
+    h, w = _hw(op, image)
+    a = _box_ints(op, target_height=target_height, target_width=target_width)
+    th, tw = a["target_height"], a["target_width"]
+    if th <= 0 or tw <= 0:
+        raise ValueError(f"{op}: target_height and target_width must be > 0, got {th} "
+                         f"and {tw}")
+    # TensorFlow computes these sizes in float32
+    f32 = np.float32
+    ratio = max(f32(w) / f32(tw), f32(h) / f32(th))
+    rh, rw = f32(h) / ratio, f32(w) / ratio
+    top = max(0, int(np.floor((f32(th) - rh) / f32(2))))
+    left = max(0, int(np.floor((f32(tw) - rw) / f32(2))))
+    resized = resize(image, [int(np.floor(rh)), int(np.floor(rw))], method,
+                     antialias=antialias)
+    return pad_to_bounding_box(resized, top, left, th, tw)
+
+
+def _float_image(image: Tensor) -> Tensor:
+    """float16/float32 images as they are, others in float32 (TensorFlow's colour ops)."""
+    if image.dtype in (_dt.float16, _dt.float32):
+        return image
+    return convert_image_dtype(image, _dt.float32)
+
+
+@composite("adjust_gamma")
+def adjust_gamma(image, gamma=1, gain=1) -> Tensor:
+    """gain * image ** gamma (integer images in the [0, 1] scale, converted back).
+
+    Example: `tf.image.adjust_gamma([[[0.25]]], 2.0)` -> [[[0.0625]]].
+    """
+    image = _image("adjust_gamma", image)
+    if isinstance(gamma, (int, float)) and gamma < 0:
+        raise ValueError(f"adjust_gamma: gamma must be a non-negative real number, got "
+                         f"{gamma}")
+    flt = _float_image(image)
+    adjusted = cast(gain, flt.dtype) * _pow(flt, cast(gamma, flt.dtype))
+    return convert_image_dtype(adjusted, image.dtype, saturate=True)
+
+
+_GRAY_WEIGHTS = (0.2989, 0.5870, 0.1140)
+
+
+@composite("rgb_to_grayscale")
+def rgb_to_grayscale(images, name=None) -> Tensor:
+    """The luma 0.2989 R + 0.5870 G + 0.1140 B of RGB images ([..., 3] -> [..., 1]).
+
+    Example: `tf.image.rgb_to_grayscale([[[1., 1., 1.]]])` -> [[[0.9999]]].
+    """
+    images = _image("rgb_to_grayscale", images, "images")
+    _last_is("rgb_to_grayscale", images, 3)
+    flt = convert_image_dtype(images, _dt.float32)
+    r, g, b = unstack(flt, 3, axis=-1)
+    gray = (r * _GRAY_WEIGHTS[0] + g * _GRAY_WEIGHTS[1]) + b * _GRAY_WEIGHTS[2]
+    return convert_image_dtype(_reshape_last(gray), images.dtype)
+
+
+def _reshape_last(x: Tensor) -> Tensor:
+    return reshape(x, tuple(dims_of(x)) + (1,))
+
+
+def _last_is(op: str, images: Tensor, n: int) -> None:
+    if images.ndim < 1 or images.shape[-1] not in (n, None):
+        raise ValueError(f"{op}: the last dimension of 'images' must be {n}, got shape "
+                         f"{list(images.shape)}")
+
+
+@composite("grayscale_to_rgb")
+def grayscale_to_rgb(images, name=None) -> Tensor:
+    """The single channel repeated three times ([..., 1] -> [..., 3]).
+
+    Example: `tf.image.grayscale_to_rgb([[[0.5]]])` -> [[[0.5, 0.5, 0.5]]].
+    """
+    images = _image("grayscale_to_rgb", images, "images")
+    if images.ndim < 2:
+        raise ValueError(f"grayscale_to_rgb: 'images' must have rank >= 2, got shape "
+                         f"{list(images.shape)}")
+    _last_is("grayscale_to_rgb", images, 1)
+    return tile(images, [1] * (images.ndim - 1) + [3])
+
+
+def _hsv_input(op: str, images) -> Tensor:
+    images = _image(op, images, "images")
+    if not images.dtype.is_floating:
+        raise InvalidArgumentError(f"{op}: images must be floating, got {images.dtype.name}")
+    _last_is(op, images, 3)
+    return images
+
+
+@composite("rgb_to_hsv")
+def rgb_to_hsv(images, name=None) -> Tensor:
+    """RGB in [0, 1] to hue, saturation, value in [0, 1] (hue 0 for greys).
+
+    Example: `tf.image.rgb_to_hsv([[[0., 1., 0.]]])` -> [[[0.3333, 1., 1.]]].
+    """
+    images = _hsv_input("rgb_to_hsv", images)
+    r, g, b = unstack(images, 3, axis=-1)
+    v = reduce_max(images, axis=-1)
+    spread = v - reduce_min(images, axis=-1)
+    zero = spread * 0
+    s = where(greater(v, 0), spread / where(greater(v, 0), v, zero + 1), zero)
+    # TensorFlow's kernel: the hue's sector from the channel holding the maximum
+    norm = 1.0 / (6.0 * where(greater(spread, 0), spread, zero + 1))
+    h = where(equal(r, v), norm * (g - b),
+              where(equal(g, v), norm * (b - r) + 2.0 / 6.0, norm * (r - g) + 4.0 / 6.0))
+    h = where(greater(spread, 0), h, zero)
+    h = where(less(h, 0), h + 1.0, h)
+    return _stack_last([h, s, v])
+
+
+def _stack_last(channels: list) -> Tensor:
+    return concat([_reshape_last(c) for c in channels], axis=-1)
+
+
+@composite("hsv_to_rgb")
+def hsv_to_rgb(images, name=None) -> Tensor:
+    """Hue, saturation, value in [0, 1] to RGB. Example:
+    `tf.image.hsv_to_rgb([[[0.3333333, 1., 1.]]])` -> [[[0., 1., 0.]]] (nearly)."""
+    images = _hsv_input("hsv_to_rgb", images)
+    h, s, v = unstack(images, 3, axis=-1)
+    # each channel n in (5, 3, 1): v - v s clip(min(k, 4 - k), 0, 1), k = (n + 6 h) mod 6
+    out = []
+    for n in (5.0, 3.0, 1.0):
+        k = floormod(h * 6.0 + n, 6.0)
+        out.append(v - v * s * clip_by_value(minimum(k, 4.0 - k), 0.0, 1.0))
+    return _stack_last(out)
+
+
+@composite("adjust_hue")
+def adjust_hue(image, delta, name=None) -> Tensor:
+    """The hue of RGB `image` rotated by `delta` (in [-1, 1], a fraction of the circle).
+
+    Example: `tf.image.adjust_hue([[[1., 0., 0.]]], 1 / 3)` -> [[[0., 1., 0.]]] (nearly).
+    """
+    image = _image("adjust_hue", image)
+    flt = _float_image(image)
+    hsv = rgb_to_hsv(flt)
+    h, s, v = unstack(hsv, 3, axis=-1)
+    h = floormod(h + cast(delta, flt.dtype), 1.0)
+    return convert_image_dtype(hsv_to_rgb(_stack_last([h, s, v])), image.dtype,
+                               saturate=True)
+
+
+@composite("adjust_saturation")
+def adjust_saturation(image, saturation_factor, name=None) -> Tensor:
+    """The saturation of RGB `image` scaled by `saturation_factor` (clipped to [0, 1]).
+
+    Example: `tf.image.adjust_saturation([[[1., 0.5, 0.5]]], 0.)` -> [[[1., 1., 1.]]].
+    """
+    image = _image("adjust_saturation", image)
+    flt = _float_image(image)
+    h, s, v = unstack(rgb_to_hsv(flt), 3, axis=-1)
+    s = clip_by_value(s * cast(saturation_factor, flt.dtype), 0.0, 1.0)
+    return convert_image_dtype(hsv_to_rgb(_stack_last([h, s, v])), image.dtype,
+                               saturate=True)
+
+
+@composite("total_variation")
+def total_variation(images, name=None) -> Tensor:
+    """The sum of absolute differences of neighbouring pixels (vertical and horizontal):
+    a scalar for one [h, w, c] image, one per image for [n, h, w, c].
+
+    Example: `tf.image.total_variation([[[0.], [1.]], [[3.], [1.]]])` -> 5.
+    """
+    images = _image("total_variation", images, "images")
+    _rank_3_or_4("total_variation", images, "images")
+    axes = [-3, -2, -1]
+    dh = images[..., 1:, :, :] - images[..., :-1, :, :]
+    dw = images[..., :, 1:, :] - images[..., :, :-1, :]
+    return reduce_sum(_abs(dh), axis=axes) + reduce_sum(_abs(dw), axis=axes)
+
+
+@composite("image_gradients")
+def image_gradients(image) -> tuple[Tensor, Tensor]:
+    """(dy, dx): forward differences image[i + 1] - image[i] along height and width, zero
+    in the last row / column; `image` is [batch, h, w, c].
+
+    Example: `dy, dx = tf.image.image_gradients(tf.zeros([1, 3, 3, 1]))`.
+    """
+    image = _image("image_gradients", image)
+    if image.ndim != 4:
+        raise ValueError(f"image_gradients: image must be 4-D [batch, height, width, "
+                         f"channels], got shape {list(image.shape)}")
+    dy = image[:, 1:, :, :] - image[:, :-1, :, :]
+    dx = image[:, :, 1:, :] - image[:, :, :-1, :]
+    return (pad(dy, [[0, 0], [0, 1], [0, 0], [0, 0]]),
+            pad(dx, [[0, 0], [0, 0], [0, 1], [0, 0]]))

@@ -22,6 +22,9 @@ from .indexing import gather, where
 from .math import (abs as _abs, cast, erfc, exp, log1p, negative, rsqrt, squared_difference,
                    tanh)
 from .math import sigmoid, softplus  # noqa: F401  (tf.nn re-exports them)
+from .math import equal, greater, is_finite, less, log, logical_and, square  # (issue 31's ops)
+from .array import reshape, transpose
+from .._core.shape import dims_of, dims_product
 from .reduction import clip_by_norm, reduce_mean, reduce_sum
 
 __all__ = [
@@ -724,10 +727,12 @@ def _pool_nd(op: str, input, ksize, strides, padding, data_format) -> Tensor:
     pool2d = conv.max_pool2d if op == "max_pool" else conv.avg_pool2d
     if x.ndim == 4:
         return pool2d(x, ksize, strides, padding, data_format or "NHWC")
+    if x.ndim == 5:
+        return _pool3d(op + "3d", x, ksize, strides, padding, data_format or "NDHWC")
     if x.ndim != 3:
         raise InvalidArgumentError(
-            f"{op}: input must have rank 3 (1-D pooling) or 4 (2-D pooling), got "
-            f"{describe(x)}" + ("; 3-D pooling is not supported" if x.ndim == 5 else ""))
+            f"{op}: input must have rank 3 (1-D pooling), 4 (2-D) or 5 (3-D), got "
+            f"{describe(x)}")
     fmt = data_format or "NWC"
     if fmt not in ("NWC", "NCW"):
         raise InvalidArgumentError(f"{op}: data_format for rank-3 input must be 'NWC' or "
@@ -788,3 +793,186 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None) ->
         pos_weight, z.dtype, "weighted_cross_entropy_with_logits", "pos_weight")
     log_weight = 1 + (q - 1) * x
     return (1 - x) * z + log_weight * (log1p(exp(negative(_abs(z)))) + relu(negative(z)))
+
+
+# --------------------------------------------------------------------------- issue 31's nn ops
+# 1-D and 3-D pooling, separable convolution, crelu, in_top_k, log_poisson_loss,
+# normalize_moments and zero_fraction: composites of the ops above.
+
+__all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "separable_conv2d",
+            "crelu", "in_top_k", "log_poisson_loss", "normalize_moments", "zero_fraction"]
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None) -> Tensor:
+    """The maximum of each window of [N, W, C] (or "NCW") input.
+
+    Example: `tf.nn.max_pool1d(tf.constant([[[1.], [3.], [2.], [0.]]]), 2, 2, "VALID")`
+    -> [[[3.], [2.]]].
+    """
+    x = to_tensor(input, None, "max_pool1d", "input")
+    if x.ndim != 3:
+        raise InvalidArgumentError(f"max_pool1d: input must have rank 3, got {describe(x)}")
+    return _pool_nd("max_pool", x, ksize, strides, padding, data_format)
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None) -> Tensor:
+    """The mean of each window of [N, W, C] (or "NCW") input.
+
+    Example: `tf.nn.avg_pool1d(tf.constant([[[1.], [3.], [2.], [0.]]]), 2, 2, "VALID")`
+    -> [[[2.], [1.]]].
+    """
+    x = to_tensor(input, None, "avg_pool1d", "input")
+    if x.ndim != 3:
+        raise InvalidArgumentError(f"avg_pool1d: input must have rank 3, got {describe(x)}")
+    return _pool_nd("avg_pool", x, ksize, strides, padding, data_format)
+
+
+def _triple(op: str, value, arg: str, first: bool) -> list:
+    """An int, [d, h, w] or [1, d, h, w, 1] (batch and channel entries 1) as [d, h, w]."""
+    v = [value] * 3 if isinstance(value, int) else list(value)
+    if len(v) == 1:
+        v = v * 3
+    if len(v) == 5:
+        v = v[2:] if first else v[1:4]
+    if len(v) != 3 or not all(isinstance(k, int) and k > 0 for k in v):
+        raise InvalidArgumentError(f"{op}: {arg} must be a positive int or a list of 1, 3 "
+                                   f"or 5 of them, got {value!r}")
+    return v
+
+
+def _pool3d(op: str, input, ksize, strides, padding, data_format) -> Tensor:
+    """3-D max or mean pooling as two 2-D poolings: over (H, W) for every depth, then over
+    D. Both reductions separate by axis, padding included: 'SAME' pads each axis on its
+    own, and a mean over the real elements of a box is the mean over D of the means over
+    (H, W), the counts being products of per-axis counts."""
+    x = to_tensor(input, None, op, "input")
+    if x.ndim != 5:
+        raise InvalidArgumentError(f"{op}: input must have rank 5, got {describe(x)}")
+    if data_format not in ("NDHWC", "NCDHW"):
+        raise InvalidArgumentError(f"{op}: data_format must be 'NDHWC' or 'NCDHW', got "
+                                   f"{data_format!r}")
+    if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+        raise InvalidArgumentError(f"{op}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    first = data_format == "NCDHW"
+    kd, kh, kw = _triple(op, ksize, "ksize", first)
+    sd, sh, sw = _triple(op, strides, "strides", first)
+    pool2d = conv.max_pool2d if op.startswith("max") else conv.avg_pool2d
+    if first:
+        x = transpose(x, [0, 2, 3, 4, 1])
+    n, d, h, w, c = dims_of(x)
+    y = pool2d(reshape(x, (dims_product((n, d)), h, w, c)), [kh, kw], [sh, sw], padding)
+    _, h2, w2, _ = dims_of(y)
+    y = pool2d(reshape(y, (n, d, dims_product((h2, w2)), c)), [kd, 1], [sd, 1], padding)
+    y = reshape(y, (n, dims_of(y)[1], h2, w2, c))
+    return transpose(y, [0, 4, 1, 2, 3]) if first else y
+
+
+def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None) -> Tensor:
+    """The maximum of each 3-D window of [N, D, H, W, C] (or "NCDHW") input.
+
+    Example: `tf.nn.max_pool3d(tf.ones([1, 4, 4, 4, 1]), 2, 2, "VALID")` -> shape
+    [1, 2, 2, 2, 1].
+    """
+    return _pool3d("max_pool3d", input, ksize, strides, padding, data_format)
+
+
+def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None) -> Tensor:
+    """The mean of each 3-D window ('SAME' padding: of its real elements).
+
+    Example: `tf.nn.avg_pool3d(tf.ones([1, 4, 4, 4, 1]), 2, 2, "VALID")` -> ones of shape
+    [1, 2, 2, 2, 1].
+    """
+    return _pool3d("avg_pool3d", input, ksize, strides, padding, data_format)
+
+
+@composite("separable_conv2d")
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,
+                     data_format=None, dilations=None, name=None) -> Tensor:
+    """A depthwise convolution followed by a 1x1 (pointwise) convolution mixing channels;
+    `pointwise_filter` is [1, 1, in_channels * multiplier, out_channels].
+
+    Example: `tf.nn.separable_conv2d(tf.ones([1, 5, 5, 3]), tf.ones([3, 3, 3, 2]),
+    tf.ones([1, 1, 6, 4]), [1, 1, 1, 1], "SAME")` -> shape [1, 5, 5, 4].
+    """
+    fmt = data_format or "NHWC"
+    p = to_tensor(pointwise_filter, None, "separable_conv2d", "pointwise_filter")
+    if p.ndim != 4 or p._shape[0] != 1 or p._shape[1] != 1:
+        raise InvalidArgumentError(f"separable_conv2d: pointwise_filter must be [1, 1, "
+                                   f"in_channels * multiplier, out_channels], got {describe(p)}")
+    y = conv.depthwise_conv2d(input, depthwise_filter, strides, padding, fmt, dilations)
+    return conv.conv2d(y, p, [1, 1, 1, 1], "VALID", fmt)
+
+
+def crelu(features, axis=-1, name=None) -> Tensor:
+    """Concatenated ReLU: [relu(x), relu(-x)] along `axis` (twice the size there).
+
+    Example: `tf.nn.crelu([1., -2.])` -> [1., 0., 0., 2.].
+    """
+    x = to_tensor(features, None, "crelu", "features")
+    return concat([relu(x), relu(negative(x))], axis)
+
+
+def in_top_k(targets, predictions, k, name=None) -> Tensor:
+    """Whether each row's target class is among its k largest predictions: fewer than k
+    predictions are strictly larger (ties count in, as TensorFlow); a non-finite target
+    prediction or an out-of-range target gives False.
+
+    Example: `tf.math.in_top_k([1], [[0.1, 0.9, 0.5]], 1)` -> [True].
+    """
+    p = to_tensor(predictions, _dt.float32, "in_top_k", "predictions")
+    t = to_tensor(targets, _dt.int32, "in_top_k", "targets")
+    if p.ndim != 2 or t.ndim != 1:
+        raise InvalidArgumentError(f"in_top_k: predictions must be [batch, classes] and "
+                                   f"targets [batch], got {describe(p)} and {describe(t)}")
+    if not p.dtype.is_floating or not t.dtype.is_integer:
+        raise InvalidArgumentError(f"in_top_k: predictions must be floating and targets "
+                                   f"integers, got {describe(p)} and {describe(t)}")
+    classes = dims_of(p)[1]
+    valid = logical_and(greater(t, -1), less(t, classes))
+    safe = where(valid, t, t * 0)
+    chosen = gather(p, safe, axis=1, batch_dims=1)
+    above = reduce_sum(cast(greater(p, expand_dims(chosen, -1)), _dt.int32), axis=-1)
+    return logical_and(logical_and(valid, is_finite(chosen)), less(above, k))
+
+
+@composite("log_poisson_loss")
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None) -> Tensor:
+    """The Poisson negative log-likelihood exp(log_input) - targets * log_input; with
+    `compute_full_loss` the Stirling term targets * log(targets) - targets
+    + 0.5 * log(2 pi targets) is added where targets > 1.
+
+    Example: `tf.nn.log_poisson_loss([1.], [0.])` -> [1.].
+    """
+    z = to_tensor(log_input, None, "log_poisson_loss", "log_input")
+    c = to_tensor(targets, z.dtype, "log_poisson_loss", "targets")
+    loss = exp(z) - z * c
+    if not compute_full_loss:
+        return loss
+    safe = where(greater(c, 1), c, c * 0 + 1)
+    stirling = safe * log(safe) - safe + 0.5 * log(2 * 3.141592653589793 * safe)
+    return loss + where(greater(c, 1), stirling, stirling * 0)
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None) -> tuple:
+    """(mean, variance) from sufficient statistics: counts, the (shifted) sum and sum of
+    squares; `shift` (or None) is what was subtracted before summing.
+
+    Example: `tf.nn.normalize_moments(2., 4., 10., None)` -> (2., 1.).
+    """
+    ss = to_tensor(mean_ss, None, "normalize_moments", "mean_ss")
+    divisor = 1 / to_tensor(counts, ss.dtype, "normalize_moments", "counts")
+    shifted = ss * divisor
+    mean = shifted if shift is None else shifted + to_tensor(shift, ss.dtype,
+                                                             "normalize_moments", "shift")
+    variance = to_tensor(variance_ss, ss.dtype, "normalize_moments", "variance_ss") \
+        * divisor - square(shifted)
+    return mean, variance
+
+
+def zero_fraction(value, name=None) -> Tensor:
+    """The fraction of `value`'s elements that are zero, float32.
+
+    Example: `tf.math.zero_fraction([0., 1., 0., 3.])` -> 0.5.
+    """
+    x = to_tensor(value, None, "zero_fraction", "value")
+    return reduce_mean(cast(equal(x, 0), _dt.float32))

@@ -26,8 +26,11 @@ from .._core.registry import LateAttr
 from .._core.shape import broadcast_shapes, dims_of, is_dim
 from .._core.tensor import Tensor
 from ._args import dtype_arg, int_arg, shape_arg, show, to_tensor
-from .array import stack
-from .math import cast
+from .array import broadcast_to, stack, stop_gradient
+from .creation import one_hot
+from .indexing import where
+from .math import cast, exp, greater, less, lgamma, log, logical_and, maximum, sqrt
+from .reduction import argmax, reduce_sum
 from ._define import defop
 from ._tangents import batch_dims
 from ._batching import batch_elementwise
@@ -659,3 +662,61 @@ def _dropout(x, **attrs):
 defop("Dropout", ["x"], shape=_dropout_rule,
       vjp={"x": lambda g, **attrs: _dropout(g, **attrs)},
       jvp={"x": lambda t, **attrs: _dropout(t, **attrs)}, batch=batch_elementwise)
+
+
+# --------------------------------------------------------------------------- gamma samples
+# Marsaglia and Tsang's sampler written without branches (a fixed number of proposals
+# per sample, the first accepted kept), so it also runs traced; the derivative in alpha
+# is TensorFlow's implicit reparameterization: dx/dalpha = -dP(alpha, x)/dalpha / p(x).
+
+__all__ += ["stateless_gamma"]
+
+_GAMMA_PROPOSALS = 8  # all rejected with probability below 0.05 ** 8
+
+
+def _standard_gamma(shape: tuple, alpha: Tensor, seed: Tensor) -> Tensor:
+    small = less(alpha, 1.0)
+    a = where(small, alpha + 1.0, alpha)  # alpha < 1: Gamma(alpha + 1) * U ** (1 / alpha)
+    d = a - 1.0 / 3.0
+    c = 1.0 / sqrt(9.0 * d)
+    seeds = split(seed, 3)
+    many = [_GAMMA_PROPOSALS] + list(shape)
+    z = stateless_normal(many, seeds[0], dtype=alpha.dtype)
+    u = stateless_uniform(many, seeds[1], dtype=alpha.dtype)
+    v = (1.0 + c * z) ** 3
+    positive = greater(v, 0.0)
+    safe_v = where(positive, v, v * 0 + 1)
+    accept = logical_and(positive, less(log(u), 0.5 * z * z + d - d * safe_v
+                                        + d * log(safe_v)))
+    first = argmax(cast(accept, _dt.int32), axis=0, output_type=_dt.int32)
+    pick = one_hot(first, _GAMMA_PROPOSALS, axis=0, dtype=alpha.dtype)
+    x = reduce_sum(pick * (d * safe_v), axis=0)
+    boost = stateless_uniform(list(shape), seeds[2], dtype=alpha.dtype) ** (1.0 / alpha)
+    x = where(small, x * boost, x)
+    return maximum(x, float(np.finfo(alpha.dtype._np).tiny))
+
+
+def stateless_gamma(shape, seed, alpha, beta=None, dtype=_dt.float32, name=None) -> Tensor:
+    """Gamma(alpha, rate beta) samples of `shape` (alpha and beta broadcast to it) decided
+    by `seed` (shape [2]) alone; differentiable in alpha and beta (implicit
+    reparameterization, as TensorFlow).
+
+    Example: `tf.random.stateless_gamma([1000], seed=[1, 2], alpha=2.0)` (mean about 2).
+    """
+    op = "random.stateless_gamma"
+    shape, dtype = _shape(op, shape), _float_dtype(op, dtype)
+    seed = _stateless_seed(op, seed)
+    inner = _dt.float32 if dtype in (_dt.float16, _dt.bfloat16) else dtype
+    a = to_tensor(alpha, dtype, op, "alpha")
+    if broadcast_shapes(op, shape, a._shape) != tuple(shape):
+        raise InvalidArgumentError(f"{op}: alpha {describe(a)} must broadcast to shape "
+                                   f"{list(shape)}")
+    a = broadcast_to(cast(a, inner), shape)
+    fixed = stop_gradient(a)
+    x = stop_gradient(_standard_gamma(shape, fixed, seed))
+    density = exp((fixed - 1.0) * log(x) - x - lgamma(fixed))
+    slope = stop_gradient(-run_kernel("IgammaGradA", {"a": fixed, "x": x}) / density)
+    x = x + (a - fixed) * slope  # the value of x, the derivative slope in alpha
+    if beta is not None:
+        x = x / cast(to_tensor(beta, dtype, op, "beta"), inner)
+    return x if inner is dtype else cast(x, dtype)
