@@ -29,9 +29,14 @@ xp_module = pytest.importorskip(NAMESPACE) if NAMESPACE == "cupy" else __import_
 # Rows that cannot run on the array-API backend, with the reason; they are expected to
 # fail (strictly: one that starts to pass shows up as an XPASS failure to clear).
 CANNOT_RUN: dict[str, str] = {}
-# dtypes a namespace lacks: those (row, dtype) values are not compared
+# numbers in, strings out: the array API has no string dtype to hold the result
+CANNOT_RUN.update({r.name: "the array API has no string dtype (string results)"
+                   for r in CASES if r.name.split("/")[0] in (
+                       "strings.as_string", "strings.format", "strings.unicode_encode")})
+# dtypes a namespace lacks: those (row, dtype) values are not compared ("object": the
+# string rows' inputs, which no array-API namespace holds)
 MISSING_DTYPES = {"array_api_strict": {"float16", "bfloat16"}, "cupy": {"bfloat16"}}.get(
-    NAMESPACE, {"bfloat16"})
+    NAMESPACE, {"bfloat16"}) | {"object"}
 
 pytestmark = pytest.mark.filterwarnings(f"ignore::{FallbackWarning.__module__}."
                                         f"{FallbackWarning.__name__}")

@@ -76,6 +76,10 @@ class NumpyBackend(Backend):
     name = "numpy"
 
     def to_native(self, values):
+        if type(values) is bytes:  # a string tensor's element (np.asarray: a bytes_ array)
+            out = np.empty((), dtype=object)
+            out[()] = values
+            return out
         return np.asarray(values)
 
     def move_from(self, other: Backend, data_id: int, dtype) -> None:

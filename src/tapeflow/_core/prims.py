@@ -73,6 +73,11 @@ def arg_sort(x, **attrs):
     return run_kernel("ArgSort", {"x": x}, attrs)
 
 
+def as_string(x, **attrs):
+    """AsString (tapeflow/ops/strings.py)."""
+    return run_kernel("AsString", {"x": x}, attrs)
+
+
 def asin(x, **attrs):
     """Asin (tapeflow/ops/math.py)."""
     return run_kernel("Asin", {"x": x}, attrs)
@@ -155,6 +160,11 @@ def bias_add(value, bias, **attrs):
 def broadcast_to(x, **attrs):
     """BroadcastTo (tapeflow/ops/array.py)."""
     return run_kernel("BroadcastTo", {"x": x}, attrs)
+
+
+def bytes_split(x, **attrs):
+    """BytesSplit (tapeflow/ops/strings.py)."""
+    return run_kernel("BytesSplit", {"x": x}, attrs)
 
 
 def cast(x, **attrs):
@@ -818,6 +828,21 @@ def recompute_grad(x, resources, **attrs):
     return run_kernel("RecomputeGrad", {"x": x, "resources": resources}, attrs)
 
 
+def reduce_join(x, **attrs):
+    """ReduceJoin (tapeflow/ops/strings.py)."""
+    return run_kernel("ReduceJoin", {"x": x}, attrs)
+
+
+def regex_full_match(x, **attrs):
+    """RegexFullMatch (tapeflow/ops/strings.py)."""
+    return run_kernel("RegexFullMatch", {"x": x}, attrs)
+
+
+def regex_replace(x, **attrs):
+    """RegexReplace (tapeflow/ops/strings.py)."""
+    return run_kernel("RegexReplace", {"x": x}, attrs)
+
+
 def relu(x, **attrs):
     """Relu (tapeflow/ops/nn.py)."""
     return run_kernel("Relu", {"x": x}, attrs)
@@ -1069,9 +1094,64 @@ def strided_slice_grad(dy, **attrs):
     return run_kernel("StridedSliceGrad", {"dy": dy}, attrs)
 
 
+def string_format(inputs, **attrs):
+    """StringFormat (tapeflow/ops/strings.py)."""
+    return run_kernel("StringFormat", {"inputs": inputs}, attrs)
+
+
+def string_join(inputs, **attrs):
+    """StringJoin (tapeflow/ops/strings.py)."""
+    return run_kernel("StringJoin", {"inputs": inputs}, attrs)
+
+
+def string_length(x, **attrs):
+    """StringLength (tapeflow/ops/strings.py)."""
+    return run_kernel("StringLength", {"x": x}, attrs)
+
+
+def string_lower(x, **attrs):
+    """StringLower (tapeflow/ops/strings.py)."""
+    return run_kernel("StringLower", {"x": x}, attrs)
+
+
+def string_split(x, **attrs):
+    """StringSplit (tapeflow/ops/strings.py)."""
+    return run_kernel("StringSplit", {"x": x}, attrs)
+
+
+def string_strip(x, **attrs):
+    """StringStrip (tapeflow/ops/strings.py)."""
+    return run_kernel("StringStrip", {"x": x}, attrs)
+
+
+def string_to_hash_bucket_fast(x, **attrs):
+    """StringToHashBucketFast (tapeflow/ops/strings.py)."""
+    return run_kernel("StringToHashBucketFast", {"x": x}, attrs)
+
+
+def string_to_hash_bucket_strong(x, **attrs):
+    """StringToHashBucketStrong (tapeflow/ops/strings.py)."""
+    return run_kernel("StringToHashBucketStrong", {"x": x}, attrs)
+
+
+def string_to_number(x, **attrs):
+    """StringToNumber (tapeflow/ops/strings.py)."""
+    return run_kernel("StringToNumber", {"x": x}, attrs)
+
+
+def string_upper(x, **attrs):
+    """StringUpper (tapeflow/ops/strings.py)."""
+    return run_kernel("StringUpper", {"x": x}, attrs)
+
+
 def sub(x, y, **attrs):
     """Sub (tapeflow/ops/math.py)."""
     return run_kernel("Sub", {"x": x, "y": y}, attrs)
+
+
+def substr(x, pos, len, **attrs):
+    """Substr (tapeflow/ops/strings.py)."""
+    return run_kernel("Substr", {"x": x, "pos": pos, "len": len}, attrs)
 
 
 def sum(x, **attrs):
@@ -1161,6 +1241,21 @@ def truncate_mod(x, y, **attrs):
 def truncated_normal(**attrs):
     """TruncatedNormal (tapeflow/ops/random.py)."""
     return run_kernel("TruncatedNormal", {}, attrs)
+
+
+def unicode_decode(x, **attrs):
+    """UnicodeDecode (tapeflow/ops/strings.py)."""
+    return run_kernel("UnicodeDecode", {"x": x}, attrs)
+
+
+def unicode_encode(x, **attrs):
+    """UnicodeEncode (tapeflow/ops/strings.py)."""
+    return run_kernel("UnicodeEncode", {"x": x}, attrs)
+
+
+def unicode_split(x, **attrs):
+    """UnicodeSplit (tapeflow/ops/strings.py)."""
+    return run_kernel("UnicodeSplit", {"x": x}, attrs)
 
 
 def unique(x, **attrs):

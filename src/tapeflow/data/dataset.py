@@ -950,7 +950,9 @@ class _PaddedBatchDataset(_BatchDataset):
             self._shapes.append(dims)
         values = [None] * len(specs) if padding_values is None else \
             _up_to("padded_batch", "padding_values", spec, padding_values)
-        self._pads = [np.zeros((), s.dtype.as_numpy_dtype) if v is None else
+        # the default pads with 0, and strings with b"" (np.zeros of object would give 0)
+        self._pads = [np.full((), b"" if s.dtype.is_string else 0, s.dtype.as_numpy_dtype)
+                      if v is None else
                       np.asarray(structure.to_array(v, "padded_batch"), s.dtype.as_numpy_dtype)
                       for v, s in zip(values, specs)]
         super().__init__(source, batch_size, drop_remainder)

@@ -6,5 +6,5 @@ Importing this package defines every op family's ops and installs Tensor's opera
 from __future__ import annotations
 
 from . import (array, conv, creation, image, indexing, io, linalg, math, nn,  # noqa: F401
-               random, reduction, signal, state, tensor_array)
+               random, reduction, signal, state, strings, tensor_array)
 from . import operators  # noqa: F401  (after the families: it installs their functions)

@@ -600,7 +600,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tens
             raise InvalidArgumentError(
                 f"Pad: constant_values must be a scalar of the tensor's dtype, got "
                 f"{describe(cv)} for tensor: {describe(x)}")
-        cv = cv.numpy().item()
+        cv = np.asarray(cv).item()
     elif x.dtype.is_string and type(cv) is int and cv == 0:
         cv = b""  # the default pads strings with empty ones, as TF
     elif not (type(cv) is int and cv == 0):
@@ -609,7 +609,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None) -> Tens
             raise InvalidArgumentError(
                 f"Pad: constant_values must be a scalar of the tensor's dtype, got "
                 f"{describe(cv)} for tensor: {describe(x)}")
-        cv = cv.numpy().item()
+        cv = np.asarray(cv).item()
     return run_kernel("Pad", {"x": x}, {"paddings": p, "mode": mode, "constant_values": cv})
 
 

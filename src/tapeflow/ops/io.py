@@ -18,6 +18,7 @@ from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
 from .._core.tensor import Tensor
 from .._core.variable import Variable
+from ..backends.numpy.strings import as_array, format_array
 from ._define import defop
 
 
@@ -37,42 +38,6 @@ _STDOUT, _STDERR = "stdout", "stderr"
 # --------------------------------------------------------------------------- formatting
 
 
-def _scalar_text(v, kind: str) -> str:
-    if kind == "b":
-        return "1" if v else "0"
-    if kind == "f":
-        f = float(v)
-        if not np.isfinite(f):
-            return "nan" if np.isnan(f) else ("inf" if f > 0 else "-inf")
-        short, full = (6, 9) if v.dtype.itemsize <= 4 else (15, 17)
-        text = f"{f:.{short}g}"
-        return text if v.dtype.type(text) == v else f"{f:.{full}g}"
-    if kind == "c":
-        return f"({_scalar_text(v.real, 'f')},{_scalar_text(v.imag, 'f')})"
-    return str(v)
-
-
-def format_array(a: np.ndarray, summarize: int = 3) -> str:
-    """A NumPy array as tf.print shows it. Example: `format_array(np.arange(10))` ->
-    '[0 1 2 ... 7 8 9]'."""
-    kind = "f" if a.dtype.kind == "f" or a.dtype.name == "bfloat16" else a.dtype.kind
-    if a.ndim == 0:
-        return _scalar_text(a[()], kind)
-
-    def rows(x, depth: int) -> str:
-        n = x.shape[0]
-        cut = summarize is not None and 0 <= summarize and n > 2 * summarize
-        idx = list(range(summarize)) + [None] + list(range(n - summarize, n)) if cut \
-            else list(range(n))
-        if x.ndim == 1:
-            return "[" + " ".join("..." if i is None else _scalar_text(x[i], kind)
-                                  for i in idx) + "]"
-        sep = "\n" + " " * (depth + 1)
-        return "[" + sep.join("..." if i is None else rows(x[i], depth + 1)
-                              for i in idx) + "]"
-    return rows(a, 0)
-
-
 def _format_value(v, arrays, summarize: int, top: bool) -> str:
     if v is _SLOT:
         return format_array(next(arrays), summarize)
@@ -90,7 +55,12 @@ def _format_value(v, arrays, summarize: int, top: bool) -> str:
 
 
 def _render(natives: list, attrs: dict) -> str:
-    arrays = iter(np.asarray(a) for a in natives)
+    template = attrs["template"]
+    natives = [as_array(a) for a in natives]
+    if len(template) == 1 and template[0] is _SLOT and natives[0].ndim == 0 \
+            and natives[0].dtype == object:  # TF prints a lone string tensor as is
+        return natives[0][()].decode("utf-8", "backslashreplace") + attrs["end"]
+    arrays = iter(natives)
     parts = [_format_value(v, arrays, attrs["summarize"], True) for v in attrs["template"]]
     return attrs["sep"].join(parts) + attrs["end"]
 

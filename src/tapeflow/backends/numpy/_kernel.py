@@ -55,7 +55,13 @@ def ensure_array(x) -> np.ndarray:
     array type. Kernels pass such results through this before writing into them or
     returning them. It costs one type check when `x` is already an array.
     """
-    return x if type(x) is _ndarray else np.asarray(x)
+    if type(x) is _ndarray:
+        return x
+    if type(x) is bytes:  # an element of a string tensor (np.asarray would make bytes_)
+        out = np.empty((), dtype=object)
+        out[()] = x
+        return out
+    return np.asarray(x)
 
 
 def check_rank(op: str, rank: int) -> None:

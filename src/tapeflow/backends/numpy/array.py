@@ -106,7 +106,7 @@ def stack(inputs, attrs, backend):
         # rows copied into one array: np.stack's generic path costs ~10 us a call
         out = np.empty((len(xs),) + first.shape, first.dtype)
         for k, v in enumerate(xs):
-            out[k] = v
+            out[k, ...] = v  # (a 0-d object array must land as its element)
         return out
     return np.stack(xs, axis=attrs["axis"])
 

@@ -23,7 +23,7 @@ def _slice_key(a):
 def strided_slice(inputs, attrs, backend):
     out = inputs["x"][_slice_key(attrs)]
     # Copy: a view would keep the whole input buffer alive behind a small slice.
-    return out.copy() if type(out) is np.ndarray else np.asarray(out)
+    return out.copy() if type(out) is np.ndarray else ensure_array(out)
 
 
 @kernel("StridedSliceGrad")
