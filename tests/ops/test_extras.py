@@ -615,3 +615,41 @@ def test_stateless_gamma_moments_and_implicit_gradient():
     traced = tf.function(lambda: tf.random.stateless_gamma([4], seed=[7, 8], alpha=1.5))
     np.testing.assert_array_equal(
         traced().numpy(), tf.random.stateless_gamma([4], seed=[7, 8], alpha=1.5).numpy())
+
+
+def test_ctc_loss_matches_tensorflow():
+    # TF 2.21: rng = default_rng(0); logits = rng.normal(size=(6, 3, 5)) as float32
+    logits = tf.constant(np.random.default_rng(0).normal(size=(6, 3, 5)), tf.float32)
+    labels = tf.constant([[1, 2, 2], [3, 0, 0], [4, 1, 0]])
+    ll, tl = tf.constant([3, 1, 2]), tf.constant([6, 4, 5])
+    with tf.GradientTape() as tape:
+        tape.watch(logits)
+        loss = tf.nn.ctc_loss(labels, logits, ll, tl)
+        weighted = tf.reduce_sum(loss * [1.0, 2.0, 3.0])
+    # TF: tf.nn.ctc_loss(labels, logits, ll, tl) (blank_index None acts as 0)
+    np.testing.assert_allclose(loss.numpy(), [8.255633354187012, 4.5253825187683105,
+                                              5.009273529052734], rtol=1e-6)
+    g = tape.gradient(weighted, logits).numpy()
+    # TF: the gradient of reduce_sum(loss * [1, 2, 3]) for batch entry 0, rounded to 1e-6
+    np.testing.assert_allclose(g[:, 0, :], [
+        [-0.079307, -0.561942, 0.338596, 0.198202, 0.104451],
+        [-0.080519, -0.312608, -0.315142, 0.245989, 0.46228],
+        [-0.294148, -0.000477, -0.298498, 0.344504, 0.248618],
+        [-0.243265, 0.196106, -0.399348, 0.276517, 0.16999],
+        [-0.408264, 0.035892, 0.141301, 0.070414, 0.160657],
+        [-0.029266, 0.043781, -0.731975, 0.089101, 0.628359]], atol=2e-6)
+    assert not g[4:, 1, :].any()  # steps past logit_length get no gradient
+    # TF: labels2 with blank_index=0; labels shifted with blank_index=-1; batch-major
+    labels2 = tf.constant([[1, 2, 2], [3, 4, 4], [4, 1, 3]])
+    np.testing.assert_allclose(tf.nn.ctc_loss(labels2, logits, ll, tl, blank_index=0).numpy(),
+                               [8.255633354187012, 4.5253825187683105, 5.009273529052734],
+                               rtol=1e-6)
+    shifted = labels - 1 + tf.cast(tf.equal(labels, 0), tf.int32)
+    np.testing.assert_allclose(tf.nn.ctc_loss(shifted, logits, ll, tl, blank_index=-1).numpy(),
+                               [7.992220878601074, 5.483232498168945, 4.973254203796387],
+                               rtol=1e-6)
+    np.testing.assert_allclose(
+        tf.nn.ctc_loss(labels, tf.transpose(logits, [1, 0, 2]), ll, tl,
+                       logits_time_major=False).numpy(), loss.numpy(), rtol=1e-6)
+    check_grad(lambda v: tf.reduce_sum(tf.nn.ctc_loss(labels, v, ll, tl)),
+               np.random.default_rng(1).normal(size=(6, 3, 5)))

@@ -22,8 +22,10 @@ from .indexing import gather, where
 from .math import (abs as _abs, cast, erfc, exp, log1p, negative, rsqrt, squared_difference,
                    tanh)
 from .math import sigmoid, softplus  # noqa: F401  (tf.nn re-exports them)
-from .math import equal, greater, is_finite, less, log, logical_and, square  # (issue 31's ops)
-from .array import reshape, transpose
+from .math import (equal, greater, is_finite, less, log, logical_and, maximum,
+                   not_equal, square)  # (issue 31's ops)
+from .array import pad, reshape, stack, transpose
+from .creation import range as _range
 from .._core.shape import dims_of, dims_product
 from .reduction import clip_by_norm, reduce_mean, reduce_sum
 
@@ -800,7 +802,8 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None) ->
 # normalize_moments and zero_fraction: composites of the ops above.
 
 __all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "separable_conv2d",
-            "crelu", "in_top_k", "log_poisson_loss", "normalize_moments", "zero_fraction"]
+            "crelu", "in_top_k", "log_poisson_loss", "normalize_moments", "zero_fraction",
+            "ctc_loss"]
 
 
 def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None) -> Tensor:
@@ -976,3 +979,76 @@ def zero_fraction(value, name=None) -> Tensor:
     """
     x = to_tensor(value, None, "zero_fraction", "value")
     return reduce_mean(cast(equal(x, 0), _dt.float32))
+
+
+_CTC_NONE = -1e30  # log(0) kept finite so that gradients through unused paths stay 0
+
+
+def _log_add(a: Tensor, b: Tensor) -> Tensor:
+    top = maximum(a, b)
+    return top + log(exp(a - top) + exp(b - top))
+
+
+@composite("ctc_loss")
+def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True, unique=None,
+             blank_index=None, name=None) -> Tensor:
+    """The connectionist temporal classification loss -log p(labels | logits) per batch
+    entry, for dense `labels` [batch, max_label_length] (the first `label_length` of each
+    row count) and unnormalized `logits` [time, batch, classes] (batch-major with
+    logits_time_major=False) of which the first `logit_length` steps count. The blank is
+    class `blank_index` (default 0; negative counts from the end). Differentiable in
+    logits: the forward (alpha) recursion in log space, one step per time step, so the
+    number of time steps must be known while tracing.
+
+    Example: `tf.nn.ctc_loss([[1]], tf.zeros([2, 1, 2]), [1], [2])` -> [0.6931] (log 2).
+    """
+    op = "ctc_loss"
+    if unique is not None:
+        raise InvalidArgumentError(f"{op}: unique (a sparse-label optimization) is not "
+                                   "supported; pass dense labels with unique=None")
+    x = to_tensor(logits, None, op, "logits")
+    if not x.dtype.is_floating or x.ndim != 3:
+        raise InvalidArgumentError(f"{op}: logits must be a floating [time, batch, classes] "
+                                   f"tensor, got {describe(x)}")
+    if not logits_time_major:
+        x = transpose(x, [1, 0, 2])
+    steps, classes = x._shape[0], x._shape[2]
+    if steps is None or classes is None:
+        raise InvalidArgumentError(f"{op}: the number of time steps and of classes must be "
+                                   f"known, got logits {describe(x)}")
+    y = to_tensor(labels, _dt.int32, op, "labels")
+    n_label = to_tensor(label_length, _dt.int32, op, "label_length")
+    n_time = to_tensor(logit_length, _dt.int32, op, "logit_length")
+    if y.ndim != 2 or not y.dtype.is_integer:
+        raise InvalidArgumentError(f"{op}: labels must be dense integer [batch, "
+                                   f"max_label_length] (sparse labels are not supported), "
+                                   f"got {describe(y)}")
+    blank = (0 if blank_index is None else int(blank_index)) % classes
+    y = cast(y, _dt.int32)
+    n_label, n_time = cast(n_label, _dt.int32), cast(n_time, _dt.int32)
+    width = y._shape[1]
+    # the extended label sequence: blank, l1, blank, l2, ..., blank (2 L + 1 states)
+    blanks = y * 0 + blank
+    z = reshape(stack([blanks, y], axis=2), (-1, 2 * width))
+    z = pad(z, [[0, 0], [0, 1]], constant_values=blank)
+    states = 2 * width + 1
+    # a state may also be entered from two back when it is a label differing from it
+    skip = logical_and(not_equal(z, blank),
+                       not_equal(z, pad(z, [[0, 0], [2, 0]], constant_values=blank)[:, :-2]))
+    none = _CTC_NONE
+    lp = log_softmax(x, axis=-1)
+    first = gather(lp[0], z, axis=1, batch_dims=1)
+    start = where(less(_range(states), 2), first, first * 0 + none)
+    alpha = start
+    for t in range(1, steps):
+        one = pad(alpha, [[0, 0], [1, 0]], constant_values=none)[:, :-1]
+        two = pad(alpha, [[0, 0], [2, 0]], constant_values=none)[:, :-2]
+        merged = _log_add(alpha, one)
+        merged = where(skip, _log_add(merged, two), merged)
+        step = merged + gather(lp[t], z, axis=1, batch_dims=1)
+        alpha = where(expand_dims(less(t, n_time), -1), step, alpha)
+    end = 2 * n_label
+    last = gather(alpha, expand_dims(end, -1), axis=1, batch_dims=1)[:, 0]
+    before = gather(alpha, expand_dims(maximum(end - 1, 0), -1), axis=1, batch_dims=1)[:, 0]
+    total = where(greater(end, 0), _log_add(last, before), last)
+    return negative(total)
