@@ -52,6 +52,7 @@ def _digits_like(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 SAVE_AND_LOAD = '''
 import os
 
+import tapeflow as tf
 from tapeflow import keras
 
 print(tf.version.VERSION)
@@ -240,6 +241,7 @@ def test_save_and_load(capsys, tmp_path, monkeypatch):
 
 # tutorials/customization/custom_layers, whole.
 CUSTOM_LAYERS = '''
+import tapeflow as tf
 print(tf.config.list_physical_devices('GPU'))
 layer = tf.keras.layers.Dense(100)
 layer = tf.keras.layers.Dense(10, input_shape=(None, 5))
@@ -314,6 +316,7 @@ my_seq.summary()
 # keras.io/guides/making_new_layers_and_models_via_subclassing (tf.keras edition), whole:
 # MNIST is 512 rows of _digits_like (so 60000 -> 512 in the reshape).
 SUBCLASSING = '''
+import tapeflow as tf
 from tapeflow import keras
 class Linear(keras.layers.Layer):
     def __init__(self, units=32, input_dim=32):
@@ -645,6 +648,10 @@ OPTIMIZER_APPLY_GRADS = ("optimizer.apply(grads, model.trainable_weights)",
                          "optimizer.apply_gradients(zip(grads, model.trainable_weights))")
 PREPROCESSING_MODULE = ("tf.keras.preprocessing.sequence.pad_sequences(",
                         "tf.keras.utils.pad_sequences(")
+TRAINABLE_RECURSIVE = ("model.trainable = False  # Freeze the outer model\n",
+                       "model.trainable = False  # Freeze the outer model\n"
+                       "inner_model.trainable = False\n"
+                       "inner_model.layers[0].trainable = False\n")
 LEGACY_RANDOM = ("epsilon = keras.backend.random_normal(shape=(batch, dim))",
                  "epsilon = keras.random.normal(shape=(batch, dim))")
 
@@ -732,6 +739,7 @@ def test_subclassing_guide_legacy_backend_random(tmp_path):
 # cells (they need pydot, which raises ImportError as in Keras).
 FUNCTIONAL = '''
 import numpy as np
+import tapeflow as tf
 from tapeflow import keras
 from tapeflow.keras import layers
 inputs = keras.Input(shape=(784,))
@@ -1956,3 +1964,261 @@ def test_working_with_rnns_guide(capsys, tmp_path):
                           "keras.utils.pad_sequences exists. keras/__init__.py")
 def test_masking_guide_preprocessing_module(tmp_path):
     _run(MASKING[:MASKING.index("embedding = layers.Embedding(")], tmp_path / "m.py")
+
+
+# keras.io/guides/transfer_learning, but what needs downloads: the cats-vs-dogs dataset
+# (tfds.load) is given as `train_ds`, `validation_ds`, `test_ds` of 40x40 random images
+# whose label is whether the left half is brighter, resized to 32x32 (not 150x150); the
+# ImageNet-pretrained Xception is a small Conv2D + BatchNormalization base (with moving
+# statistics of its own), so the frozen base still holds BatchNormalization layers. Its
+# matplotlib cells are left out; epochs 20 -> 2 and 10 -> 1.
+TRANSFER = '''
+import numpy as np
+import tapeflow as tf
+import tapeflow.keras as keras
+layer = keras.layers.Dense(3)
+layer.build((None, 4))  # Create the weights
+
+print("weights:", len(layer.weights))
+print("trainable_weights:", len(layer.trainable_weights))
+print("non_trainable_weights:", len(layer.non_trainable_weights))
+layer = keras.layers.BatchNormalization()
+layer.build((None, 4))  # Create the weights
+
+print("weights:", len(layer.weights))
+print("trainable_weights:", len(layer.trainable_weights))
+print("non_trainable_weights:", len(layer.non_trainable_weights))
+layer = keras.layers.Dense(3)
+layer.build((None, 4))  # Create the weights
+layer.trainable = False  # Freeze the layer
+
+print("weights:", len(layer.weights))
+print("trainable_weights:", len(layer.trainable_weights))
+print("non_trainable_weights:", len(layer.non_trainable_weights))
+# Make a model with 2 layers
+layer1 = keras.layers.Dense(3, activation="relu")
+layer2 = keras.layers.Dense(3, activation="sigmoid")
+model = keras.Sequential([keras.Input(shape=(3,)), layer1, layer2])
+
+# Freeze the first layer
+layer1.trainable = False
+
+# Keep a copy of the weights of layer1 for later reference
+initial_layer1_weights_values = layer1.get_weights()
+
+# Train the model
+model.compile(optimizer="adam", loss="mse")
+model.fit(np.random.random((2, 3)), np.random.random((2, 3)))
+
+# Check that the weights of layer1 have not changed during training
+final_layer1_weights_values = layer1.get_weights()
+np.testing.assert_allclose(
+    initial_layer1_weights_values[0], final_layer1_weights_values[0]
+)
+np.testing.assert_allclose(
+    initial_layer1_weights_values[1], final_layer1_weights_values[1]
+)
+inner_model = keras.Sequential(
+    [
+        keras.Input(shape=(3,)),
+        keras.layers.Dense(3, activation="relu"),
+        keras.layers.Dense(3, activation="relu"),
+    ]
+)
+
+model = keras.Sequential(
+    [
+        keras.Input(shape=(3,)),
+        inner_model,
+        keras.layers.Dense(3, activation="sigmoid"),
+    ]
+)
+
+model.trainable = False  # Freeze the outer model
+
+assert inner_model.trainable == False  # All layers in `model` are now frozen
+assert inner_model.layers[0].trainable == False  # `trainable` is propagated recursively
+print("Number of training samples: %d" % tf.data.experimental.cardinality(train_ds))
+print(
+    "Number of validation samples: %d" % tf.data.experimental.cardinality(validation_ds)
+)
+print("Number of test samples: %d" % tf.data.experimental.cardinality(test_ds))
+size = (32, 32)  # the guide: (150, 150)
+
+train_ds = train_ds.map(lambda x, y: (tf.image.resize(x, size), y))
+validation_ds = validation_ds.map(lambda x, y: (tf.image.resize(x, size), y))
+test_ds = test_ds.map(lambda x, y: (tf.image.resize(x, size), y))
+batch_size = 32
+
+train_ds = train_ds.cache().batch(batch_size).prefetch(buffer_size=10)
+validation_ds = validation_ds.cache().batch(batch_size).prefetch(buffer_size=10)
+test_ds = test_ds.cache().batch(batch_size).prefetch(buffer_size=10)
+from tapeflow import keras
+from tapeflow.keras import layers
+
+data_augmentation = keras.Sequential(
+    [
+        layers.RandomFlip("horizontal"),
+        layers.RandomRotation(0.1),
+    ]
+)
+base_model = pretrained_base  # the guide: keras.applications.Xception(weights="imagenet",
+# input_shape=(150, 150, 3), include_top=False)
+
+# Freeze the base_model
+base_model.trainable = False
+
+# Create new model on top
+inputs = keras.Input(shape=(32, 32, 3))  # the guide: (150, 150, 3)
+x = data_augmentation(inputs)  # Apply random data augmentation
+
+# Pre-trained Xception weights requires that input be scaled
+# from (0, 255) to a range of (-1., +1.), the rescaling layer
+# outputs: `(inputs * scale) + offset`
+scale_layer = keras.layers.Rescaling(scale=1 / 127.5, offset=-1)
+x = scale_layer(x)
+
+# The base model contains batchnorm layers. We want to keep them in inference mode
+# when we unfreeze the base model for fine-tuning, so we make sure that the
+# base_model is running in inference mode here.
+x = base_model(x, training=False)
+x = keras.layers.GlobalAveragePooling2D()(x)
+x = keras.layers.Dropout(0.2)(x)  # Regularize with dropout
+outputs = keras.layers.Dense(1)(x)
+model = keras.Model(inputs, outputs)
+
+model.summary()
+model.compile(
+    optimizer=keras.optimizers.Adam(),
+    loss=keras.losses.BinaryCrossentropy(from_logits=True),
+    metrics=[keras.metrics.BinaryAccuracy()],
+)
+
+epochs = 2  # the guide: 20
+top_history = model.fit(train_ds, epochs=epochs, validation_data=validation_ds)
+frozen_base_weights = [w.copy() for w in base_model.get_weights()]
+# Unfreeze the base_model. Note that it keeps running in inference mode
+# since we passed `training=False` when calling it. This means that
+# the batchnorm layers will not update their batch statistics.
+# This prevents the batchnorm layers from undoing all the training
+# we've done so far.
+base_model.trainable = True
+model.summary()
+
+model.compile(
+    optimizer=keras.optimizers.Adam(1e-5),  # Low learning rate
+    loss=keras.losses.BinaryCrossentropy(from_logits=True),
+    metrics=[keras.metrics.BinaryAccuracy()],
+)
+
+epochs = 1  # the guide: 10
+model.fit(train_ds, epochs=epochs, validation_data=validation_ds)
+'''
+
+
+def _pretrained_base():
+    """The stand-in for ImageNet's Xception: Conv2D, BatchNormalization (moving statistics
+    set away from their initial 0 and 1, as a trained network's are), ReLU."""
+    base = keras.Sequential([keras.Input((32, 32, 3)), keras.layers.Conv2D(8, 3),
+                             keras.layers.BatchNormalization(), keras.layers.ReLU()],
+                            name="base")
+    bn = base.layers[1]
+    bn.moving_mean.assign(np.linspace(-0.5, 0.5, 8).astype(np.float32))
+    bn.moving_variance.assign(np.linspace(0.5, 2.0, 8).astype(np.float32))
+    return base
+
+
+def _halves_dataset(n: int, seed: int):
+    """(image, label) pairs: 40x40 uint8 images; the label is 1 when the left half is the
+    brighter one."""
+    import tapeflow as tf
+    rng = np.random.RandomState(seed)
+    images = rng.randint(0, 128, (n, 40, 40, 3)).astype(np.uint8)
+    labels = rng.randint(0, 2, n)
+    images[labels == 1, :, :20] += 100
+    images[labels == 0, :, 20:] += 100
+    return tf.data.Dataset.from_tensor_slices((images, labels.astype(np.int64)))
+
+
+def test_transfer_learning_guide(capsys, tmp_path):
+    keras.backend.clear_session()
+    base = _pretrained_base()
+    initial = [w.copy() for w in base.get_weights()]
+    scope = _run(_changed(TRANSFER, TRAINABLE_RECURSIVE), tmp_path / "transfer.py",
+                 pretrained_base=base,
+                 train_ds=_halves_dataset(64, 14), validation_ds=_halves_dataset(32, 15),
+                 test_ds=_halves_dataset(32, 16))
+    out = capsys.readouterr().out
+    # Dense: 2 trainable; BatchNormalization: 2 trainable + 2 moving statistics; frozen
+    # Dense: 2 non-trainable
+    assert "weights: 2\ntrainable_weights: 2\nnon_trainable_weights: 0\n" in out
+    assert "weights: 4\ntrainable_weights: 2\nnon_trainable_weights: 2\n" in out
+    assert "weights: 2\ntrainable_weights: 0\nnon_trainable_weights: 2\n" in out
+    assert "Number of training samples: 64\nNumber of validation samples: 32\n" in out
+    assert "Number of test samples: 32\n" in out
+    # frozen base: 8*27+8 conv + 4*8 BN = 256 parameters, none trainable; the top: 9
+    first, second = out.split('Model: "functional"')[1:3]
+    assert " Trainable params: 9 (36.00 B)" in first
+    assert " Non-trainable params: 256 (1.00 KB)" in first
+    assert " Trainable params: 249 (996.00 B)" in second  # unfrozen: all but BN's stats
+    assert " Non-trainable params: 16 (64.00 B)" in second
+    # training the top left the frozen base as it was, BN statistics included
+    assert len(initial) == len(scope["frozen_base_weights"]) == 6
+    for before, after in zip(initial, scope["frozen_base_weights"]):
+        np.testing.assert_array_equal(before, after)
+    bn = base.layers[1]
+    # fine-tuning changed the base's trainable weights, but BN ran in inference mode
+    # (training=False in the graph): its moving statistics never moved
+    np.testing.assert_array_equal(bn.moving_mean.numpy(), np.linspace(-0.5, 0.5, 8)
+                                  .astype(np.float32))
+    np.testing.assert_array_equal(bn.moving_variance.numpy(), np.linspace(0.5, 2.0, 8)
+                                  .astype(np.float32))
+    kernel_before = scope["frozen_base_weights"][0]
+    assert np.abs(base.layers[0].kernel.numpy() - kernel_before).max() > 0
+    history = scope["top_history"].history
+    assert sorted(history) == ["binary_accuracy", "loss", "val_binary_accuracy", "val_loss"]
+
+
+def test_frozen_batch_normalization_runs_in_inference_mode():
+    """The transfer-learning guide's rule for a BatchNormalization layer itself: frozen
+    (trainable=False), it normalizes with its moving statistics even when training, and
+    leaves them as they are."""
+    keras.backend.clear_session()
+    bn = keras.layers.BatchNormalization()
+    x = np.random.RandomState(0).rand(4, 3).astype(np.float32) * 5
+    bn.build(x.shape)
+    bn.moving_mean.assign([1.0, 2.0, 3.0])
+    bn.moving_variance.assign([4.0, 1.0, 0.25])
+    bn.trainable = False
+    y = bn(x, training=True).numpy()
+    np.testing.assert_allclose(y, (x - [1.0, 2.0, 3.0]) / np.sqrt(np.add([4.0, 1.0, 0.25],
+                                                                        1e-3)), rtol=1e-5)
+    np.testing.assert_array_equal(bn.moving_mean.numpy(), [1.0, 2.0, 3.0])
+    bn.trainable = True  # unfrozen, training: the batch's statistics, and an update
+    y = bn(x, training=True).numpy()
+    np.testing.assert_allclose(y, (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-3), rtol=1e-4)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), 0.99 * np.array([1.0, 2.0, 3.0])
+                               + 0.01 * x.mean(0), rtol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="setting `trainable` on a model does not reach its layers (Keras "
+                          "3 sets it on every sublayer); keras/layer.py")
+def test_transfer_learning_guide_trainable_is_recursive(tmp_path):
+    start = TRANSFER.index("inner_model = keras.Sequential(")
+    _run("import numpy as np\nimport tapeflow.keras as keras\n"
+         + TRANSFER[start:TRANSFER.index('print("Number of training samples')],
+         tmp_path / "t.py")
+
+
+@pytest.mark.xfail(strict=True, reason="a frozen model's BatchNormalization layers still "
+                   "train (their `trainable` stays True), so base(x, training=True) uses "
+                   "batch statistics and updates them; Keras 3 runs them in inference "
+                   "mode. keras/layer.py (trainable not recursive)")
+def test_batch_normalization_in_a_frozen_model_runs_in_inference_mode():
+    keras.backend.clear_session()
+    base = keras.Sequential([keras.Input((3,)), keras.layers.BatchNormalization()])
+    base.trainable = False
+    x = np.random.RandomState(0).rand(4, 3).astype(np.float32) * 5
+    np.testing.assert_allclose(base(x, training=True).numpy(),
+                               base(x, training=False).numpy(), rtol=1e-6)
