@@ -443,7 +443,9 @@ def _keras_config(config: dict, owner=None) -> dict:
             value = [_layer_entry(v, subs[i] if i < len(subs) and
                                   type(subs[i]).__name__ == v["class_name"] else None)
                      for i, v in enumerate(value)]
-        elif isinstance(value, dict) and "class_name" in value:
+        elif isinstance(value, dict) and "class_name" in value and "module" not in value:
+            # (an entry with its module is in Keras's spelling already: a user's
+            # function keeps module "builtins" and registered name "function")
             module = next((m for suffix, m in _NESTED_MODULES.items()
                            if key.endswith(suffix)), "keras")
             value = _keras_object(module, value["class_name"], value.get("config", {}))

@@ -5,14 +5,51 @@ from ..._core import dtypes as _dt
 from ..._core.convert import convert_to_tensor
 from ...ops import math as _math
 from ...train import initializers as _init, layers as _layers
-from .. import constraints as _constraints, regularizers as _regularizers
+from .. import constraints as _constraints, regularizers as _regularizers, utils as _utils
 from ..layer import Layer, is_several
 
 
-def activation_name(identifier) -> str:
+def _builtin_activation(name) -> bool:
+    try:
+        _layers.get_activation(name)
+    except ValueError:
+        return False
+    return True
+
+
+def get_activation(identifier):
+    """The activation function a layer's `activation=` argument names, as Keras's
+    `activations.get` finds it: a built-in name, a serialized function (Keras 3 writes a
+    user's function as `{"class_name": "function", "config": "<name>", ...}`), a name in
+    the active `custom_object_scope` or registry (as `load_model(custom_objects=...)`
+    sets one), a callable (as is) or None (the identity)."""
+    if isinstance(identifier, dict):
+        fn = _utils.deserialize_keras_object(identifier)
+        if not callable(fn):
+            raise ValueError(f"Could not interpret activation function identifier: "
+                             f"{identifier!r}")
+        return fn
+    if isinstance(identifier, str) and not _builtin_activation(identifier):
+        found = _utils.get_registered_object(identifier)
+        if callable(found):
+            return found
+    return _layers.get_activation(identifier)
+
+
+def activation_name(identifier):
+    """An activation as a layer's config holds it (Keras 3's `activations.serialize`):
+    a built-in one by name, a user's function as its serialized entry, which names it
+    for `custom_objects` and the registry."""
     if identifier is None:
         return "linear"
-    return identifier.lower() if isinstance(identifier, str) else identifier.__name__
+    if isinstance(identifier, dict):
+        return identifier
+    if isinstance(identifier, str):
+        return identifier.lower() if _builtin_activation(identifier) else identifier
+    name = getattr(identifier, "__name__", None)
+    if isinstance(name, str) and _builtin_activation(name):
+        return name
+    return _utils.serialize_keras_object(identifier)
 
 
 def base_kwargs(kwargs: dict) -> tuple:

@@ -14,7 +14,7 @@ from ...ops import array as _array, conv as _conv, math as _math, nn as _nn
 from ...train import initializers as _init, layers as _layers
 from .. import constraints as _constraints, regularizers as _regularizers
 from ..layer import Layer
-from ._base import activation_name, base_kwargs
+from ._base import activation_name, base_kwargs, get_activation
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
            "Conv3DTranspose", "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D",
@@ -99,7 +99,7 @@ class _Conv(Layer):
             raise ValueError(f"{cls}: data_format must be 'channels_last' or "
                              f"'channels_first', got {data_format!r}")
         self.data_format = data_format
-        self.activation = _layers.get_activation(activation)
+        self.activation = get_activation(activation)
         self._activation_id = activation_name(activation)
         self.use_bias = bool(use_bias)
         self.bias_initializer = _init.get(bias_initializer)

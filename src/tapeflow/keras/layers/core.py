@@ -16,7 +16,7 @@ from ...train import initializers as _init, layers as _layers
 from .. import constraints as _constraints, regularizers as _regularizers, utils as _utils
 from ..layer import Layer, set_keras_mask, unique_name
 from ..saving import in_safe_mode
-from ._base import Stateless, activation_name, base_kwargs, kernel_config
+from ._base import Stateless, activation_name, base_kwargs, get_activation, kernel_config
 
 __all__ = ["Activation", "Dense", "Embedding", "Lambda", "Masking"]
 
@@ -41,9 +41,9 @@ class Dense(Layer, _layers.Dense):
                                  "bias": _regularizers.get(bias_regularizer)}
         self._constraint_for = {"kernel": _constraints.get(kernel_constraint),
                                 "bias": _constraints.get(bias_constraint)}
-        _layers.Dense.__init__(self, units, activation, use_bias, kernel_initializer,
-                               bias_initializer, name=unique_name(name, type(self)),
-                               dtype=dtype)
+        _layers.Dense.__init__(self, units, get_activation(activation), use_bias,
+                               kernel_initializer, bias_initializer,
+                               name=unique_name(name, type(self)), dtype=dtype)
         self._activation_id = activation_name(activation)
         self._keras_init(trainable, rest)
 
@@ -137,7 +137,7 @@ class Activation(Stateless):
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
-        self.activation = _layers.get_activation(activation)
+        self.activation = get_activation(activation)
         self._activation_id = activation_name(activation)
 
     def call(self, x):

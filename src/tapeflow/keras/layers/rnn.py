@@ -38,10 +38,11 @@ from ...ops import array as _array, linalg as _linalg, math as _math, random as 
 from ...ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
 from ...function.control_flow import while_loop
 from ...ops.indexing import gather as _gather, where as _where
-from ...train import initializers as _init, layers as _layers
+from ...train import initializers as _init
 from ...train.module import name_scope
 from ..layer import Layer, is_symbolic, set_keras_mask, snake_case
 from ..saving import deserialize_layer
+from ._base import activation_name, get_activation
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "RNN", "SimpleRNN",
            "LSTM", "GRU", "Bidirectional", "TimeDistributed"]
@@ -83,10 +84,6 @@ def _serialize(initializer) -> dict:
     return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
 
 
-def _activation_id(identifier) -> str:
-    if identifier is None:
-        return "linear"
-    return identifier.lower() if isinstance(identifier, str) else identifier.__name__
 
 
 # --------------------------------------------------------------------------- cells
@@ -127,10 +124,10 @@ class _Cell(Layer):
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self.seed = seed
-        self.activation = _layers.get_activation(activation)
-        self.recurrent_activation = _layers.get_activation(recurrent_activation)
-        self._activation_ids = (_activation_id(activation),
-                                _activation_id(recurrent_activation))
+        self.activation = get_activation(activation)
+        self.recurrent_activation = get_activation(recurrent_activation)
+        self._activation_ids = (activation_name(activation),
+                                activation_name(recurrent_activation))
         self.use_bias = bool(use_bias)
         self.kernel_initializer = _initializer(kernel_initializer)
         self.recurrent_initializer = _initializer(recurrent_initializer)
