@@ -224,3 +224,21 @@ def test_hash_matches_keras_layer_function():
     from tapeflow._core.hashing import farmhash_fingerprint64
     from tapeflow.keras.layers.preprocessing import farmhash_fingerprint64 as keras_hash
     assert keras_hash is farmhash_fingerprint64
+
+
+def test_vectorized_fingerprint_matches_the_scalar_one():
+    # the NumPy version (strings <= 64 bytes by length class) against the Python one,
+    # itself checked against TensorFlow's buckets by the hash_fast fixture cases
+    from tapeflow._core.hashing import farmhash_fingerprint64, farmhash_fingerprint64_many
+    rng = np.random.default_rng(0)
+    strings = [bytes(rng.integers(0, 256, n).astype(np.uint8)) for n in range(0, 140)] * 3
+    want = np.array([farmhash_fingerprint64(s) for s in strings], dtype=np.uint64)
+    np.testing.assert_array_equal(farmhash_fingerprint64_many(strings), want)
+
+
+def test_mixed_and_invalid_python_values():
+    assert tf.constant(["a", b"b", "é"]).numpy().tolist() == [b"a", b"b", "é".encode()]
+    assert tf.constant([b"\xff", "x"]).numpy().tolist() == [b"\xff", b"x"]
+    assert tf.constant((["x"],)).shape == (1, 1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="int"):
+        tf.constant(["a", 1])

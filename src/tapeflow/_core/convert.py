@@ -72,6 +72,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
                 return convert_to_tensor(out, dtype, dtype_hint)
     target = dtype or (None if isinstance(value, np.ndarray) else
                        (_dt.as_dtype(dtype_hint) if dtype_hint is not None else None))
+    if isinstance(value, (list, tuple)) and _first_leaf_is_text(value):
+        # Python text: straight to an object array (np.asarray would build a str_ array
+        # first, then every item would be converted back)
+        return _string_tensor(value, np.array(value, dtype=object), target)
     try:
         arr = np.asarray(value)
     except UnicodeDecodeError:  # bytes that are not ASCII beside str: items kept as given
@@ -123,6 +127,12 @@ def _as_bytes(item):
     return None
 
 
+def _first_leaf_is_text(value) -> bool:
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return isinstance(value, (str, bytes))
+
+
 def _string_tensor(value, arr: np.ndarray, target) -> Tensor:
     """A string tensor (an object array of bytes; str is encoded as UTF-8) from `value`,
     whose NumPy form `arr` holds str, bytes or objects (or is empty)."""
@@ -139,14 +149,27 @@ def _string_tensor(value, arr: np.ndarray, target) -> Tensor:
         arr = np.array(value, dtype=object)
     flat = arr.reshape(-1).tolist()
     out = np.empty(len(flat), dtype=object)
+    try:  # the common case: all str (or all bytes), in one pass
+        out[:] = [s.encode("utf-8") if type(s) is str else s for s in flat]
+        if all(type(b) is bytes for b in out.tolist()):
+            return _wrap_string(out.reshape(arr.shape))
+    except (AttributeError, TypeError, ValueError):
+        pass
     for i, item in enumerate(flat):
         b = _as_bytes(item)
+        if b is None and isinstance(item, (list, tuple)):
+            raise InvalidArgumentError(f"convert_to_tensor: cannot convert a non-rectangular "
+                                       f"sequence to a tensor: {value!r}"[:300])
         if b is None:
             raise InvalidArgumentError(
-                f"convert_to_tensor: a string tensor holds only str and bytes, got "
-                f"{type(item).__name__} {item!r} in {value!r}"[:300])
+                f"convert_to_tensor: unsupported value of type {type(item).__name__} "
+                f"({item!r}) in {value!r}; a string tensor holds str or bytes"[:300])
         out[i] = b
-    t = wrap_native(out.reshape(arr.shape))
+    return _wrap_string(out.reshape(arr.shape))
+
+
+def _wrap_string(arr: np.ndarray) -> Tensor:
+    t = wrap_native(arr)
     if ctx.graph is not None:
         mark_traced_constant(t)
     return t

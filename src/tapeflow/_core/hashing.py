@@ -1,10 +1,12 @@
 """String hashes TensorFlow buckets with: FarmHash's Fingerprint64 and SipHash-2-4.
 
-Plain Python on `bytes` (no compiled dependency): `strings.to_hash_bucket_fast`,
+Plain Python and NumPy on `bytes` (no compiled dependency): `strings.to_hash_bucket_fast`,
 `to_hash_bucket_strong` and Keras's Hashing layer call these, so their buckets match
 TensorFlow's bit for bit.
 """
 from __future__ import annotations
+
+import numpy as np
 
 _M64 = (1 << 64) - 1
 _K0, _K1, _K2 = 0xC3A5C85C97CB3127, 0xB492B66FBE98F273, 0x9AE16A3B2F90404F
@@ -175,3 +177,98 @@ def siphash64(key: tuple, s: bytes) -> int:
     v[2] ^= 0xFF
     rounds(4)
     return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+# --------------------------------------------------------------------------- vectorized
+
+_U = np.uint64
+
+
+def _vrotr(v, shift: int):
+    return (v >> _U(shift)) | (v << _U(64 - shift))
+
+
+def _vmix(v):
+    return v ^ (v >> _U(47))
+
+
+def _vlen16(u, v, mul):
+    a = _vmix((u ^ v) * mul)
+    b = _vmix((v ^ a) * mul)
+    return b * mul
+
+
+def _fetcher(group: list, width: int):
+    """`fetch(offsets, n)`: the little-endian `n`-byte words of each string at its offset
+    (an int or an array), from the strings of `group` zero-padded to `width` bytes."""
+    rows = np.frombuffer(b"".join(s.ljust(width, b"\0") for s in group),
+                         np.uint8).reshape(len(group), width)
+    index = np.arange(len(group))[:, None]
+
+    def fetch(offsets, n: int = 8):
+        at = np.asarray(offsets).reshape(-1, 1) + np.arange(n)
+        return np.ascontiguousarray(rows[index, at]).view("<u8" if n == 8 else "<u4") \
+            .reshape(-1).astype(_U)
+    return fetch
+
+
+def _vector_group(group: list, lengths: np.ndarray):
+    """Fingerprint64 of strings all 1 to 64 bytes long whose length class is one of
+    1-3, 4-7, 8-16, 17-32, 33-64 (the caller groups them), as uint64."""
+    n = lengths.astype(_U)
+    top = int(lengths.max())
+    mul = _U(_K2) + n * _U(2)
+    fetch = _fetcher(group, max(top, 8))
+    k0, k1, k2 = _U(_K0), _U(_K1), _U(_K2)
+    if top <= 3:
+        rows = np.frombuffer(b"".join(s.ljust(3, b"\0") for s in group), np.uint8) \
+            .reshape(len(group), 3).astype(_U)
+        index = np.arange(len(group))
+        a, b, c = rows[:, 0], rows[index, lengths >> 1], rows[index, lengths - 1]
+        y = a + (b << _U(8))
+        z = n + (c << _U(2))
+        return _vmix((y * k2) ^ (z * k0)) * k2
+    if top <= 7:
+        return _vlen16(n + (fetch(0, 4) << _U(3)), fetch(lengths - 4, 4), mul)
+    if top <= 16:
+        a = fetch(0) + k2
+        b = fetch(lengths - 8)
+        c = _vrotr(b, 37) * mul + a
+        d = (_vrotr(a, 25) + b) * mul
+        return _vlen16(c, d, mul)
+    a = fetch(0) * (k1 if top <= 32 else k2)
+    b = fetch(8)
+    c = fetch(lengths - 8) * mul
+    d = fetch(lengths - 16) * k2
+    y = _vrotr(a + b, 43) + _vrotr(c, 30) + d
+    z = _vlen16(y, a + _vrotr(b + k2, 18) + c, mul)
+    if top <= 32:
+        return z
+    e = fetch(16) * mul
+    f = fetch(24)
+    g = (y + fetch(lengths - 32)) * mul
+    h = (z + fetch(lengths - 24)) * mul
+    return _vlen16(_vrotr(e + f, 43) + _vrotr(g, 30) + h, e + _vrotr(f + a, 18) + g, mul)
+
+
+_CLASSES = ((1, 3), (4, 7), (8, 16), (17, 32), (33, 64))
+
+
+def farmhash_fingerprint64_many(strings: list) -> np.ndarray:
+    """`farmhash_fingerprint64` of every string of a list, as uint64: strings up to 64
+    bytes in NumPy's wrapping uint64 arithmetic, by length class, longer ones in Python.
+
+    Example:
+        >>> int(farmhash_fingerprint64_many([b"", b"a"])[0]) == 0x9AE16A3B2F90404F
+        True
+    """
+    lengths = np.fromiter(map(len, strings), np.int64, len(strings))
+    out = np.full(len(strings), _K2, dtype=_U)
+    with np.errstate(over="ignore"):
+        for low, high in _CLASSES:
+            where = np.flatnonzero((lengths >= low) & (lengths <= high))
+            if where.size:
+                out[where] = _vector_group([strings[i] for i in where], lengths[where])
+    for i in np.flatnonzero(lengths > 64).tolist():
+        out[i] = farmhash_fingerprint64(strings[i])
+    return out

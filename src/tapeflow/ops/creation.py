@@ -10,7 +10,7 @@ from .._core import dtypes as _dt, prims
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
-from .._core.errors import InvalidArgumentError
+from .._core.errors import describe, InvalidArgumentError
 from .._core.shape import broadcast_shapes, dims_of, is_dim, is_symbolic
 from .._core.tensor import Tensor
 from .._core.variable import Variable
@@ -83,7 +83,7 @@ def ones(shape, dtype=_dt.float32, name=None) -> Tensor:
     """A tensor of ones. Example: `tf.ones([2], tf.int32)`."""
     dtype = dtype_arg("ones", dtype)
     if dtype.is_string:
-        raise InvalidArgumentError("ones: a string tensor has no one; use tf.fill")
+        raise InvalidArgumentError("ones: dtype string has no one; use tf.fill")
     return run_kernel("Ones", {}, {"shape": shape_arg("ones", shape), "dtype": dtype})
 
 
@@ -112,7 +112,8 @@ def ones_like(input, dtype=None, name=None) -> Tensor:
     if dtype is not None and dtype is not x.dtype:
         return ones(dims_of(x), dtype)
     if x.dtype.is_string:
-        raise InvalidArgumentError("ones_like: a string tensor has no one; use tf.fill")
+        raise InvalidArgumentError(f"ones_like: argument 'input' is a string tensor "
+                                   f"({describe(x)}), which has no one; use tf.fill")
     return run_kernel("OnesLike", {"x": x})
 
 

