@@ -644,6 +644,14 @@ MODEL_FROM_CONFIG = ("new_model = keras.Model.from_config(config",
                      "new_model = type(model).from_config(config")
 OPTIMIZER_APPLY = ("optimizer.apply(gradients, trainable_vars)",
                    "optimizer.apply_gradients(zip(gradients, trainable_vars))")
+GAN_OPTIMIZER_APPLY = [(f"self.{d}_optimizer.apply(grads, self.{net}.trainable_weights)",
+                        f"self.{d}_optimizer.apply_gradients(zip(grads, "
+                        f"self.{net}.trainable_weights))")
+                       for d, net in (("d", "discriminator"), ("g", "generator"))]
+# the GAN's convolutions with 16 filters, not 64 and 128, so it trains in seconds here
+GAN_NARROWER = [("layers.Conv2D(64, (3, 3)", "layers.Conv2D(16, (3, 3)"),
+                ("layers.Conv2D(128, (3, 3)", "layers.Conv2D(16, (3, 3)"),
+                ("layers.Conv2DTranspose(128, (4, 4)", "layers.Conv2DTranspose(16, (4, 4)")]
 OPTIMIZER_APPLY_GRADS = ("optimizer.apply(grads, model.trainable_weights)",
                          "optimizer.apply_gradients(zip(grads, model.trainable_weights))")
 PREPROCESSING_MODULE = ("tf.keras.preprocessing.sequence.pad_sequences(",
@@ -1422,6 +1430,138 @@ y = np.random.random((256, 1))
 scores = model.evaluate(x, y)
 '''
 
+# The same guide's GAN, trained on 32 MNIST-shaped images (all_digits from _digits_like,
+# not MNIST's 70,000): one batch (the guide: 100), with narrower convolutions
+# (GAN_NARROWER below).
+CUSTOM_FIT_GAN = '''
+import tapeflow as tf
+import tapeflow.keras as keras
+from tapeflow.keras import layers
+import numpy as np
+# Create the discriminator
+discriminator = keras.Sequential(
+    [
+        keras.Input(shape=(28, 28, 1)),
+        layers.Conv2D(64, (3, 3), strides=(2, 2), padding="same"),
+        layers.LeakyReLU(negative_slope=0.2),
+        layers.Conv2D(128, (3, 3), strides=(2, 2), padding="same"),
+        layers.LeakyReLU(negative_slope=0.2),
+        layers.GlobalMaxPooling2D(),
+        layers.Dense(1),
+    ],
+    name="discriminator",
+)
+
+# Create the generator
+latent_dim = 128
+generator = keras.Sequential(
+    [
+        keras.Input(shape=(latent_dim,)),
+        # We want to generate 128 coefficients to reshape into a 7x7x128 map
+        layers.Dense(7 * 7 * 128),
+        layers.LeakyReLU(negative_slope=0.2),
+        layers.Reshape((7, 7, 128)),
+        layers.Conv2DTranspose(128, (4, 4), strides=(2, 2), padding="same"),
+        layers.LeakyReLU(negative_slope=0.2),
+        layers.Conv2DTranspose(128, (4, 4), strides=(2, 2), padding="same"),
+        layers.LeakyReLU(negative_slope=0.2),
+        layers.Conv2D(1, (7, 7), padding="same", activation="sigmoid"),
+    ],
+    name="generator",
+)
+class GAN(keras.Model):
+    def __init__(self, discriminator, generator, latent_dim):
+        super().__init__()
+        self.discriminator = discriminator
+        self.generator = generator
+        self.latent_dim = latent_dim
+        self.d_loss_tracker = keras.metrics.Mean(name="d_loss")
+        self.g_loss_tracker = keras.metrics.Mean(name="g_loss")
+        self.seed_generator = keras.random.SeedGenerator(1337)
+
+    @property
+    def metrics(self):
+        return [self.d_loss_tracker, self.g_loss_tracker]
+
+    def compile(self, d_optimizer, g_optimizer, loss_fn):
+        super().compile()
+        self.d_optimizer = d_optimizer
+        self.g_optimizer = g_optimizer
+        self.loss_fn = loss_fn
+
+    def train_step(self, real_images):
+        if isinstance(real_images, tuple):
+            real_images = real_images[0]
+        # Sample random points in the latent space
+        batch_size = tf.shape(real_images)[0]
+        random_latent_vectors = keras.random.normal(
+            shape=(batch_size, self.latent_dim), seed=self.seed_generator
+        )
+
+        # Decode them to fake images
+        generated_images = self.generator(random_latent_vectors)
+
+        # Combine them with real images
+        combined_images = tf.concat([generated_images, real_images], axis=0)
+
+        # Assemble labels discriminating real from fake images
+        labels = tf.concat(
+            [tf.ones((batch_size, 1)), tf.zeros((batch_size, 1))], axis=0
+        )
+        # Add random noise to the labels - important trick!
+        labels += 0.05 * keras.random.uniform(
+            tf.shape(labels), seed=self.seed_generator
+        )
+
+        # Train the discriminator
+        with tf.GradientTape() as tape:
+            predictions = self.discriminator(combined_images)
+            d_loss = self.loss_fn(labels, predictions)
+        grads = tape.gradient(d_loss, self.discriminator.trainable_weights)
+        self.d_optimizer.apply(grads, self.discriminator.trainable_weights)
+
+        # Sample random points in the latent space
+        random_latent_vectors = keras.random.normal(
+            shape=(batch_size, self.latent_dim), seed=self.seed_generator
+        )
+
+        # Assemble labels that say "all real images"
+        misleading_labels = tf.zeros((batch_size, 1))
+
+        # Train the generator (note that we should *not* update the weights
+        # of the discriminator)!
+        with tf.GradientTape() as tape:
+            predictions = self.discriminator(self.generator(random_latent_vectors))
+            g_loss = self.loss_fn(misleading_labels, predictions)
+        grads = tape.gradient(g_loss, self.generator.trainable_weights)
+        self.g_optimizer.apply(grads, self.generator.trainable_weights)
+
+        # Update metrics and return their value.
+        self.d_loss_tracker.update_state(d_loss)
+        self.g_loss_tracker.update_state(g_loss)
+        return {
+            "d_loss": self.d_loss_tracker.result(),
+            "g_loss": self.g_loss_tracker.result(),
+        }
+# Prepare the dataset. We use both the training & test MNIST digits.
+batch_size = 64
+all_digits = all_digits.astype("float32") / 255.0
+all_digits = np.reshape(all_digits, (-1, 28, 28, 1))
+dataset = tf.data.Dataset.from_tensor_slices(all_digits)
+dataset = dataset.shuffle(buffer_size=1024).batch(batch_size)
+
+gan = GAN(discriminator=discriminator, generator=generator, latent_dim=latent_dim)
+gan.compile(
+    d_optimizer=keras.optimizers.Adam(learning_rate=0.0003),
+    g_optimizer=keras.optimizers.Adam(learning_rate=0.0003),
+    loss_fn=keras.losses.BinaryCrossentropy(from_logits=True),
+)
+
+# To limit the execution time, we only train on 100 batches. You can train on
+# the entire dataset. You will need about 20 epochs to get nice results.
+history = gan.fit(dataset.take(2), epochs=1)  # the guide: take(100)
+'''
+
 
 # keras.io/guides/writing_a_custom_training_loop_in_tensorflow, up to its GAN (left out,
 # as above). MNIST is 640 rows of _digits_like given as `x_train`... with 128 (not 10,000)
@@ -1658,6 +1798,23 @@ def test_training_loop_from_scratch_guide(capsys, tmp_path):
     expected = float(scope["loss_fn"](yb, model(xb))) + 1e-2 * hidden.sum()
     np.testing.assert_allclose(float(step(xb, yb)), expected, rtol=1e-4)
     assert len(model.losses) == 1
+
+
+def test_customizing_fit_guide_gan(capsys, tmp_path):
+    scope = _run(_changed(CUSTOM_FIT_GAN, *GAN_OPTIMIZER_APPLY, *GAN_NARROWER),
+                 tmp_path / "gan.py", all_digits=_digits_like(32, seed=17)[0])
+    out = capsys.readouterr().out
+    gan = scope["gan"]
+    history = scope["history"].history
+    # a model with no call() of its own: fit runs its train_step alone
+    assert sorted(history) == ["d_loss", "g_loss"] and " - d_loss: " in out
+    # near ln 2 at the start: logits near 0 against labels 0/1
+    assert 0.5 < history["d_loss"][0] < 1.0 and 0.5 < history["g_loss"][0] < 1.0
+    assert int(gan.d_optimizer.iterations.numpy()) == 1
+    assert int(gan.g_optimizer.iterations.numpy()) == 1
+    assert gan.optimizer is not None  # super().compile() with no arguments
+    images = scope["generator"](np.zeros((2, 128), np.float32)).numpy()
+    assert images.shape == (2, 28, 28, 1) and ((images >= 0) & (images <= 1)).all()
 
 
 @pytest.mark.xfail(strict=True, raises=AttributeError,

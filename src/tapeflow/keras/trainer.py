@@ -18,6 +18,7 @@ from ..data.dataset import Dataset
 from ..distribute.strategy import get_strategy, has_strategy
 from ..function import function
 from ..ops.reduction import add_n
+from ..train.layers import Layer as _BaseLayer
 from . import callbacks as _callbacks, metrics as _metrics, optimizers as _optimizers
 from ._distributed import agreed_seed, first_replica, gathered_in_batch_order, \
     in_strategy_scope, is_chief, replicated_step, scale_loss, split_batch, unscale_loss, \
@@ -190,8 +191,11 @@ class Trainer:
 
         def run(data):
             args = split_batch(strategy, data) if replicated else (data,)
-            if not self._has_run and not self._run_eagerly:
-                # (a stateful RNN's states do not advance)
+            if not self._has_run and not self._run_eagerly and \
+                    type(self).call is not _BaseLayer.call:
+                # (a stateful RNN's states do not advance; a model without a forward
+                # pass of its own, such as a GAN whose train_step drives its parts, has
+                # nothing to build)
                 keeping_states(self._all_sublayers(), lambda: self(
                     first_replica(unpack(args[0])[0]), training=False))
                 self._has_run = True
