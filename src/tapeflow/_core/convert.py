@@ -65,6 +65,13 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
         return value
     if isinstance(value, Resource):
         return convert_to_tensor(value.read_value(), dtype)
+    if isinstance(value, (list, tuple)) and _first_leaf_is_text(value) \
+            and dtype in (None, _dt.string):
+        # Python text: straight to an object array, before the registry (the autopacking
+        # search for tensors walks every item) and np.asarray (a str_ array first)
+        fast = _text_tensor(value)
+        if fast is not None:
+            return fast
     for _, _, types, func in _CONVERSIONS:
         if isinstance(value, types):
             out = func(value, dtype=dtype, name=name)
@@ -72,10 +79,6 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None) -> Tensor:
                 return convert_to_tensor(out, dtype, dtype_hint)
     target = dtype or (None if isinstance(value, np.ndarray) else
                        (_dt.as_dtype(dtype_hint) if dtype_hint is not None else None))
-    if isinstance(value, (list, tuple)) and _first_leaf_is_text(value):
-        # Python text: straight to an object array (np.asarray would build a str_ array
-        # first, then every item would be converted back)
-        return _string_tensor(value, np.array(value, dtype=object), target)
     try:
         arr = np.asarray(value)
     except UnicodeDecodeError:  # bytes that are not ASCII beside str: items kept as given
@@ -133,6 +136,22 @@ def _first_leaf_is_text(value) -> bool:
     return isinstance(value, (str, bytes))
 
 
+def _text_tensor(value) -> Tensor | None:
+    """A rectangular nest of str/bytes as a string tensor in one pass; None for anything
+    else (other items, ragged nests), which the general path converts or rejects."""
+    try:
+        arr = np.array(value, dtype=object)
+        flat = arr.reshape(-1).tolist()
+        items = [s.encode("utf-8") if type(s) is str else s for s in flat]
+    except (ValueError, TypeError, UnicodeEncodeError):
+        return None
+    if not all(type(b) is bytes for b in items):
+        return None
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return _wrap_string(out.reshape(arr.shape))
+
+
 def _string_tensor(value, arr: np.ndarray, target) -> Tensor:
     """A string tensor (an object array of bytes; str is encoded as UTF-8) from `value`,
     whose NumPy form `arr` holds str, bytes or objects (or is empty)."""
@@ -144,17 +163,12 @@ def _string_tensor(value, arr: np.ndarray, target) -> Tensor:
         raise InvalidArgumentError(
             f"convert_to_tensor: cannot convert {value!r} (NumPy {arr.dtype}) to string; "
             f"use tf.strings.as_string")
-    if arr.dtype.kind == "O" and not isinstance(value, np.ndarray) and arr.size:
-        # np.asarray(["a", b"b"]) picks one kind for both; an object array keeps each item
+    if isinstance(value, (list, tuple)) and arr.size:
+        # np.asarray(["a", 1]) makes "1" text and np.asarray(["a", b"b"]) picks one kind
+        # for both: an object array keeps each item as given, to be checked below
         arr = np.array(value, dtype=object)
     flat = arr.reshape(-1).tolist()
     out = np.empty(len(flat), dtype=object)
-    try:  # the common case: all str (or all bytes), in one pass
-        out[:] = [s.encode("utf-8") if type(s) is str else s for s in flat]
-        if all(type(b) is bytes for b in out.tolist()):
-            return _wrap_string(out.reshape(arr.shape))
-    except (AttributeError, TypeError, ValueError):
-        pass
     for i, item in enumerate(flat):
         b = _as_bytes(item)
         if b is None and isinstance(item, (list, tuple)):

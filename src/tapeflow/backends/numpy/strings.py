@@ -290,11 +290,6 @@ def substr(inputs, attrs, backend):
     if pos.shape != length.shape:
         raise InvalidArgumentError(f"substr: pos and len must have the same shape, got "
                                    f"{list(pos.shape)} vs. {list(length.shape)}")
-    try:
-        x, pos, length = np.broadcast_arrays(x, pos, length)
-    except ValueError:
-        raise InvalidArgumentError(f"substr: pos of shape {list(pos.shape)} does not "
-                                   f"broadcast with input of shape {list(x.shape)}") from None
     chars = attrs["unit"] == "UTF8_CHAR"
     if not chars and pos.ndim == 0 and int(pos) >= 0 and int(length) >= 0:
         # the common call (one non-negative pos and len): slices, a bounds check on sizes
@@ -305,6 +300,11 @@ def substr(inputs, attrs, backend):
             raise InvalidArgumentError(f"substr: pos {p} out of range for string "
                                        f"{flat[bad]!r} at index {bad}")
         return _strings([s[p:p + n] for s in flat], x.shape)
+    try:
+        x, pos, length = np.broadcast_arrays(x, pos, length)
+    except ValueError:
+        raise InvalidArgumentError(f"substr: pos of shape {list(pos.shape)} does not "
+                                   f"broadcast with input of shape {list(x.shape)}") from None
     out = []
     for i, (s, p, n) in enumerate(zip(_flat(x), pos.reshape(-1).tolist(),
                                       length.reshape(-1).tolist())):
