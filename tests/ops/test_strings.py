@@ -242,3 +242,21 @@ def test_mixed_and_invalid_python_values():
     assert tf.constant((["x"],)).shape == (1, 1)
     with pytest.raises(tf.errors.InvalidArgumentError, match="int"):
         tf.constant(["a", 1])
+
+
+def test_string_variable_checkpoint_round_trip(tmp_path):
+    v = tf.Variable(["a", "bé", ""])
+    path = tf.train.Checkpoint(v=v).save(str(tmp_path / "ckpt"))
+    v.assign(tf.constant(["x", "y", "z"]))
+    tf.train.Checkpoint(v=v).restore(path)
+    assert v.numpy().tolist() == [b"a", "bé".encode(), b""]
+
+
+def test_to_number_fast_and_slow_paths_agree():
+    text = [str(i) for i in range(-50, 50)] + ["1_0"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="1_0"):
+        tf.strings.to_number(text, tf.int32)
+    np.testing.assert_array_equal(tf.strings.to_number(text[:-1], tf.int32).numpy(),
+                                  np.arange(-50, 50))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        tf.strings.to_number(["3000000000"], tf.int32)

@@ -329,10 +329,29 @@ def _parse(s: bytes, integer: bool):
     return int(text, 10) if integer else float(text)
 
 
+def _parse_all(items: list, integer: bool):
+    """All of `items` parsed by NumPy's bytes-to-number conversion (Python's syntax, in
+    C), as int64 or float64; None when any fails or holds "_" (the loop then finds it)."""
+    if not items:
+        return None
+    try:
+        text = np.array(items, dtype=np.bytes_)
+        if (np.char.find(text, b"_") >= 0).any() or (np.char.str_len(text) == 0).any():
+            return None
+        return text.astype(np.int64 if integer else np.float64)
+    except (ValueError, OverflowError, TypeError):
+        return None
+
+
 @kernel("StringToNumber")
 def string_to_number(inputs, attrs, backend):
     x, out_type = _obj(inputs["x"]), attrs["out_type"]
     integer = out_type.is_integer
+    fast = _parse_all(_flat(x), integer)
+    if fast is not None:
+        info = np.iinfo(out_type._np) if integer else None
+        if info is None or not fast.size or (info.min <= fast.min() and fast.max() <= info.max):
+            return fast.astype(out_type._np).reshape(x.shape)
     values = []
     for s in _flat(x):
         try:
