@@ -797,9 +797,6 @@ def test_save_and_load_custom_objects(tmp_path, monkeypatch):
         keras.models.load_model("custom_model.keras")
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="Model(name='') is refused (tapeflow's module names must be "
-                          "identifiers); Keras 3 keeps the name ''. keras/layer.py")
 def test_custom_layers_as_written(tmp_path):
     _run(CUSTOM_LAYERS, tmp_path / "custom_layers.py")
 
@@ -1235,10 +1232,6 @@ def test_functional_api_guide(capsys, tmp_path, monkeypatch):
     assert tuple(scope["model"].output_shape) == (16, 8, 1)  # Conv1D(32, 3): 10 -> 8 steps
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="keras.Model.from_config(config, custom_objects=...) is "
-                          "Layer.from_config (no custom_objects); Keras 3's Model.from_config "
-                          "rebuilds a functional config. keras/model.py")
 def test_functional_api_guide_model_from_config(tmp_path):
     head = "import tapeflow as tf\nfrom tapeflow import keras\nfrom tapeflow.keras import layers\n"
     start = FUNCTIONAL.index("class CustomDense(layers.Layer):")
@@ -1817,9 +1810,6 @@ def test_customizing_fit_guide_gan(capsys, tmp_path):
     assert images.shape == (2, 28, 28, 1) and ((images >= 0) & (images <= 1)).all()
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="Keras 3 optimizers' apply(grads, variables) is missing (only "
-                          "apply_gradients(zip(...))); train/optimizers.py")
 def test_customizing_fit_guide_optimizer_apply(tmp_path):
     _run(CUSTOM_FIT[:CUSTOM_FIT.index("model_1 = model")], tmp_path / "custom_fit.py")
 
@@ -2439,9 +2429,6 @@ def test_frozen_batch_normalization_runs_in_inference_mode():
                                + 0.01 * x.mean(0), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="setting `trainable` on a model does not reach its layers (Keras "
-                          "3 sets it on every sublayer); keras/layer.py")
 def test_transfer_learning_guide_trainable_is_recursive(tmp_path):
     start = TRANSFER.index("inner_model = keras.Sequential(")
     _run("import numpy as np\nimport tapeflow.keras as keras\n"
@@ -2449,10 +2436,6 @@ def test_transfer_learning_guide_trainable_is_recursive(tmp_path):
          tmp_path / "t.py")
 
 
-@pytest.mark.xfail(strict=True, reason="a frozen model's BatchNormalization layers still "
-                   "train (their `trainable` stays True), so base(x, training=True) uses "
-                   "batch statistics and updates them; Keras 3 runs them in inference "
-                   "mode. keras/layer.py (trainable not recursive)")
 def test_batch_normalization_in_a_frozen_model_runs_in_inference_mode():
     keras.backend.clear_session()
     base = keras.Sequential([keras.Input((3,)), keras.layers.BatchNormalization()])

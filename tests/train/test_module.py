@@ -123,7 +123,7 @@ def test_default_name_is_snake_case_of_the_class():
 
 @pytest.mark.parametrize("bad", ["1abc", "a-b", "a/b", "", "has space", 5])
 def test_invalid_module_names(bad):
-    with pytest.raises(ValueError, match="not a valid module name"):
+    with pytest.raises(ValueError, match="not a valid name"):
         tf.Module(name=bad)
 
 

@@ -249,6 +249,8 @@ class Layer(_layers.Layer):
     """
 
     _CHECKPOINT_LAST = frozenset({"_weights", "_tracked_layers", "_weight_regularizers"})
+    # Keras 3's rule: any string without "/" ("" and "my layer" too)
+    _NAME_RULE = (re.compile(r"^[^/]*$"), "a layer name cannot contain '/'")
     # Keras's mask protocol (one implementation for Sequential, functional and subclassed
     # models, all of which just call layers): a mask rides on a tensor as `_keras_mask`;
     # `__call__` passes the input's mask to `call(..., mask=)` when `call` takes one and,
@@ -363,8 +365,8 @@ class Layer(_layers.Layer):
         """What every keras layer's constructor ends with: `trainable` and the
         `input_shape`/`input_dim`/`batch_size` arguments a first Sequential layer takes."""
         kwargs = dict(kwargs or {})
-        self.trainable = bool(trainable)
         self.__dict__.setdefault("_tracked_layers", [])
+        self.trainable = bool(trainable)
         self._inbound_nodes: list = []
         shape = kwargs.pop("input_shape", None)
         if "input_dim" in kwargs:
@@ -577,6 +579,27 @@ class Layer(_layers.Layer):
     def non_trainable_weights(self) -> list:
         trainable = self.trainable_weights
         return [v for v in self.weights if not any(v is t for t in trainable)]
+
+    @property
+    def trainable(self) -> bool:
+        """Whether training updates this layer's weights. Setting it sets it on every
+        sublayer too, as Keras 3 does: a frozen model's BatchNormalization layers then run
+        in inference mode.
+
+        Example:
+            >>> block = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            >>> block.trainable = False
+            >>> block.layers[0].trainable
+            False
+        """
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        value = bool(value)
+        self.__dict__["_trainable"] = value
+        for layer in self._all_sublayers():
+            layer.__dict__["_trainable"] = value
 
     def _all_sublayers(self) -> list:
         out = []

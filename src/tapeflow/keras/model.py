@@ -180,6 +180,23 @@ class Model(Trainer, Layer):
         `predict` share each batch out among its replicas (keras/_distributed.py)."""
         return getattr(self, "_distribute_strategy", None) or get_strategy()
 
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: dict | None = None):
+        """A model from its config: a functional config (layers with inbound nodes and
+        endpoints, as `Model(inputs, outputs).get_config()` gives) is rebuilt as a graph
+        (a subclass built functionally stays that subclass); any other config is the
+        constructor's arguments, as Keras 3's `Model.from_config`.
+
+        Example:
+            >>> x = tf.keras.Input((2,))
+            >>> m = tf.keras.Model(x, tf.keras.layers.Dense(1)(x))
+            >>> tf.keras.Model.from_config(m.get_config()).output_shape
+            (None, 1)
+        """
+        if {"layers", "input_layers", "output_layers"} <= set(config):
+            return Model._functional.from_config.__func__(cls, config, custom_objects)
+        return cls(**config)
+
     # ----------------------------------------------------------------- weights on disk
     def save(self, filepath: str, overwrite: bool = True, **kwargs) -> None:
         """Write the whole model (architecture, weights, compile arguments) as a Keras 3

@@ -119,7 +119,8 @@ class Sequential(Model):
     def get_config(self) -> dict:
         """Keras's Sequential config: the layers (an Input first, as an InputLayer)."""
         layers = [serialize_layer(layer) for layer in self._stack]
-        config = {"name": self.name, "trainable": self.trainable, "dtype": "float32"}
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": self.dtype_policy.name}
         if self._input is not None:
             layers.insert(0, input_layer_entry(self._input))
             config["build_input_shape"] = list(self._input.shape)

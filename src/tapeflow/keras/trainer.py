@@ -49,18 +49,23 @@ class Trainer:
     # ----------------------------------------------------------------- compile
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                 weighted_metrics=None, run_eagerly: bool = False, steps_per_execution=1,
-                jit_compile="auto", **kwargs) -> None:
+                jit_compile="auto", auto_scale_loss: bool = True, **kwargs) -> None:
         """Configure training: an optimizer and a loss (objects or Keras's names such as
         "adam" and "sparse_categorical_crossentropy"), `metrics` (names such as
         "accuracy", or Metric objects; unweighted, as Keras 3), `weighted_metrics`
         (weighted by `sample_weight`/`class_weight`); `run_eagerly=True` runs the steps
-        without tracing.
+        without tracing. Under the "mixed_float16" policy the optimizer is wrapped in a
+        `LossScaleOptimizer` unless `auto_scale_loss=False`, as Keras 3's compile does.
         """
         if kwargs:
             raise TypeError(f"compile: unrecognized keyword arguments {sorted(kwargs)}")
         if steps_per_execution != 1:
             raise NotImplementedError("compile: steps_per_execution > 1 is not supported yet")
         self.optimizer = _optimizers.get(optimizer)
+        if auto_scale_loss and self.dtype_policy.name == "mixed_float16" and \
+                not isinstance(self.optimizer, _optimizers.LossScaleOptimizer):
+            self.optimizer = _optimizers.LossScaleOptimizer(self.optimizer,
+                                                            name="loss_scale_optimizer")
         # what a .keras file records (names stay names, as Keras writes them)
         self._compile_arguments = {"loss": loss, "loss_weights": loss_weights,
                                    "metrics": metrics, "weighted_metrics": weighted_metrics,

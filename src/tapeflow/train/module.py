@@ -156,13 +156,16 @@ class Module:
     # other attributes name better, such as a layer's `_weights`)
     _CHECKPOINT_LAST: frozenset = frozenset()
 
+    # what a name may be (tf.Module's rule: a Python identifier); Keras layers relax it
+    _NAME_RULE = (_VALID_NAME, "a module name must be a Python identifier (letters, digits "
+                               "and '_', not starting with a digit)")
+
     def __init__(self, name: str | None = None):
         if name is None:
             name = _camel_to_snake(type(self).__name__)
-        elif not isinstance(name, str) or not _VALID_NAME.match(name):
-            raise ValueError(f"Module: {name!r} is not a valid module name; a module name "
-                             "must be a Python identifier (letters, digits and '_', not "
-                             "starting with a digit)")
+        elif not isinstance(name, str) or not self._NAME_RULE[0].match(name):
+            raise ValueError(f"{type(self).__name__}: {name!r} is not a valid name; "
+                             f"{self._NAME_RULE[1]}")
         self._name = name
         # the scope is fixed here: a module built inside another's scope nests under it
         with name_scope(name) as scope:

@@ -617,6 +617,27 @@ class Optimizer:
         return pattern is None or pattern.search(name) is None
 
     # ----------------------------------------------------------------- applying
+    def apply(self, grads, trainable_variables=None) -> Variable:
+        """Keras 3's spelling: apply `grads` to `trainable_variables` (in the same order;
+        by default the variables the optimizer was built with); returns `iterations`.
+
+        Example:
+            >>> v = tf.Variable(1.0); opt = tf.keras.optimizers.SGD(0.1)
+            >>> _ = opt.apply([tf.constant(2.0)], [v]); round(float(v), 4)
+            0.8
+        """
+        grads = list(grads)
+        if trainable_variables is None:
+            if not self._built:
+                raise ValueError(f"{type(self).__name__}.apply: give trainable_variables, "
+                                 "or build the optimizer with them first")
+            trainable_variables = self._built
+        trainable_variables = list(trainable_variables)
+        if len(grads) != len(trainable_variables):
+            raise ValueError(f"{type(self).__name__}.apply: {len(grads)} gradients for "
+                             f"{len(trainable_variables)} variables")
+        return self.apply_gradients(zip(grads, trainable_variables))
+
     def apply_gradients(self, grads_and_vars: Iterable, name: str | None = None,
                         skip_gradients_aggregation: bool = False) -> Variable:
         """Apply `(gradient, variable)` pairs (e.g. `zip(grads, vars)`) and advance

@@ -142,7 +142,7 @@ class MultiHeadAttention(Layer):
                                  f"{list(x.shape)}")
         heads, common = self.num_heads, dict(
             use_bias=self.use_bias, kernel_initializer=self.kernel_initializer,
-            bias_initializer=self.bias_initializer, dtype=self._dtype)
+            bias_initializer=self.bias_initializer, dtype=self.dtype_policy)
         out_dim = self._output_shape[0] if self._output_shape else query.shape[-1]
         # assignment order is Keras's weight order: query, key, value, attention_output
         self.query_dense = _Projection("abc,cde->abde", (query.shape[-1], heads,
