@@ -1013,6 +1013,9 @@ def searchsorted(sorted_sequence, values, side="left", out_type=_dt.int32,
     if v.dtype is not seq.dtype:
         raise InvalidArgumentError(f"SearchSorted: values {describe(v)} must have the dtype "
                                    f"of sorted_sequence {describe(seq)}")
+    if seq.dtype.is_string:
+        raise InvalidArgumentError(f"SearchSorted: sorted_sequence must be numeric, got "
+                                   f"{describe(seq)}")
     return run_kernel("SearchSorted", {"sorted_sequence": seq, "values": v},
                       {"side": side, "out_type": out_type})
 

@@ -818,6 +818,9 @@ def where(condition, x=None, y=None, name=None) -> Tensor:
     """
     if x is None and y is None:
         c = to_tensor(condition, None, "Where", "condition")
+        if c.dtype.is_string:
+            raise InvalidArgumentError(f"Where: condition must be bool or numeric, got "
+                                       f"{describe(c)}")
         return run_kernel("Where", {"condition": c})
     if x is None or y is None:
         raise InvalidArgumentError("SelectV2: x and y must both be given or both be None")

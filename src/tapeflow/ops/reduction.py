@@ -597,6 +597,8 @@ def add_n(inputs, name=None) -> Tensor:
     if len(xs) == 1:
         return first
     shape, dtype = first._shape, first.dtype
+    if dtype.is_string:  # TF: one string input passes through, more do not add
+        raise InvalidArgumentError(f"add_n: inputs must be numeric, got {describe(first)}")
     for v in xs:
         if v._shape != shape or v.dtype is not dtype:
             raise InvalidArgumentError(
@@ -737,7 +739,7 @@ def count_nonzero(input, axis=None, keepdims=None, dtype=_dt.int64, name=None) -
     """
     x = to_tensor(input, None, "count_nonzero", "input")
     axes = _axes("count_nonzero", x, axis)  # (checked here, so that a bad axis names us)
-    nonzero = not_equal(x, False if x.dtype.is_bool else 0)
+    nonzero = not_equal(x, False if x.dtype.is_bool else b"" if x.dtype.is_string else 0)
     return reduce_sum(cast(nonzero, dtype_arg("count_nonzero", dtype)), axes,
                       bool(keepdims))
 

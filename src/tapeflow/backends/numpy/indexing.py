@@ -73,7 +73,8 @@ def gather(inputs, attrs, backend):
 def _rows_sum(row_ids, rows, num_rows):
     """Sum the rows of `rows` [N, R] into `num_rows` rows by `row_ids` (duplicates add)."""
     n, width = rows.shape
-    out = np.zeros(num_rows * width, dtype=rows.dtype)
+    out = np.zeros(num_rows * width, dtype=rows.dtype) if rows.dtype != object else \
+        np.full(num_rows * width, b"", dtype=object)  # strings: empty, as TF's ScatterNd
     if width == 1:
         np.add.at(out, row_ids, rows.reshape(-1))
     elif n:
