@@ -51,6 +51,15 @@ def test_matches_tensorflow(name, expr):
         return
     got = eval(expr)  # noqa: S307
     assert got.dtype.name == want["dtype"], (got.dtype, want["dtype"])
+    if "ragged" in want:  # a RaggedTensor: its rows as nested lists
+        assert isinstance(got, tf.RaggedTensor) and got.ragged_rank == want["ragged"]
+
+        def walk(v):
+            if isinstance(v, list):
+                return [walk(x) for x in v]
+            return v.encode("latin-1") if want["dtype"] == "string" else v
+        assert got.to_list() == walk(want["value"])
+        return
     assert list(got.shape) == want["shape"]
     expected = _decode(want["value"], want["dtype"])
     actual = np.asarray(got)
@@ -202,11 +211,17 @@ def test_dataset_padded_batch_and_pairs():
 # --------------------------------------------------------------------------- edges
 
 
-def test_ragged_results_are_refused_for_now():
-    with pytest.raises(NotImplementedError, match="RaggedTensor"):
-        tf.strings.split(tf.constant(["a b", "c"]))
-    with pytest.raises(NotImplementedError, match="RaggedTensor"):
-        tf.strings.unicode_decode(tf.constant(["ab"]), "UTF-8")
+def test_ragged_results_traced():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def words(lines):
+        rt = tf.strings.split(lines)
+        return rt.flat_values, rt.row_splits
+
+    values, splits = words(tf.constant(["a b", "", "c d e"]))
+    assert values.numpy().tolist() == [b"a", b"b", b"c", b"d", b"e"]
+    np.testing.assert_array_equal(splits.numpy(), [0, 2, 2, 5])
+    rt = tf.strings.split(tf.constant(["x y", "z"]))
+    assert rt.to_tensor().numpy().tolist() == [[b"x", b"y"], [b"z", b""]]
 
 
 def test_errors_name_op_and_dtype():

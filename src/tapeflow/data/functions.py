@@ -18,6 +18,7 @@ from .._core.backends import REGISTRY as _backends
 from .._core.dispatch import no_recording
 from .._core.errors import InvalidArgumentError
 from .._core.tensor import Tensor, TensorSpec
+from ..backends.numpy.strings import as_array
 from ..function.autograph import convert_entry
 from ..function.executor import natives_of
 from ..function.trace import function, functions_run_eagerly
@@ -135,10 +136,13 @@ class StructuredFunction:
                 # differentiated, does not need (a third of the cost of a call)
                 captured = natives_of([ext for ext, _ in self._concrete.graph.captures],
                                       backend)
-                outs = self._concrete._program(backend)(list(flat) + captured)
+                # (a string element sliced from its column is a bare `bytes`: as a 0-d
+                # object array, as kernels take it)
+                outs = self._concrete._program(backend)(
+                    [as_array(v) if type(v) is bytes else v for v in flat] + captured)
             else:
                 outs = self._concrete._call_flat(structure.to_tensors(flat))
-        return [np.asarray(o) for o in outs]
+        return [as_array(o) for o in outs]
 
     def call_eager(self, flat: list):
         """The function's raw result on eager tensors (for functions returning datasets)."""

@@ -2,9 +2,9 @@
 number parsing and formatting, hashing and Unicode, over `string` tensors (bytes).
 
 Every op here is non-differentiable: its outputs are strings, integers or booleans. Ops
-whose TensorFlow result is a RaggedTensor (split, bytes_split, unicode_decode,
-unicode_split of a non-scalar) take scalars only until ragged tensors exist: for a scalar
-TensorFlow returns a dense 1-D tensor, and so do these.
+that cut strings into pieces (split, bytes_split, unicode_decode, unicode_split) return a
+dense 1-D tensor for a scalar and a RaggedTensor for higher ranks, as TensorFlow; their
+kernels give the flat pieces and row splits.
 """
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ from .._core.tensor import Tensor
 from ._args import (ArgumentTypeError, choice_arg, dtype_arg, int_arg, normalize_axes, show,
                     to_tensor)
 from ._define import defop, nondifferentiable
+from .array import reshape
+from .creation import range as _range
+from .ragged import RaggedTensor
 
 __all__ = [
     "lower", "upper", "length", "split", "join", "reduce_join", "regex_replace",
@@ -57,12 +60,35 @@ def _text(op: str, value, arg: str) -> bytes:
     raise ArgumentTypeError(f"{op}: {arg} must be a string, got {show(value)}")
 
 
-def _scalar_only(op: str, x: Tensor) -> None:
-    if x.ndim != 0:
-        raise NotImplementedError(
-            f"{op}: for an input of rank {x.ndim} ({describe(x)}) TensorFlow returns a "
-            f"RaggedTensor, which tapeflow does not have yet; pass a scalar (the result is "
-            f"then a 1-D tensor) or map over the elements")
+def _ragged_result(op: str, kernel: str, x: Tensor, attrs: dict):
+    """Run a kernel giving (flat values, row splits) for the strings of `x`, flattened:
+    a scalar's result is its values (a 1-D tensor), an input of rank k a RaggedTensor of
+    rank k + 1 (ragged in its last dimension; the outer ones uniform), as TensorFlow."""
+    flat = x if x.ndim == 1 else reshape(x, [-1])
+    values, splits = run_kernel(kernel, {"x": flat}, attrs)
+    if x.ndim == 0:
+        return values
+    out = RaggedTensor.from_row_splits(values, splits, validate=False)
+    dims = list(x._shape)
+    if x.ndim > 1 and None in dims:
+        raise InvalidArgumentError(f"{op}: an input of rank {x.ndim} needs its dimensions "
+                                   f"known when traced, got {describe(x)}")
+    rows = 1
+    for d in dims:
+        rows *= d if d is not None else 1
+    for d in reversed(dims[1:]):  # uniform outer partitions, innermost first
+        rows = rows // d if d else 0
+        out = RaggedTensor.from_row_splits(
+            out, _range(0, rows * d + 1, max(d, 1), dtype=_dt.int64)[:rows + 1],
+            validate=False)
+    return out
+
+
+def _rows_shape(out_dtype):
+    def rule(shapes, dtypes, attrs):
+        n = shapes["x"][0] if shapes["x"] else 1
+        return [((None,), out_dtype), ((None if n is None else n + 1,), _dt.int64)]
+    return rule
 
 
 def _same(shapes, dtypes, attrs):
@@ -72,12 +98,6 @@ def _same(shapes, dtypes, attrs):
 def _like(out_dtype):
     def rule(shapes, dtypes, attrs):
         return [(shapes["x"], out_dtype)]
-    return rule
-
-
-def _vector(out_dtype):
-    def rule(shapes, dtypes, attrs):
-        return [((None,), out_dtype)]
     return rule
 
 
@@ -214,33 +234,31 @@ defop("ReduceJoin", ["x"], shape=_reduce_join_shape, **nondifferentiable())
 
 def split(input, sep=None, maxsplit: int = -1, name=None) -> Tensor:
     """Split a scalar string at `sep` (runs of whitespace when None) into a 1-D tensor,
-    at most `maxsplit` times (-1: no limit). Non-scalar inputs need RaggedTensor.
+    at most `maxsplit` times (-1: no limit); for non-scalars a RaggedTensor.
 
     Example:
         >>> tf.strings.split("a b  c").numpy()
         array([b'a', b'b', b'c'], dtype=object)
     """
     x = _string_input("split", input)
-    _scalar_only("split", x)
     sep = None if sep is None else _text("split", sep, "sep")
-    return run_kernel("StringSplit", {"x": x},
-                      {"sep": sep, "maxsplit": int_arg("split", maxsplit, "maxsplit")})
+    return _ragged_result("split", "StringSplit", x,
+                          {"sep": sep, "maxsplit": int_arg("split", maxsplit, "maxsplit")})
 
 
 def bytes_split(input, name=None) -> Tensor:
-    """The bytes of a scalar string as a 1-D string tensor (non-scalars need RaggedTensor).
+    """The bytes of a scalar string as a 1-D string tensor (of a non-scalar: ragged).
 
     Example:
         >>> tf.strings.bytes_split("ab").numpy()
         array([b'a', b'b'], dtype=object)
     """
     x = _string_input("bytes_split", input)
-    _scalar_only("bytes_split", x)
-    return run_kernel("BytesSplit", {"x": x})
+    return _ragged_result("bytes_split", "BytesSplit", x, {})
 
 
-defop("StringSplit", ["x"], shape=_vector(_STRING), **nondifferentiable())
-defop("BytesSplit", ["x"], shape=_vector(_STRING), **nondifferentiable())
+defop("StringSplit", ["x"], num_outputs=2, shape=_rows_shape(_STRING), **nondifferentiable())
+defop("BytesSplit", ["x"], num_outputs=2, shape=_rows_shape(_STRING), **nondifferentiable())
 
 
 # --------------------------------------------------------------------------- regex
@@ -453,19 +471,18 @@ def unicode_decode(input, input_encoding: str, errors: str = "replace",
                    name=None) -> Tensor:
     """The int32 code points of a scalar string in `input_encoding` ("UTF-8",
     "UTF-16-BE", "UTF-32-BE"); invalid sequences are replaced, ignored or raise
-    (`errors`). Non-scalar inputs need RaggedTensor.
+    (`errors`). For a non-scalar input, a RaggedTensor of code points.
 
     Example:
         >>> tf.strings.unicode_decode("é!", "UTF-8").numpy()
         array([233,  33], dtype=int32)
     """
     x = _string_input("unicode_decode", input)
-    _scalar_only("unicode_decode", x)
     attrs = _unicode_args("unicode_decode", input_encoding, errors, replacement_char)
     attrs["input_encoding"] = choice_arg("unicode_decode", input_encoding, "input_encoding",
                                          _ENCODINGS, upper=True)
     attrs["replace_control_characters"] = bool(replace_control_characters)
-    return run_kernel("UnicodeDecode", {"x": x}, attrs)
+    return _ragged_result("unicode_decode", "UnicodeDecode", x, attrs)
 
 
 def unicode_split(input, input_encoding: str, errors: str = "replace",
@@ -477,11 +494,10 @@ def unicode_split(input, input_encoding: str, errors: str = "replace",
         array([b'a', b'\\xc3\\xa9'], dtype=object)
     """
     x = _string_input("unicode_split", input)
-    _scalar_only("unicode_split", x)
     attrs = _unicode_args("unicode_split", input_encoding, errors, replacement_char)
     attrs["input_encoding"] = choice_arg("unicode_split", input_encoding, "input_encoding",
                                          _ENCODINGS, upper=True)
-    return run_kernel("UnicodeSplit", {"x": x}, attrs)
+    return _ragged_result("unicode_split", "UnicodeSplit", x, attrs)
 
 
 def unicode_encode(input, output_encoding: str, errors: str = "replace",
@@ -503,8 +519,10 @@ def unicode_encode(input, output_encoding: str, errors: str = "replace",
     return run_kernel("UnicodeEncode", {"x": x}, attrs)
 
 
-defop("UnicodeDecode", ["x"], shape=_vector(_dt.int32), **nondifferentiable())
-defop("UnicodeSplit", ["x"], shape=_vector(_STRING), **nondifferentiable())
+defop("UnicodeDecode", ["x"], num_outputs=2, shape=_rows_shape(_dt.int32),
+      **nondifferentiable())
+defop("UnicodeSplit", ["x"], num_outputs=2, shape=_rows_shape(_STRING),
+      **nondifferentiable())
 defop("UnicodeEncode", ["x"],
       shape=lambda shapes, dtypes, attrs: [(tuple(shapes["x"])[:-1], _STRING)],
       **nondifferentiable())

@@ -30,10 +30,6 @@ def _obj(x) -> np.ndarray:
     return out
 
 
-def _item(x) -> bytes:
-    return x if isinstance(x, bytes) else x[()]
-
-
 def _flat(x: np.ndarray) -> list:
     return x.reshape(-1).tolist()
 
@@ -129,23 +125,34 @@ def reduce_join(inputs, attrs, backend):
     return out
 
 
+def _rows(pieces: list, dtype=object) -> list:
+    """[flat values, int64 row splits] of per-string lists of pieces: the two tensors of
+    a RaggedTensor (ops/strings.py builds it; a scalar's result is the values alone)."""
+    splits = np.zeros(len(pieces) + 1, np.int64)
+    np.cumsum([len(p) for p in pieces], out=splits[1:])
+    flat = [v for p in pieces for v in p]
+    if dtype is object:
+        return [_strings(flat, (len(flat),)), splits]
+    return [np.array(flat, dtype=dtype), splits]
+
+
+def _split_one(s: bytes, sep, maxsplit: int) -> list:
+    if sep is None:
+        return s.split(None, maxsplit)
+    if sep == b"":  # TF: an empty separator leaves the string whole
+        return [s]
+    return s.split(sep, maxsplit)
+
+
 @kernel("StringSplit")
 def string_split(inputs, attrs, backend):
-    s = _item(inputs["x"])
     sep, maxsplit = attrs["sep"], attrs["maxsplit"]
-    if sep is None:
-        parts = s.split(None, maxsplit)
-    elif sep == b"":  # TF: an empty separator leaves the string whole
-        parts = [s]
-    else:
-        parts = s.split(sep, maxsplit)
-    return _strings(parts, (len(parts),))
+    return _rows([_split_one(s, sep, maxsplit) for s in _flat(_obj(inputs["x"]))])
 
 
 @kernel("BytesSplit")
 def bytes_split(inputs, attrs, backend):
-    s = _item(inputs["x"])
-    return _strings([s[i:i + 1] for i in range(len(s))], (len(s),))
+    return _rows([[s[i:i + 1] for i in range(len(s))] for s in _flat(_obj(inputs["x"]))])
 
 
 # --------------------------------------------------------------------------- regex
@@ -446,17 +453,19 @@ def decode_points(s: bytes, encoding: str, errors: str, replacement: int,
 
 @kernel("UnicodeDecode")
 def unicode_decode(inputs, attrs, backend):
-    points = decode_points(_item(inputs["x"]), attrs["input_encoding"], attrs["errors"],
-                           attrs["replacement_char"], attrs["replace_control_characters"])
-    return np.array(points, dtype=np.int32)
+    return _rows([decode_points(s, attrs["input_encoding"], attrs["errors"],
+                                attrs["replacement_char"],
+                                attrs["replace_control_characters"])
+                  for s in _flat(_obj(inputs["x"]))], np.int32)
 
 
 @kernel("UnicodeSplit")
 def unicode_split(inputs, attrs, backend):
     codec = _CODECS[attrs["input_encoding"]]
-    points = decode_points(_item(inputs["x"]), attrs["input_encoding"], attrs["errors"],
-                           attrs["replacement_char"], False)
-    return _strings([chr(p).encode(codec, _SURROGATE) for p in points], (len(points),))
+    return _rows([[chr(p).encode(codec, _SURROGATE)
+                   for p in decode_points(s, attrs["input_encoding"], attrs["errors"],
+                                          attrs["replacement_char"], False)]
+                  for s in _flat(_obj(inputs["x"]))])
 
 
 def _encode_points(points: list, codec: str, errors: str, replacement: int) -> bytes:
