@@ -1,8 +1,7 @@
 """Preprocessing layers: Rescaling, Normalization, CategoryEncoding, Discretization,
-Hashing, IntegerLookup.
+Hashing, IntegerLookup, StringLookup (TextVectorization is in `text`).
 
-StringLookup and TextVectorization (and Hashing of strings) wait for string tensors
-(issue #31). Vocabularies, bin boundaries and idf weights, given or learned by `adapt`,
+Vocabularies, bin boundaries and idf weights, given or learned by `adapt`,
 travel in the layers' configs, so a `.keras` file rebuilds them.
 """
 from __future__ import annotations
@@ -13,17 +12,17 @@ from ..._core import dtypes as _dt
 from ..._core.context import ctx
 from ..._core.convert import convert_to_tensor
 from ..._core.hashing import farmhash_fingerprint64, siphash64  # noqa: F401  (re-exported)
+from ..._core.hashing import farmhash_fingerprint64_many
 from ..._core.shape import dims_of
 from ..._core.tensor import Tensor, TensorShape
 from ...data.dataset import Dataset
-from ...function.py_function import py_function
 from ...ops import array as _array, creation as _creation, indexing as _indexing
-from ...ops import math as _math, nn as _nn, reduction as _reduction
+from ...ops import math as _math, nn as _nn, reduction as _reduction, strings as _strings
 from ..layer import Layer
 from ._base import Stateless
 
 __all__ = ["CategoryEncoding", "Discretization", "Hashing", "IntegerLookup",
-           "Normalization", "Rescaling"]
+           "Normalization", "Rescaling", "StringLookup"]
 
 
 class Rescaling(Stateless):
@@ -340,24 +339,12 @@ class Discretization(Stateless):
 
 # --------------------------------------------------------------------------- hashing
 
-def _hash_bins(values: np.ndarray, bins: int, salt) -> np.ndarray:
-    """The bucket of each integer as TensorFlow's Hashing layer finds it: the hash of its
-    decimal string modulo `bins`."""
-    flat = values.astype(np.int64).reshape(-1)
-    out = np.empty(flat.shape, np.int64)
-    for i, value in enumerate(flat.tolist()):
-        text = str(value).encode()
-        h = farmhash_fingerprint64(text) if salt is None else siphash64(salt, text)
-        out[i] = h % bins
-    return out.reshape(values.shape)
-
-
 class Hashing(Stateless):
-    """Hashes integers into `num_bins` buckets as Keras's (TensorFlow's) Hashing: the
-    FarmHash64 of each value's decimal string, or SipHash keyed by `salt` when given,
-    modulo the bins; with `mask_value`, that value maps to 0 and the others to
-    `1 + hash % (num_bins - 1)`. `output_mode` "one_hot", "multi_hot", "count" encode the
-    buckets. Strings wait for string tensors (issue #31).
+    """Hashes strings (or integers, as their decimal strings) into `num_bins` buckets as
+    Keras's (TensorFlow's) Hashing: FarmHash Fingerprint64, or SipHash-2-4 keyed by `salt`
+    when given, modulo the bins; with `mask_value`, that value maps to 0 and the others
+    to `1 + hash % (num_bins - 1)`. `output_mode` "one_hot", "multi_hot", "count" encode
+    the buckets.
 
     Example:
         >>> tf.keras.layers.Hashing(num_bins=3)(tf.constant([[0, 1, 7]])).numpy()
@@ -390,31 +377,36 @@ class Hashing(Stateless):
         self.output_mode, self.sparse = output_mode, False
 
     def _convert_input(self, inputs):
-        x = convert_to_tensor(inputs)
-        if x.dtype.name == "string":
-            raise NotImplementedError(f"Hashing {self.name!r}: string inputs wait for "
-                                      "string tensors (issue #31)")
-        return x
+        return convert_to_tensor(inputs)
 
     def call(self, inputs):
         x = inputs
         if self.output_mode == "one_hot" and x.ndim > 0 and x._shape[-1] == 1:
             x = _array.squeeze(x, [-1])
-        if not (x.dtype.is_integer or x.dtype.is_floating):
-            raise ValueError(f"Hashing {self.name!r}: expected integer (or float) inputs, "
-                             f"got {x.dtype.name}")
-        values = _math.cast(x, _dt.int64)
+        if x.dtype is _dt.string:
+            text = x
+        elif x.dtype.is_integer or x.dtype.is_floating:
+            # as TensorFlow's Hashing: a number is hashed as its decimal string
+            text = _strings.as_string(_math.cast(x, _dt.int64))
+        else:
+            raise ValueError(f"Hashing {self.name!r}: expected string, integer (or float) "
+                             f"inputs, got {x.dtype.name}")
         bins = self.num_bins
         masked = self.mask_value is not None and bins > 1
         if masked:
             bins -= 1
-        salt = None if self.salt is None else tuple(self.salt)
-        hashed = py_function(lambda v: _hash_bins(np.asarray(v), bins, salt), [values],
-                             _dt.int64)
-        hashed = _array.reshape(hashed, dims_of(values))
+        if self.salt is None:
+            hashed = _strings.to_hash_bucket_fast(text, bins)
+        else:
+            hashed = _strings.to_hash_bucket_strong(text, bins, list(self.salt))
         if masked:
-            hashed = _indexing.where(_math.equal(values, self.mask_value),
-                                     _math.cast(0, _dt.int64), hashed + 1)
+            mask = self.mask_value
+            if x.dtype is _dt.string:
+                mask = mask.encode() if isinstance(mask, str) else mask
+                hit = _math.equal(x, mask)
+            else:
+                hit = _math.equal(_math.cast(x, _dt.int64), _math.cast(mask, _dt.int64))
+            hashed = _indexing.where(hit, _math.cast(0, _dt.int64), hashed + 1)
         return _encode(hashed, self.output_mode, self.num_bins, self._dtype)
 
     def get_config(self) -> dict:
@@ -425,99 +417,121 @@ class Hashing(Stateless):
 
 # --------------------------------------------------------------------------- lookup
 
+# String lookups bucket by FarmHash modulo this prime-free bound, so every int64 hash of a
+# vocabulary entry is found by a sorted search; equal strings are then confirmed.
+_HASH_RANGE = (1 << 63) - 1
 
-class IntegerLookup(Stateless):
-    """Maps integers to indices of a vocabulary (given, or learned by `adapt` from the
-    most frequent values): index 0 is the `mask_token`'s when one is set, then
-    `num_oov_indices` indices for values outside the vocabulary (a value `v` takes
-    `v mod num_oov_indices` of them), then the vocabulary. `invert=True` maps indices
-    back. `output_mode` "one_hot", "multi_hot", "count", "tf_idf" encode the indices.
 
-    Example:
-        >>> lookup = tf.keras.layers.IntegerLookup(vocabulary=[12, 36, 1138, 42])
-        >>> lookup(tf.constant([[12, 1138, 42], [42, 1000, 36]])).numpy()
-        array([[1, 3, 4],
-               [4, 0, 2]])
-    """
+def _read_vocabulary_file(path: str, encoding: str = "utf-8") -> list:
+    """A vocabulary file's tokens, one a line (Keras's format)."""
+    with open(path, encoding=encoding) as f:
+        return [line.rstrip("\r\n") for line in f]
 
-    def __init__(self, max_tokens=None, num_oov_indices: int = 1, mask_token=None,
-                 oov_token=-1, output_mode: str = "int", sparse: bool = False,
-                 pad_to_max_tokens: bool = False, vocabulary=None, vocabulary_dtype="int64",
-                 idf_weights=None, invert: bool = False, oov_method: str = "floormod",
-                 salt=None, vocabulary_size=None, name=None, **kwargs):
-        # `vocabulary_size` comes back from Keras's config; the vocabulary decides it
+
+class _IndexLookup(Stateless):
+    """Keras's IndexLookup: a vocabulary of tokens mapped to indices (the mask token's 0
+    when set, then `num_oov_indices` OOV indices, then the vocabulary), learned by
+    `adapt` by frequency or given; `invert` maps back; `output_mode` encodes the
+    indices. Subclasses say what a token is (`_token`) and how tokens are found."""
+
+    _kind = "IndexLookup"
+
+    def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, output_mode,
+                 sparse, pad_to_max_tokens, vocabulary, idf_weights, invert, oov_method,
+                 salt, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
+        kind = self._kind
         if output_mode == "binary":
             output_mode = "multi_hot"
-        _check_mode("IntegerLookup", output_mode, _ENCODINGS + ("tf_idf",))
-        _no_sparse("IntegerLookup", sparse)
+        _check_mode(kind, output_mode, _ENCODINGS + ("tf_idf",))
+        _no_sparse(kind, sparse)
         if max_tokens is not None and max_tokens <= 1:
-            raise ValueError("IntegerLookup: if set, `max_tokens` must be greater than 1. "
+            raise ValueError(f"{kind}: if set, `max_tokens` must be greater than 1. "
                              f"Received: max_tokens={max_tokens}")
         if num_oov_indices < 0:
-            raise ValueError("IntegerLookup: `num_oov_indices` must be greater than or "
+            raise ValueError(f"{kind}: `num_oov_indices` must be greater than or "
                              f"equal to 0. Received: num_oov_indices={num_oov_indices}")
         if invert and output_mode != "int":
-            raise ValueError("IntegerLookup: `output_mode` must be 'int' when `invert` is "
+            raise ValueError(f"{kind}: `output_mode` must be 'int' when `invert` is "
                              f"true. Received: output_mode={output_mode}")
         if output_mode == "tf_idf" and vocabulary is not None and idf_weights is None:
-            raise ValueError("IntegerLookup: `idf_weights` must be set if `output_mode` is "
+            raise ValueError(f"{kind}: `idf_weights` must be set if `output_mode` is "
                              "'tf_idf' and a vocabulary is given.")
         if idf_weights is not None and output_mode != "tf_idf":
-            raise ValueError("IntegerLookup: `idf_weights` should only be set if "
+            raise ValueError(f"{kind}: `idf_weights` should only be set if "
                              f"`output_mode` is 'tf_idf'. Received: output_mode="
                              f"{output_mode}")
         if oov_method != "floormod":
-            raise NotImplementedError("IntegerLookup: only oov_method='floormod' is "
-                                      "supported")
+            raise NotImplementedError(f"{kind}: only oov_method='floormod' is supported")
         self.max_tokens, self.num_oov_indices = max_tokens, int(num_oov_indices)
         self.mask_token, self.oov_token = mask_token, oov_token
         self.output_mode, self.sparse = output_mode, False
         self.pad_to_max_tokens, self.invert = bool(pad_to_max_tokens), bool(invert)
-        self.vocabulary_dtype, self.oov_method, self.salt = vocabulary_dtype, oov_method, salt
+        self.oov_method, self.salt = oov_method, salt
         self._vocab: list | None = None
         self._idf: list | None = None
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
 
-    # ------------------------------------------------------------- vocabulary
+    # ------------------------------------------------------------- tokens
+    def _token(self, value):
+        """One vocabulary entry as this layer keeps it (int, or str)."""
+        raise NotImplementedError
+
+    def _tokens(self, values) -> list:
+        if isinstance(values, str):
+            values = _read_vocabulary_file(values, getattr(self, "encoding", "utf-8"))
+        if isinstance(values, Tensor):
+            values = values.numpy()
+        return [self._token(v) for v in np.asarray(values, dtype=object).reshape(-1)]
+
     def _reserved(self) -> list:
         """The tokens before the vocabulary: the mask token, then the OOV tokens."""
         mask = [] if self.mask_token is None else [self.mask_token]
         return mask + [self.oov_token] * self.num_oov_indices
 
+    # ------------------------------------------------------------- vocabulary
     def set_vocabulary(self, vocabulary, idf_weights=None) -> None:
-        """Use `vocabulary` (a list or array of ints, without the mask and OOV tokens;
-        a leading copy of them, as `get_vocabulary` returns it, is dropped) and, for
-        "tf_idf", its `idf_weights`."""
-        vocab = [int(v) for v in np.asarray(vocabulary).reshape(-1).tolist()]
+        """Use `vocabulary` (a list, array or file path of tokens, without the mask and
+        OOV tokens; a leading copy of them, as `get_vocabulary` returns it, is dropped)
+        and, for "tf_idf", its `idf_weights`."""
+        vocab = self._tokens(vocabulary)
         reserved = self._reserved()
         if reserved and vocab[:len(reserved)] == reserved:
             vocab = vocab[len(reserved):]
             if idf_weights is not None and len(idf_weights) == len(vocab) + len(reserved):
                 idf_weights = list(idf_weights)[len(reserved):]
         if len(set(vocab)) != len(vocab):
-            repeated = sorted({v for v in vocab if vocab.count(v) > 1})
-            raise ValueError(f"IntegerLookup {self.name!r}: the passed vocabulary has at "
+            seen, repeated = set(), []
+            for v in vocab:
+                if v in seen and v not in repeated:
+                    repeated.append(v)
+                seen.add(v)
+            raise ValueError(f"{self._kind} {self.name!r}: the passed vocabulary has at "
                              f"least one repeated term. Please uniquify your dataset. The "
-                             f"repeated terms are: {repeated}")
+                             f"repeated terms are: {sorted(repeated)}")
         for token, what in ((self.mask_token, "mask_token"), (self.oov_token, "oov_token")):
             if token is not None and token in vocab and (what == "mask_token" or
                                                          self.num_oov_indices > 0):
-                raise ValueError(f"IntegerLookup {self.name!r}: found {what} {token} in "
+                raise ValueError(f"{self._kind} {self.name!r}: found {what} {token!r} in "
                                  "the vocabulary; it must not be in it")
         if self.max_tokens is not None and len(vocab) + len(reserved) > self.max_tokens:
-            raise ValueError(f"IntegerLookup {self.name!r}: attempted to set a vocabulary "
+            raise ValueError(f"{self._kind} {self.name!r}: attempted to set a vocabulary "
                              f"larger than the maximum vocab size. Received vocabulary "
                              f"size is {len(vocab) + len(reserved)}; `max_tokens` is "
                              f"{self.max_tokens}.")
         if self.output_mode == "tf_idf":
             if idf_weights is None or len(idf_weights) != len(vocab):
-                raise ValueError(f"IntegerLookup {self.name!r}: `idf_weights` must be the "
+                raise ValueError(f"{self._kind} {self.name!r}: `idf_weights` must be the "
                                  f"same length as the vocabulary ({len(vocab)}), got "
                                  f"{None if idf_weights is None else len(idf_weights)}")
-            self._idf = [float(w) for w in idf_weights]
+            self._idf = [float(w) for w in np.asarray(idf_weights).reshape(-1)]
         self._vocab = vocab
+        self._tables = self._make_tables(vocab)
+
+    def _make_tables(self, vocab: list):
+        """What `_find` needs to look tokens up (built once per vocabulary)."""
+        raise NotImplementedError
 
     def get_vocabulary(self, include_special_tokens: bool = True) -> list:
         """The tokens by index: the mask token, the OOV tokens, then the vocabulary."""
@@ -529,28 +543,38 @@ class IntegerLookup(Stateless):
         return len(self.get_vocabulary())
 
     def adapt(self, data, steps=None) -> None:
-        """Learn the vocabulary from `data`: its values by frequency (ties: the larger
-        first), at most `max_tokens` indices in all; "tf_idf" also learns each token's
+        """Learn the vocabulary from `data` (an array, a list, or a dataset of batches):
+        its tokens by frequency (ties: the larger token first, as Keras), at most
+        `max_tokens` indices in all; "tf_idf" also learns each token's
         `log(1 + documents / (1 + documents holding it))`."""
+        self._adapt_rows(self._adapt_batches(data, steps))
+
+    def _adapt_batches(self, data, steps) -> list:
         batches = _batches(data)
-        if steps is not None:
-            batches = batches[:steps]
+        return batches[:steps] if steps is not None else batches
+
+    def _adapt_rows(self, batches) -> None:
+        """Count the tokens of `batches` (arrays whose rows are documents; a 1-D batch's
+        elements are documents each)."""
         counts: dict = {}
         doc_counts: dict = {}
         documents = 0
         for batch in batches:
-            batch = batch.astype(np.int64)
             rows = batch.reshape(batch.shape[0], -1) if batch.ndim > 1 else \
                 batch.reshape(-1, 1)
             for row in rows.tolist():
+                row = [self._token(t) for t in row]
                 documents += 1
                 for token in set(row):
                     doc_counts[token] = doc_counts.get(token, 0) + 1
                 for token in row:
                     counts[token] = counts.get(token, 0) + 1
+        self._learn(counts, doc_counts, documents)
+
+    def _learn(self, counts: dict, doc_counts: dict, documents: int) -> None:
         for token in (self.mask_token, self.oov_token):
             counts.pop(token, None)
-        vocab = sorted(counts, key=lambda t: (-counts[t], -t))
+        vocab = sorted(sorted(counts, reverse=True), key=lambda t: -counts[t])
         if self.max_tokens is not None:
             vocab = vocab[:max(self.max_tokens - len(self._reserved()), 0)]
         idf = None
@@ -565,19 +589,25 @@ class IntegerLookup(Stateless):
 
     def _need_vocabulary(self) -> None:
         if self._vocab is None:
-            raise RuntimeError(f"IntegerLookup {self.name!r}: when using "
+            raise RuntimeError(f"{self._kind} {self.name!r}: when using "
                                "`output_mode=\"int\"` or others, a vocabulary is needed: "
                                "pass `vocabulary` or call `adapt()` first")
 
+    def _check_input(self, x: Tensor) -> Tensor:
+        """`x` as the dtype `_find` compares, else ValueError naming the layer."""
+        raise NotImplementedError
+
     def call(self, inputs):
         self._need_vocabulary()
-        if not inputs.dtype.is_integer:
-            raise ValueError(f"IntegerLookup {self.name!r}: expected integer inputs, got "
-                             f"{inputs.dtype.name}")
-        x = _math.cast(inputs, _dt.int64)
         if self.invert:
-            return self._invert(x)
-        ids = self._lookup(x)
+            if not inputs.dtype.is_integer:
+                raise ValueError(f"{self._kind} {self.name!r}: with invert=True the inputs "
+                                 f"are indices (integers), got {inputs.dtype.name}")
+            return self._invert(_math.cast(inputs, _dt.int64))
+        ids = self._lookup(self._check_input(inputs))
+        return self._encode_ids(ids)
+
+    def _encode_ids(self, ids: Tensor) -> Tensor:
         depth = self.vocabulary_size()
         if self.pad_to_max_tokens and self.max_tokens is not None:
             depth = self.max_tokens
@@ -585,6 +615,7 @@ class IntegerLookup(Stateless):
             return ids
         idf = None
         if self.output_mode == "tf_idf":
+            # as Keras: the OOV indices weigh the mean idf; the mask and padding nothing
             weights = np.zeros([depth], np.float32)
             start = 0 if self.mask_token is None else 1
             mean = float(np.mean(self._idf)) if self._idf else 0.0
@@ -595,53 +626,197 @@ class IntegerLookup(Stateless):
         dtype = _dt.float32 if self.output_mode == "tf_idf" else _dt.int64
         return _encode(ids, self.output_mode, depth, dtype, idf_weights=idf)
 
+    def _find(self, flat: Tensor) -> tuple:
+        """(found, index among the vocabulary) of each element of a [1, n] tensor."""
+        raise NotImplementedError
+
+    def _oov_bucket(self, flat: Tensor) -> Tensor:
+        raise NotImplementedError
+
     def _lookup(self, x: Tensor) -> Tensor:
-        """The index of each value of `x` (int64)."""
+        """The index of each element of `x` (int64)."""
         start = 0 if self.mask_token is None else 1
         offset = start + self.num_oov_indices
-        vocab = np.asarray(self._vocab, np.int64)
-        order = np.argsort(vocab, kind="stable")
         flat = _array.reshape(x, [1, -1])
-        if vocab.size:
-            table = _creation.constant(vocab[order][None, :])
-            pos = _array.searchsorted(table, flat, side="left", out_type=_dt.int64)
-            pos = _math.minimum(pos, vocab.size - 1)
-            found = _math.equal(_indexing.gather(table[0], pos), flat)
-            ids = _indexing.gather(_creation.constant(order.astype(np.int64) + offset), pos)
+        if self._vocab:
+            found, ids = self._find(flat)
+            ids = ids + offset
         else:
-            found = _math.not_equal(flat, flat)
-            ids = flat * 0
+            found = _math.not_equal(_array.zeros_like(flat, dtype=_dt.int64), 0)
+            ids = _array.zeros_like(flat, dtype=_dt.int64)
         if self.num_oov_indices > 0:
-            oov = _math.floormod(flat, self.num_oov_indices) + start
+            oov = self._oov_bucket(flat) + start
         else:
-            oov = flat * 0 - 1
+            oov = ids * 0 - 1
         ids = _indexing.where(found, ids, oov)
         if self.mask_token is not None:
             ids = _indexing.where(_math.equal(flat, self.mask_token),
                                   _math.cast(0, _dt.int64), ids)
         if self.num_oov_indices == 0 and ctx.graph is None:  # traced: such values give -1
             if bool(_reduction.reduce_any(_math.less(ids, 0))):
-                raise ValueError(f"IntegerLookup {self.name!r}: a value is not in the "
+                raise ValueError(f"{self._kind} {self.name!r}: a value is not in the "
                                  "vocabulary and num_oov_indices=0 leaves it no index")
         return _array.reshape(ids, dims_of(x))
 
+    def _invert_table(self) -> tuple:
+        """(every index's token, the OOV token) as tensors."""
+        raise NotImplementedError
+
     def _invert(self, x: Tensor) -> Tensor:
-        tokens = np.asarray(self.get_vocabulary(), np.int64)
-        oov = np.int64(self.oov_token)
-        start = 0 if self.mask_token is None else 1
-        tokens[start:start + self.num_oov_indices] = oov
-        table = _creation.constant(tokens)
-        inside = _math.logical_and(_math.greater_equal(x, 0), _math.less(x, tokens.size))
+        table, oov = self._invert_table()
+        size = self.vocabulary_size()
+        inside = _math.logical_and(_math.greater_equal(x, 0), _math.less(x, size))
         picked = _indexing.gather(table, _math.minimum(_math.maximum(x, 0),
-                                                       max(tokens.size - 1, 0)))
-        return _indexing.where(inside, picked, _math.cast(oov, _dt.int64))
+                                                       max(size - 1, 0)))
+        return _indexing.where(inside, picked, oov)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "invert": self.invert, "max_tokens": self.max_tokens,
                 "num_oov_indices": self.num_oov_indices, "oov_token": self.oov_token,
                 "mask_token": self.mask_token, "output_mode": self.output_mode,
                 "sparse": self.sparse, "pad_to_max_tokens": self.pad_to_max_tokens,
-                "vocabulary_dtype": self.vocabulary_dtype, "idf_weights": self._idf,
-                "vocabulary": self._vocab, "vocabulary_size": None if self._vocab is None
-                else self.vocabulary_size(), "oov_method": self.oov_method,
-                "salt": self.salt}
+                "idf_weights": self._idf, "vocabulary": self._vocab,
+                "vocabulary_size": None if self._vocab is None else self.vocabulary_size(),
+                "oov_method": self.oov_method, "salt": self.salt}
+
+
+class IntegerLookup(_IndexLookup):
+    """Maps integers to indices of a vocabulary (given, or learned by `adapt` from the
+    most frequent values): index 0 is the `mask_token`'s when one is set, then
+    `num_oov_indices` indices for values outside the vocabulary (a value `v` takes
+    `v mod num_oov_indices` of them), then the vocabulary. `invert=True` maps indices
+    back. `output_mode` "one_hot", "multi_hot", "count", "tf_idf" encode the indices.
+
+    Example:
+        >>> lookup = tf.keras.layers.IntegerLookup(vocabulary=[12, 36, 1138, 42])
+        >>> lookup(tf.constant([[12, 1138, 42], [42, 1000, 36]])).numpy()
+        array([[1, 3, 4],
+               [4, 0, 2]])
+    """
+
+    _kind = "IntegerLookup"
+
+    def __init__(self, max_tokens=None, num_oov_indices: int = 1, mask_token=None,
+                 oov_token=-1, output_mode: str = "int", sparse: bool = False,
+                 pad_to_max_tokens: bool = False, vocabulary=None, vocabulary_dtype="int64",
+                 idf_weights=None, invert: bool = False, oov_method: str = "floormod",
+                 salt=None, vocabulary_size=None, name=None, **kwargs):
+        # `vocabulary_size` comes back from Keras's config; the vocabulary decides it
+        self.vocabulary_dtype = vocabulary_dtype
+        super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, output_mode,
+                         sparse, pad_to_max_tokens, vocabulary, idf_weights, invert,
+                         oov_method, salt, name=name, **kwargs)
+
+    def _token(self, value) -> int:
+        if isinstance(value, (bytes, str)):
+            value = int(value.decode() if isinstance(value, bytes) else value)
+        return int(value)
+
+    def _make_tables(self, vocab: list):
+        vocab = np.asarray(vocab, np.int64)
+        order = np.argsort(vocab, kind="stable")
+        return vocab[order], order.astype(np.int64)
+
+    def _check_input(self, x: Tensor) -> Tensor:
+        if not x.dtype.is_integer:
+            raise ValueError(f"IntegerLookup {self.name!r}: expected integer inputs, got "
+                             f"{x.dtype.name}")
+        return _math.cast(x, _dt.int64)
+
+    def _find(self, flat: Tensor) -> tuple:
+        ordered, order = self._tables
+        table = _creation.constant(ordered[None, :])
+        pos = _array.searchsorted(table, flat, side="left", out_type=_dt.int64)
+        pos = _math.minimum(pos, ordered.size - 1)
+        found = _math.equal(_indexing.gather(table[0], pos), flat)
+        return found, _indexing.gather(_creation.constant(order), pos)
+
+    def _oov_bucket(self, flat: Tensor) -> Tensor:
+        return _math.floormod(flat, self.num_oov_indices)
+
+    def _invert_table(self) -> tuple:
+        tokens = np.asarray(self.get_vocabulary(), np.int64)
+        return _creation.constant(tokens), _creation.constant(np.int64(self.oov_token))
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "vocabulary_dtype": self.vocabulary_dtype}
+
+
+class StringLookup(_IndexLookup):
+    """Maps strings to indices of a vocabulary (a list, a file of one token a line, or
+    learned by `adapt` from the most frequent strings): index 0 is the `mask_token`'s
+    when one is set, then `num_oov_indices` indices for strings outside the vocabulary
+    (FarmHash buckets among them), then the vocabulary. `invert=True` maps indices back
+    to strings. `output_mode` "one_hot", "multi_hot", "count", "tf_idf" encode the
+    indices.
+
+    Example:
+        >>> lookup = tf.keras.layers.StringLookup(vocabulary=["a", "b", "c"])
+        >>> lookup(tf.constant([["a", "c"], ["d", "b"]])).numpy()
+        array([[1, 3],
+               [0, 2]])
+    """
+
+    _kind = "StringLookup"
+
+    def __init__(self, max_tokens=None, num_oov_indices: int = 1, mask_token=None,
+                 oov_token: str = "[UNK]", vocabulary=None, idf_weights=None,
+                 invert: bool = False, output_mode: str = "int", pad_to_max_tokens=False,
+                 sparse: bool = False, encoding: str = "utf-8", name=None, **kwargs):
+        kwargs.pop("vocabulary_size", None)  # from Keras's config; the vocabulary decides
+        oov_method = kwargs.pop("oov_method", "floormod")
+        salt = kwargs.pop("salt", None)
+        self.encoding = encoding
+        super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, output_mode,
+                         sparse, pad_to_max_tokens, vocabulary, idf_weights, invert,
+                         oov_method, salt, name=name, **kwargs)
+
+    def _token(self, value) -> str:
+        if isinstance(value, bytes):
+            return value.decode(self.encoding)
+        if isinstance(value, np.ndarray):
+            value = value.item()
+        return value.decode(self.encoding) if isinstance(value, bytes) else str(value)
+
+    def _make_tables(self, vocab: list):
+        encoded = [t.encode(self.encoding) for t in vocab]
+        hashes = farmhash_fingerprint64_many(encoded) % np.uint64(_HASH_RANGE)
+        hashes = hashes.astype(np.int64)
+        order = np.argsort(hashes, kind="stable")
+        if np.unique(hashes).size != hashes.size:  # a collision: compare every string
+            return None, np.asarray(encoded, dtype=object)
+        return (hashes[order], order.astype(np.int64),
+                np.asarray(encoded, dtype=object)[order])
+
+    def _check_input(self, x: Tensor) -> Tensor:
+        if x.dtype is not _dt.string:
+            raise ValueError(f"StringLookup {self.name!r}: expected string inputs, got "
+                             f"{x.dtype.name}")
+        return x
+
+    def _find(self, flat: Tensor) -> tuple:
+        if self._tables[0] is None:
+            vocab = _creation.constant(self._tables[1])
+            hits = _math.equal(flat[..., None], vocab)
+            found = _reduction.reduce_any(hits, axis=-1)
+            return found, _reduction.argmax(_math.cast(hits, _dt.int32), axis=-1,
+                                       output_type=_dt.int64)
+        hashes, order, strings = self._tables
+        table = _creation.constant(hashes[None, :])
+        keys = _strings.to_hash_bucket_fast(flat, _HASH_RANGE)
+        pos = _array.searchsorted(table, keys, side="left", out_type=_dt.int64)
+        pos = _math.minimum(pos, hashes.size - 1)
+        found = _math.equal(_indexing.gather(_creation.constant(strings), pos), flat)
+        return found, _indexing.gather(_creation.constant(order), pos)
+
+    def _oov_bucket(self, flat: Tensor) -> Tensor:
+        return _strings.to_hash_bucket_fast(flat, self.num_oov_indices)
+
+    def _invert_table(self) -> tuple:
+        tokens = [t.encode(self.encoding) for t in self.get_vocabulary()]
+        return (_creation.constant(np.asarray(tokens, dtype=object)),
+                _creation.constant(self.oov_token.encode(self.encoding)))
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        return {**config, "encoding": self.encoding}
