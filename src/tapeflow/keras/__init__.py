@@ -6,8 +6,8 @@ Example:
     >>> model.compile(optimizer="adam", loss="mse")
 """
 from . import (activations, backend, callbacks, constraints, datasets, initializers,  # noqa: F401
-               layers, losses, metrics, mixed_precision, models, ops, optimizers, random,
-               regularizers, saving, utils)
+               layers, losses, metrics, mixed_precision, models, ops, optimizers,
+               preprocessing, random, regularizers, saving, utils)
 from .layer import Input, KerasTensor, Layer
 from .ops.operation import Operation
 from .functional import Functional
@@ -21,8 +21,8 @@ saving.register_classes({"Sequential": Sequential, "Functional": Functional,
 
 __all__ = ["Input", "KerasTensor", "Layer", "Model", "Operation", "Sequential", "activations",
            "backend", "callbacks", "constraints", "datasets", "initializers", "layers", "losses",
-           "metrics", "mixed_precision", "models", "ops", "optimizers", "random", "regularizers",
-           "saving", "utils"]
+           "metrics", "mixed_precision", "models", "ops", "optimizers", "preprocessing", "random",
+           "regularizers", "saving", "utils"]
 
 
 def __dir__() -> list:
