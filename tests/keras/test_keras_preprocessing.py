@@ -1,8 +1,8 @@
 """`tf.keras.preprocessing` (sequence, image, datasets from directories and arrays).
 
-Values come from real TensorFlow 2.21 / Keras 3: fixtures/make_keras_preprocessing.py ran
-every call of fixtures/keras_preprocessing_cases.py over the same generated directory
-tree into fixtures/keras_preprocessing.npz; here tapeflow runs the same calls.
+Values come from real TensorFlow 2.21 / Keras 3: fixtures/make_keras_preprocessing_api.py
+ran every call of fixtures/keras_preprocessing_api_cases.py over the same generated directory
+tree into fixtures/keras_preprocessing_api.npz; here tapeflow runs the same calls.
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from tapeflow import keras
 P = keras.preprocessing
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 sys.path.insert(0, HERE)
-import keras_preprocessing_cases as cases  # noqa: E402
+import keras_preprocessing_api_cases as cases  # noqa: E402
 
-EXPECTED = dict(np.load(os.path.join(HERE, "keras_preprocessing.npz")))
+EXPECTED = dict(np.load(os.path.join(HERE, "keras_preprocessing_api.npz")))
 
 
 @pytest.fixture(scope="module")
