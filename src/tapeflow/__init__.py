@@ -54,6 +54,7 @@ from . import distribute  # noqa: F401,E402
 from . import keras  # noqa: F401,E402
 from ._core.device import device  # noqa: F401,E402
 from . import dtypes, image, strings, version  # noqa: F401,E402
+from . import io  # noqa: F401,E402
 
 from . import autograph  # noqa: F401,E402
 from . import signal  # noqa: F401,E402

@@ -11,10 +11,11 @@ import types as _types
 from .dataset import Dataset
 from .functions import enable_debug_mode as _enable_debug_mode
 from .iterator import Iterator, Optional
+from .readers import TFRecordDataset, TextLineDataset
 from .options import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Options
 
 __all__ = ["Dataset", "Iterator", "Optional", "Options", "AUTOTUNE", "INFINITE_CARDINALITY",
-           "UNKNOWN_CARDINALITY", "experimental"]
+           "UNKNOWN_CARDINALITY", "experimental", "TFRecordDataset", "TextLineDataset"]
 
 # TensorFlow's tf.data.experimental names that code still uses
 experimental = _types.SimpleNamespace(
