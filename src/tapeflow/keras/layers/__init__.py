@@ -1,6 +1,6 @@
 """`tf.keras.layers`: Keras 3's layers, one module per kind as Keras 3 splits them (core,
 convolutional, pooling, normalization, regularization, reshaping, activations, merging,
-preprocessing, rnn, attention); this namespace only re-exports the public names each
+preprocessing, rnn, attention, text); this namespace only re-exports the public names each
 module lists in its `__all__`.
 
 Example:
@@ -10,7 +10,7 @@ Example:
 """
 from ..layer import Input, InputLayer, KerasTensor, Layer
 from . import (activations, attention, convolutional, core, image_preprocessing, merging,
-               normalization, pooling, preprocessing, regularization, reshaping, rnn)
+               normalization, pooling, preprocessing, regularization, reshaping, rnn, text)
 from .activations import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .convolutional import *  # noqa: F401,F403
@@ -23,10 +23,12 @@ from .preprocessing import *  # noqa: F401,F403
 from .regularization import *  # noqa: F401,F403
 from .reshaping import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
+from .text import *  # noqa: F401,F403
 
 __all__ = ["Input", "InputLayer", "KerasTensor", "Layer"] + sorted(
     name for module in (activations, attention, convolutional, core, image_preprocessing, merging,
-                        normalization, pooling, preprocessing, regularization, reshaping, rnn)
+                        normalization, pooling, preprocessing, regularization, reshaping, rnn,
+                        text)
     for name in module.__all__)
 
 

@@ -762,10 +762,9 @@ class StringLookup(_IndexLookup):
     def __init__(self, max_tokens=None, num_oov_indices: int = 1, mask_token=None,
                  oov_token: str = "[UNK]", vocabulary=None, idf_weights=None,
                  invert: bool = False, output_mode: str = "int", pad_to_max_tokens=False,
-                 sparse: bool = False, encoding: str = "utf-8", name=None, **kwargs):
-        kwargs.pop("vocabulary_size", None)  # from Keras's config; the vocabulary decides
-        oov_method = kwargs.pop("oov_method", "floormod")
-        salt = kwargs.pop("salt", None)
+                 sparse: bool = False, encoding: str = "utf-8", oov_method: str = "floormod",
+                 salt=None, vocabulary_size=None, name=None, **kwargs):
+        # `vocabulary_size` comes back from Keras's config; the vocabulary decides it
         self.encoding = encoding
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, output_mode,
                          sparse, pad_to_max_tokens, vocabulary, idf_weights, invert,
