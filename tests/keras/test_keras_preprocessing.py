@@ -38,10 +38,12 @@ def ours(tree) -> dict:
 
 
 def test_namespaces_list_tf_names():
-    # dir(tf.keras.preprocessing) and its submodules in TF 2.21 (see the report for the
-    # names left out: text, ImageDataGenerator and the random augmentation functions)
-    assert dir(P) == ["image", "image_dataset_from_directory", "sequence",
+    # dir(tf.keras.preprocessing) and its submodules in TF 2.21 (image lacks TF's
+    # ImageDataGenerator, its iterators and the random augmentation functions)
+    assert dir(P) == ["image", "image_dataset_from_directory", "sequence", "text",
                       "text_dataset_from_directory", "timeseries_dataset_from_array"]
+    assert dir(P.text) == ["Tokenizer", "hashing_trick", "one_hot", "text_to_word_sequence",
+                           "tokenizer_from_json"]
     assert dir(P.sequence) == ["TimeseriesGenerator", "make_sampling_table", "pad_sequences",
                                "skipgrams"]
     assert {"array_to_img", "img_to_array", "load_img", "save_img", "smart_resize"} <= \
@@ -201,3 +203,18 @@ def test_text_dataset_gives_string_tensors(tree):
     lengths = ds.map(lambda x, y: tf.strings.length(x))
     np.testing.assert_array_equal(next(iter(lengths)).numpy(),
                                   [9, 13, 3, 11, 8, 16, 4])   # the texts of build_tree
+
+
+def test_tokenizer_errors_and_hash_ranges():
+    with pytest.raises(ValueError, match="Specify a dimension"):
+        P.text.Tokenizer().sequences_to_matrix([[1]])
+    tok = P.text.Tokenizer(num_words=5)
+    with pytest.raises(ValueError, match="tfidf"):
+        tok.sequences_to_matrix([[1]], mode="tfidf")
+    with pytest.raises(TypeError, match="Unrecognized keyword"):
+        P.text.Tokenizer(bogus=1)
+    with pytest.warns(UserWarning, match="renamed `num_words`"):
+        assert P.text.Tokenizer(nb_words=7).num_words == 7
+    # Python's hash varies by process, so only the range is fixed: [1, n)
+    indices = P.text.one_hot("a b c d e f g", 4)
+    assert len(indices) == 7 and all(1 <= i < 4 for i in indices)
