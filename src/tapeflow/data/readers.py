@@ -59,8 +59,8 @@ def _scalar(b: bytes) -> np.ndarray:
 
 class _FileDataset(Dataset):
     """Records of several files, one after another or interleaved across
-    `num_parallel_reads` files (a record from each in turn, as TensorFlow's deterministic
-    parallel interleave with block length 1)."""
+    `num_parallel_reads` files (a record from each in turn, in the order of TensorFlow's
+    deterministic parallel interleave with block length 1)."""
 
     _OP = ""
 
@@ -87,27 +87,26 @@ class _FileDataset(Dataset):
                 for rec in self._read(path):
                     yield [_scalar(rec)]
             return
+        # TensorFlow's order: a slot found exhausted is emptied and its turn passes; an
+        # empty slot takes the next file when its turn comes and yields from it at once
         pending = iter(self._files)
-        slots = []
-        for path in pending:
-            slots.append(self._read(path))
-            if len(slots) == self._cycle:
-                break
-        i = 0
-        while slots:
-            try:
-                rec = next(slots[i])
-            except StopIteration:
+        slots: list = [None] * self._cycle
+        more, i = True, 0
+        while more or any(s is not None for s in slots):
+            if slots[i] is None and more:
                 nxt = next(pending, None)
                 if nxt is None:
-                    del slots[i]
-                    if slots:
-                        i %= len(slots)
+                    more = False
                 else:
                     slots[i] = self._read(nxt)
-                continue
-            yield [_scalar(rec)]
-            i = (i + 1) % len(slots)
+            if slots[i] is not None:
+                try:
+                    rec = next(slots[i])
+                except StopIteration:
+                    slots[i] = None
+                else:
+                    yield [_scalar(rec)]
+            i = (i + 1) % self._cycle
 
 
 class TFRecordDataset(_FileDataset):

@@ -727,13 +727,17 @@ def _parse_example_native(inputs, attrs, backend):
                                            f"{_TYPE_NAME[dtype]}) is required but could not "
                                            "be found.")
             if (seq and len(v) % max(item, 1)) or (not seq and len(v) != item):
-                where = f"Key: {key}." if single else \
-                    f"Name: <unknown>, Key: {key}, Index: {i}."
                 expect = (f"output shape: [{','.join(str(d) for d in shape)}]" if not seq
                           else f"a multiple of {item}")
+                if single:  # TensorFlow's single-record message, with the sizes added
+                    kind = "bytes" if dtype == "string" else _TYPE_NAME[dtype]
+                    raise InvalidArgumentError(
+                        f"Key: {key}.  Can't parse serialized Example: Some {kind}_list "
+                        f"slice was not parsed. (values size: {len(v)} but {expect})")
                 raise InvalidArgumentError(
-                    f"{where}  Number of {_TYPE_NAME[dtype]} values != expected.  Values "
-                    f"size: {len(v)} but {expect}")
+                    f"Name: <unknown>, Key: {key}, Index: {i}.  Number of "
+                    f"{_TYPE_NAME[dtype]} values != expected.  Values size: {len(v)} but "
+                    f"{expect}")
             rows.append(_as_dtype_array(v, dtype))
         if seq:
             length = max([len(r) // max(item, 1) for r in rows if r is not None] or [0])
@@ -981,9 +985,17 @@ class _ZlibFile:
         self._f.flush()
 
     def close(self) -> None:
+        if self._f.closed:
+            return
         if self._mode == "w":
             self._f.write(self._z.flush())
         self._f.close()
+
+    def __enter__(self) -> "_ZlibFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def read_records(path: str, compression: str = ""):
