@@ -39,15 +39,18 @@ def ours(tree) -> dict:
 
 def test_namespaces_list_tf_names():
     # dir(tf.keras.preprocessing) and its submodules in TF 2.21 (image lacks TF's
-    # ImageDataGenerator, its iterators and the random augmentation functions)
+    # ImageDataGenerator and its iterators)
     assert dir(P) == ["image", "image_dataset_from_directory", "sequence", "text",
                       "text_dataset_from_directory", "timeseries_dataset_from_array"]
     assert dir(P.text) == ["Tokenizer", "hashing_trick", "one_hot", "text_to_word_sequence",
                            "tokenizer_from_json"]
     assert dir(P.sequence) == ["TimeseriesGenerator", "make_sampling_table", "pad_sequences",
                                "skipgrams"]
-    assert {"array_to_img", "img_to_array", "load_img", "save_img", "smart_resize"} <= \
-        set(dir(P.image))
+    assert dir(P.image) == ["apply_affine_transform", "apply_brightness_shift",
+                            "apply_channel_shift", "array_to_img", "img_to_array", "load_img",
+                            "random_brightness", "random_channel_shift", "random_rotation",
+                            "random_shear", "random_shift", "random_zoom", "save_img",
+                            "smart_resize"]
     assert P.sequence.pad_sequences is keras.utils.pad_sequences
     assert P.timeseries_dataset_from_array is keras.utils.timeseries_dataset_from_array
     assert "preprocessing" in dir(keras)
@@ -218,3 +221,28 @@ def test_tokenizer_errors_and_hash_ranges():
     # Python's hash varies by process, so only the range is fixed: [1, n)
     indices = P.text.one_hot("a b c d e f g", 4)
     assert len(indices) == 7 and all(1 <= i < 4 for i in indices)
+
+
+def test_augmentation_errors_and_missing_scipy():
+    x = np.zeros((3, 4, 4))
+    with pytest.raises(ValueError, match="must be distinct"):
+        P.image.apply_affine_transform(x, theta=1, row_axis=1, col_axis=1)
+    with pytest.raises(ValueError, match="multi-channel 2D"):
+        P.image.apply_affine_transform(np.zeros((4, 4)), theta=1, channel_axis=0)
+    with pytest.raises(ValueError, match="first and last"):
+        P.image.apply_affine_transform(x, theta=1, row_axis=0, col_axis=2, channel_axis=1)
+    with pytest.raises(ValueError, match="two floats"):
+        P.image.random_zoom(x, (0.5,))
+    with pytest.raises(ValueError, match="two floats"):
+        P.image.random_brightness(x, (0.5, 1, 2))
+    assert P.image.apply_affine_transform(x) is x   # nothing to do
+    saved = sys.modules.get("scipy")
+    sys.modules["scipy"] = None
+    try:
+        with pytest.raises(ImportError, match="SciPy"):
+            P.image.apply_affine_transform(x, theta=1)
+    finally:
+        if saved is None:
+            del sys.modules["scipy"]
+        else:
+            sys.modules["scipy"] = saved

@@ -1,9 +1,14 @@
 """`tf.keras.preprocessing.image`: conversions between arrays and PIL images, loading and
 saving image files, and `smart_resize` (crop to the target aspect ratio, then resize).
 
-PIL (the Pillow package) is optional: the functions that make or read PIL images raise
-ImportError naming Pillow when it is missing; `img_to_array` and `smart_resize` need it
-not.
+Keras 1's augmentation functions work on one NumPy image (channels first by default):
+`apply_affine_transform` (SciPy's ndimage does the resampling) and the `random_*`
+functions that draw its parameters from NumPy's global generator, channel and brightness
+shifts.
+
+PIL (the Pillow package) and SciPy are optional: the functions that need them raise
+ImportError naming the package when it is missing; `img_to_array` and `smart_resize`
+need neither.
 
 Example:
     >>> img = np.arange(4 * 6 * 3, dtype="float32").reshape(4, 6, 3)
@@ -22,7 +27,10 @@ from ..._core.tensor import Tensor
 from .. import backend as _backend
 from ..ops import image as _keras_image
 
-__all__ = ["array_to_img", "img_to_array", "load_img", "save_img", "smart_resize"]
+__all__ = ["apply_affine_transform", "apply_brightness_shift", "apply_channel_shift",
+           "array_to_img", "img_to_array", "load_img", "random_brightness",
+           "random_channel_shift", "random_rotation", "random_shear", "random_shift",
+           "random_zoom", "save_img", "smart_resize"]
 
 _RESAMPLING = ("nearest", "bilinear", "bicubic", "hamming", "box", "lanczos")
 
@@ -187,6 +195,160 @@ def smart_resize(x, size, interpolation: str = "bilinear", data_format: str = "c
         img = img[..., rows, cols]
     out = _keras_image.resize(img, size, interpolation=interpolation, data_format=data_format)
     return out.numpy() if as_numpy else out
+
+
+# --------------------------------------------------------------------------- augmentation
+def _scipy_ndimage():
+    try:
+        from scipy import ndimage
+    except ImportError:
+        raise ImportError("Image transformations require SciPy. Install SciPy "
+                          "(pip install scipy).") from None
+    return ndimage
+
+
+def apply_affine_transform(x, theta: float = 0, tx: float = 0, ty: float = 0,
+                           shear: float = 0, zx: float = 1, zy: float = 1, row_axis: int = 1,
+                           col_axis: int = 2, channel_axis: int = 0,
+                           fill_mode: str = "nearest", cval: float = 0.0, order: int = 1):
+    """One image `x` (3-D NumPy) rotated by `theta` degrees, shifted by `tx` rows and
+    `ty` columns, sheared by `shear` degrees and zoomed by (`zx`, `zy`) about its centre;
+    points from outside are filled by `fill_mode` ("constant" with `cval`, "nearest",
+    "reflect", "wrap"); `order` is the spline order.
+
+    Example:
+        >>> x = np.arange(9.0).reshape(1, 3, 3)
+        >>> tf.keras.preprocessing.image.apply_affine_transform(x, theta=90)[0].round(6)
+        array([[2., 5., 8.],
+               [1., 4., 7.],
+               [0., 3., 6.]])
+    """
+    if len({row_axis, col_axis, channel_axis}) != 3:
+        raise ValueError("'row_axis', 'col_axis', and 'channel_axis' must be distinct")
+    axes = {row_axis, col_axis, channel_axis}
+    if axes != {0, 1, 2}:
+        raise ValueError(f"Invalid axis' indices: {axes - {0, 1, 2}}")
+    if x.ndim != 3:
+        raise ValueError("Input arrays must be multi-channel 2D images.")
+    if channel_axis not in (0, 2):
+        raise ValueError("Channels are allowed and the first and last dimensions.")
+    # the transforms compose right to left in the order rotation, shift, shear, zoom; the
+    # matrix maps output coordinates to input coordinates, as ndimage wants
+    parts = []
+    if theta != 0:
+        t = np.deg2rad(theta)
+        parts.append(np.array([[np.cos(t), -np.sin(t), 0], [np.sin(t), np.cos(t), 0],
+                               [0, 0, 1]]))
+    if tx != 0 or ty != 0:
+        parts.append(np.array([[1, 0, tx], [0, 1, ty], [0, 0, 1]]))
+    if shear != 0:
+        s = np.deg2rad(shear)
+        parts.append(np.array([[1, -np.sin(s), 0], [0, np.cos(s), 0], [0, 0, 1]]))
+    if zx != 1 or zy != 1:
+        parts.append(np.array([[zx, 0, 0], [0, zy, 0], [0, 0, 1]]))
+    if not parts:
+        return x
+    matrix = parts[0]
+    for m in parts[1:]:
+        matrix = matrix @ m
+    h, w = x.shape[row_axis], x.shape[col_axis]
+    oh, ow = h / 2 - 0.5, w / 2 - 0.5   # about the centre of the pixel grid
+    matrix = np.array([[1, 0, oh], [0, 1, ow], [0, 0, 1]]) @ matrix @ \
+        np.array([[1, 0, -oh], [0, 1, -ow], [0, 0, 1]])
+    x = np.rollaxis(x, channel_axis, 0)
+    if col_axis > row_axis:
+        matrix[:, [0, 1]] = matrix[:, [1, 0]]
+        matrix[[0, 1]] = matrix[[1, 0]]
+    ndimage = _scipy_ndimage()
+    channels = [ndimage.affine_transform(c, matrix[:2, :2], matrix[:2, 2], order=order,
+                                         mode=fill_mode, cval=cval) for c in x]
+    return np.rollaxis(np.stack(channels, axis=0), 0, channel_axis + 1)
+
+
+def random_rotation(x, rg: float, row_axis: int = 1, col_axis: int = 2, channel_axis: int = 0,
+                    fill_mode: str = "nearest", cval: float = 0.0,
+                    interpolation_order: int = 1):
+    """`x` rotated by an angle drawn uniformly from [-rg, rg] degrees."""
+    theta = np.random.uniform(-rg, rg)
+    return apply_affine_transform(x, theta=theta, row_axis=row_axis, col_axis=col_axis,
+                                  channel_axis=channel_axis, fill_mode=fill_mode, cval=cval,
+                                  order=interpolation_order)
+
+
+def random_shift(x, wrg: float, hrg: float, row_axis: int = 1, col_axis: int = 2,
+                 channel_axis: int = 0, fill_mode: str = "nearest", cval: float = 0.0,
+                 interpolation_order: int = 1):
+    """`x` shifted by fractions of its height (within `hrg`) and width (within `wrg`)."""
+    h, w = x.shape[row_axis], x.shape[col_axis]
+    tx = np.random.uniform(-hrg, hrg) * h
+    ty = np.random.uniform(-wrg, wrg) * w
+    return apply_affine_transform(x, tx=tx, ty=ty, row_axis=row_axis, col_axis=col_axis,
+                                  channel_axis=channel_axis, fill_mode=fill_mode, cval=cval,
+                                  order=interpolation_order)
+
+
+def random_shear(x, intensity: float, row_axis: int = 1, col_axis: int = 2,
+                 channel_axis: int = 0, fill_mode: str = "nearest", cval: float = 0.0,
+                 interpolation_order: int = 1):
+    """`x` sheared by an angle drawn uniformly from [-intensity, intensity] degrees."""
+    shear = np.random.uniform(-intensity, intensity)
+    return apply_affine_transform(x, shear=shear, row_axis=row_axis, col_axis=col_axis,
+                                  channel_axis=channel_axis, fill_mode=fill_mode, cval=cval,
+                                  order=interpolation_order)
+
+
+def random_zoom(x, zoom_range, row_axis: int = 1, col_axis: int = 2, channel_axis: int = 0,
+                fill_mode: str = "nearest", cval: float = 0.0, interpolation_order: int = 1):
+    """`x` zoomed by two factors drawn uniformly from `zoom_range` = (lower, upper)."""
+    if len(zoom_range) != 2:
+        raise ValueError(f"`zoom_range` should be a tuple or list of two floats. Received: "
+                         f"{zoom_range}")
+    if zoom_range[0] == 1 and zoom_range[1] == 1:
+        zx, zy = 1, 1
+    else:
+        zx, zy = np.random.uniform(zoom_range[0], zoom_range[1], 2)
+    return apply_affine_transform(x, zx=zx, zy=zy, row_axis=row_axis, col_axis=col_axis,
+                                  channel_axis=channel_axis, fill_mode=fill_mode, cval=cval,
+                                  order=interpolation_order)
+
+
+def apply_channel_shift(x, intensity: float, channel_axis: int = 0):
+    """`intensity` added to every channel, clipped to the image's original range."""
+    x = np.rollaxis(x, channel_axis, 0)
+    lo, hi = np.min(x), np.max(x)
+    x = np.stack([np.clip(c + intensity, lo, hi) for c in x], axis=0)
+    return np.rollaxis(x, 0, channel_axis + 1)
+
+
+def random_channel_shift(x, intensity_range: float, channel_axis: int = 0):
+    """`apply_channel_shift` by an intensity drawn from [-range, range]."""
+    intensity = np.random.uniform(-intensity_range, intensity_range)
+    return apply_channel_shift(x, intensity, channel_axis=channel_axis)
+
+
+def apply_brightness_shift(x, brightness: float, scale: bool = True):
+    """A channels-last image with its brightness scaled by `brightness` (PIL's
+    ImageEnhance), back as a float array; values outside [0, 255] are rescaled there and
+    back unless `scale`."""
+    _pil_image("apply_brightness_shift")
+    from PIL import ImageEnhance
+    lo, hi = np.min(x), np.max(x)
+    outside = (lo < 0) or (hi > 255)
+    img = array_to_img(x, scale=outside or scale)
+    x = img_to_array(ImageEnhance.Brightness(img).enhance(brightness))
+    if not scale and outside:
+        x = x / 255 * (hi - lo) + lo
+    return x
+
+
+def random_brightness(x, brightness_range, scale: bool = True):
+    """`apply_brightness_shift` by a factor drawn from `brightness_range` = (lower,
+    upper)."""
+    if len(brightness_range) != 2:
+        raise ValueError(f"`brightness_range should be tuple or list of two floats. "
+                         f"Received: {brightness_range}")
+    factor = np.random.uniform(brightness_range[0], brightness_range[1])
+    return apply_brightness_shift(x, factor, scale)
 
 
 def __dir__() -> list:
