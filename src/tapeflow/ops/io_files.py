@@ -79,6 +79,11 @@ def _strings(shape, values) -> np.ndarray:
 
 
 def _scalar_string(op: str, value, arg: str) -> Tensor:
+    if isinstance(value, (bytes, str)):
+        # a 0-d object array, not np.asarray(bytes): NumPy's "S" dtype drops trailing NULs
+        a = np.empty((), dtype=object)
+        a[()] = value.encode("utf-8") if isinstance(value, str) else value
+        value = a
     t = value if type(value) is Tensor else to_tensor(value, None, op, arg)
     if t.dtype is not _STRING:
         raise InvalidArgumentError(f"{op}: {arg} must be a string tensor, got {describe(t)}")
