@@ -221,3 +221,21 @@ def test_rnn_gradient_and_trace():
     def run_any_length(seq):
         return K.rnn(step, seq, [tf.zeros((2, 3))])[1]
     np.testing.assert_allclose(run_any_length(x).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_vae_sampling_lambda_trains():
+    # the VAE examples' sampling layer: noise shaped like the symbolic batch
+    def sampling(args):
+        z_mean, z_log_var = args
+        eps = K.random_normal(shape=(K.shape(z_mean)[0], K.int_shape(z_mean)[1]))
+        return z_mean + K.exp(0.5 * z_log_var) * eps
+
+    inp = keras.Input((6,))
+    h = keras.layers.Dense(4, activation="relu")(inp)
+    z = keras.layers.Lambda(sampling, output_shape=(2,))(
+        [keras.layers.Dense(2)(h), keras.layers.Dense(2)(h)])
+    model = keras.Model(inp, keras.layers.Dense(6)(z))
+    model.compile("adam", "mse")
+    x = np.random.RandomState(0).rand(32, 6).astype("float32")
+    losses = model.fit(x, x, epochs=2, batch_size=8, verbose=0).history["loss"]
+    assert len(losses) == 2 and np.isfinite(losses).all()
