@@ -17,6 +17,10 @@ import pytest
 import tapeflow as tf
 from tapeflow import keras
 
+# the shared cases write and read images with Pillow (matplotlib, a test dependency,
+# brings it); without it these tests are skipped
+pytest.importorskip("PIL")
+
 P = keras.preprocessing
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 sys.path.insert(0, HERE)
