@@ -267,6 +267,16 @@ def custom_gradient(x, resources, **attrs):
     return run_kernel("CustomGradient", {"x": x, "resources": resources}, attrs)
 
 
+def decode_csv(records, defaults, **attrs):
+    """DecodeCSV (tapeflow/ops/io_files.py)."""
+    return run_kernel("DecodeCSV", {"records": records, "defaults": defaults}, attrs)
+
+
+def decode_raw(x, **attrs):
+    """DecodeRaw (tapeflow/ops/io_files.py)."""
+    return run_kernel("DecodeRaw", {"x": x}, attrs)
+
+
 def delete_iterator(handle, **attrs):
     """DeleteIterator (tapeflow/data/iterator.py)."""
     return run_kernel("DeleteIterator", {"handle": handle}, attrs)
@@ -728,6 +738,18 @@ def pad_grad(x, **attrs):
     return run_kernel("PadGrad", {"x": x}, attrs)
 
 
+def parse_example(serialized, dense_defaults, **attrs):
+    """ParseExample (tapeflow/ops/io_files.py)."""
+    return run_kernel("ParseExample", {
+        "serialized": serialized,
+        "dense_defaults": dense_defaults}, attrs)
+
+
+def parse_tensor(serialized, **attrs):
+    """ParseTensor (tapeflow/ops/io_files.py)."""
+    return run_kernel("ParseTensor", {"serialized": serialized}, attrs)
+
+
 def partitioned_call(args, resources, **attrs):
     """PartitionedCall (tapeflow/function/concrete.py)."""
     return run_kernel("PartitionedCall", {"args": args, "resources": resources}, attrs)
@@ -801,6 +823,11 @@ def range_v2(start, limit, delta, **attrs):
 def ravel_multi_index(indices, **attrs):
     """RavelMultiIndex (tapeflow/ops/indexing.py)."""
     return run_kernel("RavelMultiIndex", {"indices": indices}, attrs)
+
+
+def read_file(filename, **attrs):
+    """ReadFile (tapeflow/ops/io_files.py)."""
+    return run_kernel("ReadFile", {"filename": filename}, attrs)
 
 
 def read_variable_op(resource, **attrs):
@@ -937,6 +964,11 @@ def self_adjoint_eig(input, **attrs):
 def sequence_mask(lengths, **attrs):
     """SequenceMask (tapeflow/ops/array.py)."""
     return run_kernel("SequenceMask", {"lengths": lengths}, attrs)
+
+
+def serialize_tensor(x, **attrs):
+    """SerializeTensor (tapeflow/ops/io_files.py)."""
+    return run_kernel("SerializeTensor", {"x": x}, attrs)
 
 
 def shape(x, **attrs):
@@ -1300,6 +1332,11 @@ def while_grad(cots, loop_vars, args, resources, count, **attrs):
         "args": args,
         "resources": resources,
         "count": count}, attrs)
+
+
+def write_file(filename, contents, **attrs):
+    """WriteFile (tapeflow/ops/io_files.py)."""
+    return run_kernel("WriteFile", {"filename": filename, "contents": contents}, attrs)
 
 
 def write_summary(data, step, **attrs):

@@ -544,7 +544,7 @@ class Example(_Message):
     Example:
         >>> Example(features=Features(feature={
         ...     "b": Feature(bytes_list=BytesList(value=[b"x"]))})).SerializeToString()
-        b'\\n\\x10\\n\\x0e\\n\\x01b\\x12\\t\\n\\x07\\n\\x05\\n\\x03\\n\\x01x'
+        b'\\n\\x0c\\n\\n\\n\\x01b\\x12\\x05\\n\\x03\\n\\x01x'
     """
     _FIELDS = (("features", 1, "message", Features),)
 
