@@ -236,3 +236,35 @@ def test_issue_pipeline_in_miniature(tmp_path):
 def test_missing_file_raises_not_found(tmp_path):
     with pytest.raises(tf.errors.NotFoundError):
         list(tf.data.TFRecordDataset(str(tmp_path / "nope.tfrecord")))
+
+
+def test_text_classifier_trains_from_tfrecord(tmp_path):
+    """The issue's pipeline: TFRecord of (text, label) Examples -> TFRecordDataset ->
+    parse_single_example -> batch -> TextVectorization -> Embedding -> pooling -> Dense."""
+    path = str(tmp_path / "reviews.tfrecord")
+    texts = [b"good great fine", b"bad awful poor", b"great good", b"poor bad"] * 4
+    labels = [1, 0, 1, 0] * 4
+    with tf.io.TFRecordWriter(path) as w:
+        for t, y in zip(texts, labels):
+            w.write(tf.train.Example(features=tf.train.Features(feature={
+                "text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[t])),
+                "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[y]))}))
+                .SerializeToString())
+    spec = {"text": tf.io.FixedLenFeature([], tf.string),
+            "label": tf.io.FixedLenFeature([], tf.int64)}
+    ds = tf.data.TFRecordDataset(path).map(
+        lambda r: tf.io.parse_single_example(r, spec)).map(lambda d: (d["text"], d["label"]))
+    vec = tf.keras.layers.TextVectorization(max_tokens=20, output_sequence_length=4)
+    vec.adapt(ds.map(lambda t, y: t))
+    assert sorted(vec.get_vocabulary()[2:]) == sorted(
+        ["good", "great", "fine", "bad", "awful", "poor"])
+    train = ds.batch(8).map(lambda t, y: (vec(t), y))
+    tf.keras.utils.set_random_seed(0)
+    model = tf.keras.Sequential([tf.keras.layers.Embedding(20, 8),
+                                 tf.keras.layers.GlobalAveragePooling1D(),
+                                 tf.keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.05), loss="binary_crossentropy",
+                  metrics=["accuracy"])
+    history = model.fit(train, epochs=10, verbose=0).history
+    assert history["loss"][-1] < 0.1 * history["loss"][0]
+    assert history["accuracy"][-1] == 1.0
