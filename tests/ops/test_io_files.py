@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
+from tapeflow._core.wire import field
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "data", "fixtures")
 with open(os.path.join(FIXTURES, "tfrecords.json")) as _f:
@@ -61,7 +62,6 @@ def test_parse_tensor_type_mismatch_and_typed_fields():
         tf.io.parse_tensor(B(TF["serialized"]["f32"]), tf.int32)
     # a TensorProto with float_val (field 5, packed) instead of tensor_content, and one
     # value standing for the whole shape [3] (TensorFlow fills with the last value)
-    from tapeflow._core.wire import field
     proto = field(1, 1) + field(2, field(2, field(1, 3))) + field(5, np.float32(2.5).tobytes())
     np.testing.assert_array_equal(tf.io.parse_tensor(proto, tf.float32).numpy(),
                                   [2.5, 2.5, 2.5])

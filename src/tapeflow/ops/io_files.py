@@ -125,13 +125,11 @@ def _write_file_native(inputs, attrs, backend):
         f.write(contents)
 
 
-def _scalar_shape(op: str, arg: str):
-    def rule(shapes, dtypes, attrs):
-        return [((), _STRING)]
-    return rule
+def _scalar_string_shape(shapes, dtypes, attrs):
+    return [((), _STRING)]
 
 
-defop("ReadFile", ["filename"], shape=_scalar_shape("read_file", "filename"),
+defop("ReadFile", ["filename"], shape=_scalar_string_shape,
       impl=_run("ReadFile", _read_file_native), native=_read_file_native,
       differentiable=False, stateful=True)
 defop("WriteFile", ["filename", "contents"], num_outputs=0,
@@ -295,12 +293,12 @@ def _parse_tensor_shape(shapes, dtypes, attrs):
     if rank is None:
         raise InvalidArgumentError(
             "parse_tensor: the rank of the parsed tensor is unknown while tracing (tapeflow "
-            "has no tensors of unknown rank); use tf.ensure_shape after it or call it "
-            "eagerly")
+            "has no tensors of unknown rank); call it eagerly, or inside tf.py_function "
+            "with the output's dtype")
     return [((None,) * rank, _dt.as_dtype(attrs["out_type"]))]
 
 
-defop("SerializeTensor", ["x"], shape=_scalar_shape("serialize_tensor", "x"),
+defop("SerializeTensor", ["x"], shape=_scalar_string_shape,
       impl=_run("SerializeTensor", _serialize_native), native=_serialize_native,
       differentiable=False, stateful=True)
 defop("ParseTensor", ["serialized"], shape=_parse_tensor_shape,
