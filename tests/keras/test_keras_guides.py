@@ -801,9 +801,6 @@ def test_custom_layers_as_written(tmp_path):
     _run(CUSTOM_LAYERS, tmp_path / "custom_layers.py")
 
 
-@pytest.mark.xfail(strict=True, reason="tf.zeros(1, 1): TensorFlow reads dtype=1 as the "
-                   "DataType enum (float32); tapeflow's dtype argument refuses ints "
-                   "(ops/_args.py dtype_arg)")
 def test_subclassing_guide_zeros_dtype_enum(tmp_path):
     _run(SUBCLASSING[:SUBCLASSING.index("class OuterLayerWithKernelRegularizer")],
          tmp_path / "subclassing.py")

@@ -19,7 +19,8 @@ def test_namespace_lists_public_names_only(name):
     for part in name.split("."):
         module = getattr(module, part)
     listed = dir(module)
-    assert not LEAKS & set(listed), sorted(LEAKS & set(listed))
+    leaks = LEAKS - {"rnn"} if name == "keras.backend" else LEAKS  # K.rnn is Keras's own
+    assert not leaks & set(listed), sorted(leaks & set(listed))
     assert all(hasattr(module, n) for n in module.__all__)
     assert sorted(listed) == sorted(module.__all__)
 

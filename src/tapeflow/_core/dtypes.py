@@ -125,6 +125,10 @@ ALL = [d for d in (float16, bfloat16, float32, float64, complex64, complex128, i
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})
 _BY_NP = {d._np: d for d in ALL}
+# TensorFlow's DataType enum (types.proto): `tf.zeros(2, 1)` means float32
+_BY_ENUM = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",
+            7: "string", 8: "complex64", 9: "int64", 10: "bool", 14: "bfloat16",
+            17: "uint16", 18: "complex128", 19: "float16", 22: "uint32", 23: "uint64"}
 
 
 def as_dtype(x) -> DType:
@@ -141,6 +145,11 @@ def as_dtype(x) -> DType:
             return _BY_NAME[x]
         except KeyError:
             raise TypeError(f"as_dtype: unknown dtype name {x!r}") from None
+    if isinstance(x, _builtins.int) and not isinstance(x, _builtins.bool):
+        if x not in _BY_ENUM or _BY_ENUM[x] not in _BY_NAME:
+            raise TypeError(f"as_dtype: {x} is not a DataType enum value of a dtype "
+                            "tapeflow has")
+        return _BY_NAME[_BY_ENUM[x]]
     if x is bytes or x is _builtins.str:  # TF refuses Python's own types (np.bytes_ is fine)
         raise TypeError(f"as_dtype: cannot convert {x!r} to a tapeflow dtype")
     try:

@@ -194,7 +194,13 @@ def dtype_arg(op: str, dtype, arg: str = "dtype", optional: bool = False):
         if optional:
             return None
         raise ArgumentTypeError(f"{op}: {arg} must be a dtype such as tf.float32, got None")
-    if isinstance(dtype, (bool, int, float, list, tuple, dict)):  # np.dtype(5) is not an error
+    if isinstance(dtype, int) and not isinstance(dtype, bool):  # TF's DataType enum
+        try:
+            return _dt.as_dtype(dtype)
+        except TypeError:
+            raise ArgumentTypeError(f"{op}: {arg} must be a dtype such as tf.float32, got "
+                                    f"{show(dtype)}") from None
+    if isinstance(dtype, (bool, float, list, tuple, dict)):  # np.dtype(5) is not an error
         raise ArgumentTypeError(f"{op}: {arg} must be a dtype such as tf.float32, got "
                                 f"{show(dtype)}")
     try:
