@@ -16,7 +16,7 @@ FLOORS = ["_core", "backends", "ops", "autodiff", "function", "data", "summary",
 PUBLIC = len(FLOORS)  # tapeflow/__init__.py and the thin public namespaces (math.py ...)
 # Packages a module may import inside a function, because they are optional extras.
 OPTIONAL = {"matplotlib", "numba", "mpi4py", "h5py", "cupy", "array_api_compat",
-            "array_api_strict", "tqdm", "pydot"}
+            "array_api_strict", "tqdm", "pydot", "PIL", "scipy"}
 
 
 def _module_name(path: pathlib.Path) -> str:

@@ -331,7 +331,7 @@ def apply_brightness_shift(x, brightness: float, scale: bool = True):
     ImageEnhance), back as a float array; values outside [0, 255] are rescaled there and
     back unless `scale`."""
     _pil_image("apply_brightness_shift")
-    from PIL import ImageEnhance
+    from PIL import ImageEnhance  # optional: Pillow, checked just above
     lo, hi = np.min(x), np.max(x)
     outside = (lo < 0) or (hi > 255)
     img = array_to_img(x, scale=outside or scale)
