@@ -38,7 +38,7 @@ _RESAMPLING = ("nearest", "bilinear", "bicubic", "hamming", "box", "lanczos")
 def _pil_image(what: str):
     """PIL.Image, or ImportError naming the function and the package to install."""
     try:
-        from PIL import Image
+        from PIL import Image  # optional: only the image functions need Pillow
     except ImportError:
         raise ImportError(f"Could not import PIL.Image. The use of `{what}` requires PIL "
                           "(install the Pillow package: pip install Pillow).") from None
