@@ -227,3 +227,14 @@ def test_text_vectorization_scalar_input_model():
     # count columns: [UNK], a, b
     np.testing.assert_array_equal(model(tf.constant(["a b a", "c"])).numpy(),
                                   [[0, 2, 1], [1, 0, 0]])
+
+
+def test_one_text_is_padded_or_cut_to_the_sequence_length():
+    # keras 3.15: TextVectorization(output_sequence_length=4) after adapt(["a b c",
+    # "b c d e f"]) maps "a b c" to [7 3 2 0] and "a b c d e f g" to [7 3 2 6]
+    vec = tf.keras.layers.TextVectorization(output_sequence_length=4)
+    vec.adapt(["a b c", "b c d e f"])
+    assert vec(tf.constant("a b c")).numpy().tolist() == [7, 3, 2, 0]
+    assert vec(tf.constant("a b c d e f g")).numpy().tolist() == [7, 3, 2, 6]
+    ds = tf.data.Dataset.from_tensor_slices(["a b", "c d e f g h"]).map(vec).batch(2)
+    assert next(iter(ds)).numpy().tolist() == [[7, 3, 0, 0], [2, 6, 5, 4]]

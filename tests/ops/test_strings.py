@@ -275,3 +275,11 @@ def test_to_number_fast_and_slow_paths_agree():
                                   np.arange(-50, 50))
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
         tf.strings.to_number(["3000000000"], tf.int32)
+
+
+def test_trailing_nul_bytes_are_kept_as_tensorflow_keeps_them():
+    # tf.constant(b"ab\x00").numpy() == b"ab\x00" in TF 2.21 (NumPy's bytes dtype would
+    # drop the NUL)
+    assert tf.constant(b"ab\x00").numpy() == b"ab\x00"
+    assert tf.convert_to_tensor(b"\x00\x00").numpy() == b"\x00\x00"
+    assert int(tf.strings.length(tf.constant(b"ab\x00"))) == 3

@@ -163,9 +163,10 @@ def _string_tensor(value, arr: np.ndarray, target) -> Tensor:
         raise InvalidArgumentError(
             f"convert_to_tensor: cannot convert {value!r} (NumPy {arr.dtype}) to string; "
             f"use tf.strings.as_string")
-    if isinstance(value, (list, tuple)) and arr.size:
+    if isinstance(value, (list, tuple, str, bytes)) and arr.size:
         # np.asarray(["a", 1]) makes "1" text and np.asarray(["a", b"b"]) picks one kind
-        # for both: an object array keeps each item as given, to be checked below
+        # for both, and a NumPy bytes scalar drops trailing NULs: an object array keeps
+        # each item as given, to be checked below
         arr = np.array(value, dtype=object)
     flat = arr.reshape(-1).tolist()
     out = np.empty(len(flat), dtype=object)

@@ -233,6 +233,10 @@ class TextVectorization(Layer):
         ids = lookup._lookup(flat)
         if self.output_mode == "int":
             if not ragged:
+                if ids.ndim == 1 and self.output_sequence_length is not None:
+                    # one text's tokens: padded or cut to the length too, as Keras's
+                    length = self.output_sequence_length
+                    return _array.pad(ids, [[0, length]])[:length]
                 return ids
             ids = tokens.with_values(ids)
             if self.ragged:
