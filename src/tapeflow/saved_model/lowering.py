@@ -1,0 +1,182 @@
+"""A traced graph (the ConcreteFunction's graph, before fusion passes) as a TensorFlow
+FunctionDef: each tapeflow node lowered to TensorFlow's primitive op, inputs in the op's
+order, results named "node:output_arg:index" as FunctionDefs name them, variables read
+with ReadVariableOp on resource arguments (TensorFlow's captured handles).
+
+Example:
+    >>> fdef, resources = function_def(cf, "__inference_f_1")
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .._core.tensor import Tensor
+from .._core.variable import Variable
+from . import proto as P
+
+
+def _t(node) -> dict:
+    first = next(iter(node.outputs), None)
+    return {"T": first.dtype} if first is not None else {}
+
+
+def _matmul(node) -> dict:
+    a = node.attrs
+    return {**_t(node), "transpose_a": bool(a.get("adjoint_a", False)),
+            "transpose_b": bool(a.get("adjoint_b", False))}
+
+
+def _softmax(node) -> dict:
+    axis, rank = node.attrs.get("axis", -1), len(node.outputs[0].shape)
+    if axis not in (-1, rank - 1):
+        raise ValueError(f"saved_model: {node.name} (Softmax over axis {axis} of a rank-"
+                         f"{rank} tensor) has no TensorFlow lowering yet: only the last axis")
+    return _t(node)
+
+
+def _bias_add(node) -> dict:
+    return {**_t(node), "data_format": node.attrs.get("data_format", "NHWC")}
+
+
+def _read(node) -> dict:
+    return {"dtype": node.outputs[0].dtype}
+
+
+def _identity(node) -> dict:
+    return _t(node)
+
+
+# tapeflow op -> (TensorFlow op, output arg name, attrs of the node)
+LOWERING = {
+    "MatMul": ("MatMul", "product", _matmul),
+    "BiasAdd": ("BiasAdd", "output", _bias_add),
+    "Add": ("AddV2", "z", _t),
+    "AddV2": ("AddV2", "z", _t),
+    "Sub": ("Sub", "z", _t),
+    "Mul": ("Mul", "z", _t),
+    "RealDiv": ("RealDiv", "z", _t),
+    "Maximum": ("Maximum", "z", _t),
+    "Minimum": ("Minimum", "z", _t),
+    "Relu": ("Relu", "activations", _t),
+    "Relu6": ("Relu6", "activations", _t),
+    "Elu": ("Elu", "activations", _t),
+    "Selu": ("Selu", "activations", _t),
+    "Softplus": ("Softplus", "activations", _t),
+    "Tanh": ("Tanh", "y", _t),
+    "Sigmoid": ("Sigmoid", "y", _t),
+    "Exp": ("Exp", "y", _t),
+    "Neg": ("Neg", "y", _t),
+    "Square": ("Square", "y", _t),
+    "Sqrt": ("Sqrt", "y", _t),
+    "Softmax": ("Softmax", "softmax", _softmax),
+    "LogSoftmax": ("LogSoftmax", "logsoftmax", _softmax),
+    "Identity": ("Identity", "output", _identity),
+    "ReadVariableOp": ("ReadVariableOp", "value", _read),
+}
+
+
+def arg_name(text: str, taken: set) -> str:
+    """A FunctionDef argument name (TensorFlow wants [a-z][a-z0-9_]*), unique in `taken`."""
+    base = re.sub(r"[^a-z0-9_]", "_", text.lower()) or "arg"
+    if not base[0].isalpha():
+        base = "arg_" + base
+    name, n = base, 1
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+class Lowered:
+    """A FunctionDef's bytes and what its callers need: `inputs` [(name, dtype, shape)],
+    `variables` (the resource arguments after them, in order), `outputs` [(name, dtype,
+    shape)] and the TensorFlow op types of its nodes."""
+
+    def __init__(self, fdef: bytes, inputs: list, variables: list, outputs: list,
+                 op_types: list):
+        self.fdef, self.inputs, self.variables = fdef, inputs, variables
+        self.outputs, self.op_types = outputs, op_types
+
+
+def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
+    """The graph of ConcreteFunction `cf` as FunctionDef `fname`."""
+    graph = cf.graph
+    captured = {ph.id: ext for ext, ph in graph.captures}
+    taken: set = set()
+    refs: dict[int, str] = {}  # tensor id -> how the FunctionDef names it
+    args, nodes, op_types = [], [], []
+    arg_attrs = []
+    params = [t for t in graph.inputs if t.id not in captured]
+    for i, t in enumerate(params):
+        label = input_names[i] if input_names else t._native.node.name
+        name = arg_name(label, taken)
+        refs[t.id] = name
+        args.append((name, t.dtype, t.shape))
+        arg_attrs.append(label)
+    node_names = {n.name for n in graph.nodes}
+    taken |= {n.lower() for n in node_names}
+    var_args: dict[int, str] = {}
+    variables: list[Variable] = []
+    for node in graph.nodes:
+        if node.op == "Placeholder":
+            ext = captured.get(node.outputs[0].id)
+            if ext is None:
+                continue
+            # an eager tensor the function captured: its value travels in the function
+            value = np.asarray(ext.numpy())
+            nodes.append(P.node_def(node.name, "Const", (), {
+                "dtype": ext.dtype, "value": ("tensor", (value, ext.dtype))}))
+            refs[node.outputs[0].id] = f"{node.name}:output:0"
+            op_types.append("Const")
+            continue
+        if node.op == "Const":
+            value, dtype = np.asarray(node.attrs["value"]), node.attrs["dtype"]
+            nodes.append(P.node_def(node.name, "Const", (), {
+                "dtype": dtype, "value": ("tensor", (value, dtype))}))
+            refs[node.outputs[0].id] = f"{node.name}:output:0"
+            op_types.append("Const")
+            continue
+        rule = LOWERING.get(node.op)
+        if rule is None:
+            raise ValueError(f"saved_model: op {node.op} (node {node.name} of function "
+                             f"{cf.name}) has no TensorFlow lowering yet")
+        tf_op, out_arg, attrs_of = rule
+        inputs = []
+        for v in node.inputs.values():
+            for m in (v if isinstance(v, (list, tuple)) else (v,)):
+                if isinstance(m, Variable):
+                    if m.id not in var_args:
+                        var_args[m.id] = arg_name(m.name.split(":")[0] + "_resource",
+                                                  taken)
+                        variables.append(m)
+                    inputs.append(var_args[m.id])
+                elif isinstance(m, Tensor):
+                    inputs.append(refs[m.id])
+                else:
+                    raise ValueError(f"saved_model: node {node.name} ({node.op}) of "
+                                     f"{cf.name} has an input TensorFlow cannot take: {m!r}")
+        nodes.append(P.node_def(node.name, tf_op, inputs, attrs_of(node)))
+        op_types.append(tf_op)
+        for i, o in enumerate(node.outputs):
+            refs[o.id] = f"{node.name}:{out_arg}:{i}"
+    outs = []
+    rets = []
+    for i, o in enumerate(graph.outputs):
+        name = arg_name(f"output_{i}", taken)
+        outs.append((name, o.dtype, o.shape))
+        rets.append(P.map_entry(4, name, refs[o.id].encode()))
+    signature = P.field(1, fname)
+    signature += b"".join(P.msg(2, P.arg_def(n, d)) for n, d, _ in args)
+    signature += b"".join(P.msg(2, P.arg_def(var_args[v.id], "resource",
+                                             (v.dtype, v.shape)))
+                          for v in variables)
+    signature += b"".join(P.msg(3, P.arg_def(n, d)) for n, d, _ in outs)
+    if variables:
+        signature += P.boolean(17, True)
+    body = P.msg(1, signature) + b"".join(P.msg(3, n) for n in nodes) + b"".join(rets)
+    for i, label in enumerate(arg_attrs):
+        body += P.msg(7, P.field(1, i), P.field(2, P.map_entry(
+            1, "_user_specified_name", P.attr_value(label))))
+    return Lowered(body, args, variables, outs, op_types)
