@@ -224,6 +224,32 @@ def _normalize_signatures(obj, signatures) -> dict:
     return out
 
 
+class _Tree(dict):
+    """Children grouped by the parts of their paths."""
+
+
+class _Container:
+    """A list or dict of children that a module names by paths ("layers/0")."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+
+def _add_tree(tree: dict, add, nodes: list) -> list:
+    """(name, node id) of each entry of `tree`; nested dicts become container nodes."""
+    out = []
+    for name, child in tree.items():
+        if type(child) is _Tree:
+            kind = "list" if all(k.isdigit() for k in child) else "dict"
+            nid = len(nodes)
+            nodes.append([_Container(kind), kind, [], None])
+            nodes[nid][2].extend(_add_tree(child, add, nodes))
+            out.append((name, nid))
+        else:
+            out.append((name, add(child)))
+    return out
+
+
 def save(obj, export_dir, signatures=None, options=None) -> None:
     """Write `obj` (a tf.Module or other trackable) as a SavedModel in `export_dir`.
 
@@ -262,8 +288,16 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
             return nid
         entry[1] = ("list" if isinstance(o, list) else "tuple" if isinstance(o, tuple)
                     else "dict" if isinstance(o, dict) else "user")
+        # a module names what its lists hold "layers/0": TensorFlow's object graph has
+        # the list itself as a node in between (a ListWrapper)
+        tree = _Tree()
         for name, child in named_children(o, ""):
-            entry[2].append((name, add(child)))
+            *heads, last = name.split("/")
+            level = tree
+            for h in heads:
+                level = level.setdefault(h, _Tree())
+            level[last] = child
+        entry[2].extend(_add_tree(tree, add, nodes))
         if entry[1] == "user":
             for name, fn in _function_attrs(o).items():
                 fid = len(nodes)

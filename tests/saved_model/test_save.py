@@ -1,0 +1,169 @@
+"""tf.saved_model.save: the SavedModel written here is the one TensorFlow 2.21 loads.
+
+Truth: fixtures/saved_model_<name>.json, written by fixtures/verify_tf.py, which loaded
+what fixtures/write_models.py saved with tapeflow in real TensorFlow and recorded what
+TensorFlow saw (tags, SignatureDefs, FunctionDef op types, object graph), the outputs its
+`signatures[...]` gave and the sums of the variables checkpoint as TensorFlow read it.
+Here the same models are saved again and the files parsed back with tapeflow's own
+protocol-buffer reader must say the same; TensorFlow is not imported.
+"""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.saved_model import proto as P
+
+from . import models
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_DTYPES = {v: k for k, v in P._DT.items()}
+_KINDS = {4: "user_object", 5: "asset", 6: "function", 7: "variable",
+          8: "bare_concrete_function", 9: "constant", 10: "resource"}
+
+
+def _fixture(name):
+    with open(os.path.join(HERE, "fixtures", f"saved_model_{name}.json")) as f:
+        return json.load(f)
+
+
+def _shape(raw):
+    dims = P.parse(raw).get(2, [])
+    return [_signed(P.parse(d).get(1, [0])[0]) for d in dims]
+
+
+def _signed(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _tensor_info(raw):
+    f = P.parse(raw)
+    return [_DTYPES[f[2][0]], _shape(f.get(3, [b""])[0])]
+
+
+def _describe(path):
+    """What TensorFlow's verify script records, read with tapeflow's proto helpers."""
+    with open(os.path.join(path, "saved_model.pb"), "rb") as fh:
+        sm = P.parse(fh.read())
+    assert sm[1] == [1]  # saved_model_schema_version
+    mg = P.parse(sm[2][0])
+    info = P.parse(mg[1][0])
+    sigs = {}
+    for key, raw in P.parse_map(mg.get(5, [])).items():
+        sd = P.parse(raw)
+        sigs[key] = {"method_name": sd[3][0].decode(),
+                     "inputs": {k: _tensor_info(v) for k, v in P.parse_map(sd[1]).items()},
+                     "outputs": {k: _tensor_info(v) for k, v in P.parse_map(sd[2]).items()}}
+    library = P.parse(P.parse(mg[2][0])[2][0])
+    ops = []
+    for fdef in library.get(1, []):
+        nodes = [P.parse(n) for n in P.parse(fdef).get(3, [])]
+        ops.append(sorted({n[2][0].decode() for n in nodes}))
+    objects = []
+    og = P.parse(mg[7][0])
+    for raw in og[1]:
+        node = P.parse(raw)
+        kind = next(_KINDS[k] for k in node if k in _KINDS)
+        entry = {"kind": kind,
+                 "children": [P.parse(c)[2][0].decode() for c in node.get(1, [])]}
+        if kind == "user_object":
+            entry["identifier"] = P.parse(node[4][0])[1][0].decode()
+        objects.append(entry)
+    return {"tags": [t.decode() for t in info[4]], "signatures": sigs,
+            "function_ops": sorted(ops), "objects": objects}
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    root = tmp_path_factory.mktemp("saved_model")
+    out = {}
+    for name, (module, signatures, x) in models.build().items():
+        tf.saved_model.save(module, str(root / name), signatures=signatures)
+        out[name] = (str(root / name), module, x)
+    return out
+
+
+@pytest.mark.parametrize("name", ["mlp", "stack"])
+def test_files(saved, name):
+    path = saved[name][0]
+    for rel in ("saved_model.pb", "variables/variables.index",
+                "variables/variables.data-00000-of-00001"):
+        assert os.path.isfile(os.path.join(path, rel)), rel
+    assert os.path.isdir(os.path.join(path, "assets"))
+
+
+@pytest.mark.parametrize("name", ["mlp", "stack"])
+def test_structure_is_what_tensorflow_read(saved, name):
+    want = _fixture(name)
+    got = _describe(saved[name][0])
+    assert got["tags"] == want["tags"] == ["serve"]
+    assert got["signatures"] == want["signatures"]
+    assert got["function_ops"] == want["function_ops"]
+    assert got["objects"] == want["objects"]
+
+
+def test_mlp_lowered_ops_are_tensorflow_primitives(saved):
+    ops = _describe(saved["mlp"][0])["function_ops"]
+    # the traced graph before fusion, in TensorFlow's op names (Add -> AddV2)
+    assert ["AddV2", "BiasAdd", "MatMul", "ReadVariableOp", "Relu", "Softmax"] in ops
+    assert ["StatefulPartitionedCall"] in ops  # the serving_default wrapper
+
+
+@pytest.mark.parametrize("name", ["mlp", "stack"])
+def test_outputs_equal_tensorflows(saved, name):
+    _, module, x = saved[name]
+    want = _fixture(name)["outputs"]
+    for sig, outs in models.run(name, module, x).items():
+        for key, value in outs.items():
+            np.testing.assert_allclose(value, np.array(want[f"{sig}/{key}"], np.float32),
+                                       rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["mlp", "stack"])
+def test_variables_checkpoint(saved, name):
+    path, module, _ = saved[name]
+    reader = tf.train.load_checkpoint(os.path.join(path, "variables", "variables"))
+    want = _fixture(name)["checkpoint"]
+    keys = sorted(k for k in reader.get_variable_to_shape_map()
+                  if k != "_CHECKPOINTABLE_OBJECT_GRAPH")
+    assert keys == sorted(want)
+    for key in keys:
+        value = reader.get_tensor(key)
+        assert float(np.sum(value, dtype=np.float64)) == pytest.approx(want[key], rel=1e-12)
+    held = sorted(float(np.sum(v.numpy(), dtype=np.float64))
+                  for v in module.trainable_variables)
+    assert held == pytest.approx(sorted(want.values()), rel=1e-12)
+
+
+def test_errors(tmp_path):
+    with pytest.raises(ValueError, match="trackable"):
+        tf.saved_model.save(tf.Variable(1.0), str(tmp_path / "a"))
+
+    outside = tf.Variable(np.ones(2, np.float32))
+
+    class Reads(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+        def __call__(self, x):
+            return x + outside
+
+    with pytest.raises(ValueError, match="does not hold"):
+        tf.saved_model.save(Reads(), str(tmp_path / "b"))
+
+    class Cumulative(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([3], tf.float32)])
+        def __call__(self, x):
+            return tf.math.cumsum(x)
+
+    with pytest.raises(ValueError, match="Cumsum.*no TensorFlow lowering"):
+        tf.saved_model.save(Cumulative(), str(tmp_path / "c"))
+
+    m = models.MLP()
+    with pytest.raises(ValueError, match="without input_signature"):
+        tf.saved_model.save(m, str(tmp_path / "d"), signatures=tf.function(lambda x: x))
+
+
+def test_signature_defaults():
+    assert tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY == "serving_default"
+    assert tf.saved_model.SERVING == "serve"
