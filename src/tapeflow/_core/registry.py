@@ -100,6 +100,9 @@ JVPS: dict[str, Any] = {}
 # what the op returns, every output batched. A rule that cannot batch a particular call
 # raises errors.NoBatchingRule; an op missing here has no rule at all.
 BATCHING: dict[str, Callable] = {}
+# name -> ONNX lowering `rule(emitter, node)`: emits the ONNX nodes computing the traced
+# node's outputs (tapeflow.onnx.export); an op missing here cannot be exported
+ONNX: dict[str, Callable] = {}
 # name -> implementation over tensors of composite ops (the same on every backend)
 COMPOSITES: dict[str, Callable] = {}
 _SITES: dict[tuple, str] = {}
@@ -364,12 +367,13 @@ class JVPRule:
 def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, vjp=None,
               jvp=None, batch=None, impl=None, differentiable: bool = True,
               zeros_for_none: bool = False, stateful: bool = False, native=None,
-              override: bool = False) -> OpDef:
+              onnx=None, override: bool = False) -> OpDef:
     """Declare an op: its inputs, output count, shape rule, its VJP and JVP rules and its
     batching rule (see `BATCHING`).
 
     `impl(inputs, attrs)` makes a composite op: implemented over tensors by other ops,
-    the same on every backend, recorded as one op with its own rules.
+    the same on every backend, recorded as one op with its own rules. `onnx` is its ONNX
+    lowering (see `ONNX`).
     """
     site = _caller_site()
     _claim("op", name, override, site)
@@ -385,6 +389,9 @@ def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, v
     if batch is not None:
         _claim("batching", name, override, site)
         BATCHING[name] = batch
+    if onnx is not None:
+        _claim("onnx", name, override, site)
+        ONNX[name] = onnx
     # the rules count as registrations too: replacing them needs override=True
     if not differentiable:
         _claim("gradient", name, override, site)
@@ -422,6 +429,16 @@ def register_gradient(kernel_name: str, grad_func: Callable, inputs_to_save=None
     """
     _claim("gradient", kernel_name, override, _caller_site())
     GRADIENTS[kernel_name] = VJPRule.from_grad_func(grad_func, inputs_to_save, outputs_to_save)
+
+
+def register_onnx(op_name: str, rule: Callable, override: bool = False) -> None:
+    """Register `rule(emitter, node)`, the ONNX lowering of op `op_name` (the `onnx=` slot
+    of `define_op`, for ops defined elsewhere). Example:
+        >>> tf.onnx.register_lowering("MyCube", lambda e, node: e.add(
+        ...     "Pow", [e.input(node, "x"), e.const(3.0)], e.outputs(node)))
+    """
+    _claim("onnx", op_name, override, _caller_site())
+    ONNX[op_name] = rule
 
 
 def register_jvp(kernel_name: str, jvp_func: Callable, override: bool = False) -> None:

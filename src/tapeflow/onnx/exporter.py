@@ -1,0 +1,254 @@
+"""`export(fn, path)`: a traced function as an ONNX model.
+
+The graph exported is the one traced, before the optimization and fusion passes (those
+rewrite into tapeflow's own fused ops, which ONNX does not know). Variables the function
+reads and tensors it captures become initializers; every other node is lowered by its
+op's ONNX rule (`registry.ONNX`, filled by `define_op(..., onnx=)` or `register_onnx`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core.registry import ONNX
+from .._core.shape import Dim
+from .._core.tensor import Tensor, TensorSpec
+from .._core.version import version as _version
+from ..function.concrete import ConcreteFunction
+from ..function.graph import live_nodes
+from ..function.trace import Function, function
+from . import proto
+
+DEFAULT_OPSET = 17
+MIN_OPSET = 13
+# ONNX IR version paired with each opset range (onnx's VERSIONS_TABLE): 8 covers 13..18
+_IR_VERSIONS = ((18, 8), (20, 9), (22, 10), (99, 10))
+
+
+class Emitter:
+    """What a lowering rule builds with: `input(node, name)` / `outputs(node)` give the
+    ONNX names of a node's tensors, `add(op_type, inputs, outputs, **attrs)` appends an
+    ONNX node, `const(value)` and `ints(values)` make initializers, `reduce(...)` and
+    `unsqueeze/squeeze(...)` hide the opset differences. `opset` is the target opset.
+
+    Example:
+        >>> rule = lambda e, node: e.add("Relu", [e.input(node, "x")], e.outputs(node))
+    """
+
+    def __init__(self, opset: int, fn_name: str):
+        self.opset, self.fn_name = opset, fn_name
+        self.nodes: list[bytes] = []
+        self.initializers: list[bytes] = []
+        self.names: dict[int, str] = {}   # tensor or variable id -> ONNX value name
+        self._used: set[str] = set()
+        self._count = 0
+
+    # ---------------------------------------------------------------- names
+    def fresh(self, base: str) -> str:
+        """An ONNX value name no other value has."""
+        name = base
+        while name in self._used:
+            self._count += 1
+            name = f"{base}__{self._count}"
+        self._used.add(name)
+        return name
+
+    def name_of(self, t) -> str:
+        try:
+            return self.names[t.id]
+        except KeyError:
+            raise ValueError(f"onnx.export({self.fn_name}): tensor {t.name} is used before "
+                             "it is computed") from None
+
+    def input(self, node, key: str):
+        """The ONNX name(s) of input `key` of `node` (a list for a list input)."""
+        v = node.inputs[key]
+        if isinstance(v, (list, tuple)):
+            return [self.name_of(m) for m in v]
+        return self.name_of(v)
+
+    def outputs(self, node) -> list[str]:
+        """The ONNX names of `node`'s outputs, made on first use."""
+        out = []
+        for t in node.outputs:
+            if t.id not in self.names:
+                self.names[t.id] = self.fresh(t.name.removesuffix(":0"))
+            out.append(self.names[t.id])
+        return out
+
+    def alias(self, t, name: str) -> None:
+        """Make `t` stand for an existing ONNX value (no node: a variable read)."""
+        self.names[t.id] = name
+
+    # ---------------------------------------------------------------- building
+    def add(self, op_type: str, inputs, outputs=None, **attrs) -> list[str]:
+        """Append an ONNX node; `outputs` None: one fresh output. Returns the outputs."""
+        if outputs is None:
+            outputs = [self.fresh(op_type)]
+        elif isinstance(outputs, str):
+            outputs = [outputs]
+        self.nodes.append(proto.node(op_type, list(inputs), list(outputs),
+                                     name=self.fresh("node_" + outputs[0]), attrs=attrs))
+        return list(outputs)
+
+    def add1(self, op_type: str, inputs, **attrs) -> str:
+        """`add` with one fresh output, returning its name."""
+        return self.add(op_type, inputs, None, **attrs)[0]
+
+    def initializer(self, name: str, value: np.ndarray) -> str:
+        name = self.fresh(name)
+        self.initializers.append(proto.tensor(name, np.asarray(value)))
+        return name
+
+    def const(self, value, dtype=None) -> str:
+        """An initializer holding `value` (a Python float is float32)."""
+        if dtype is None and isinstance(value, float):
+            dtype = np.float32
+        return self.initializer("const", np.asarray(value, dtype))
+
+    def ints(self, values) -> str:
+        """A 1-D int64 value of `values`, whose entries are ints or `Dim`s (run-time sizes
+        of traced tensors: taken with Shape and Gather, a product of axes multiplied)."""
+        values = list(values)
+        if not any(type(v) is Dim for v in values):
+            return self.const(np.asarray(values, np.int64))
+        parts = []
+        for v in values:
+            if type(v) is not Dim:
+                parts.append(self.const(np.asarray([v], np.int64)))
+                continue
+            shape = self.add1("Shape", [self.name_of(v.tensor)])
+            axes = v.axis if isinstance(v.axis, tuple) else (v.axis,)
+            size = self.add1("Gather", [shape, self.const(np.asarray(axes, np.int64))],
+                             axis=0)
+            if len(axes) > 1:
+                size = self.reduce("ReduceProd", size, (0,), True)
+            parts.append(size)
+        return self.add1("Concat", parts, axis=0)
+
+    def reduce(self, op_type: str, x: str, axes, keepdims: bool, outputs=None) -> str:
+        """A Reduce* node over `axes` (an attribute before the op took axes as an input:
+        ReduceSum at opset 13, the others at 18)."""
+        axes = [int(a) for a in axes]
+        if self.opset >= 18 or op_type == "ReduceSum":
+            return self.add(op_type, [x, self.const(np.asarray(axes, np.int64))], outputs,
+                            keepdims=int(keepdims))[0]
+        return self.add(op_type, [x], outputs, axes=axes, keepdims=int(keepdims))[0]
+
+    def unsqueeze(self, x: str, axes, outputs=None) -> str:
+        return self.add("Unsqueeze", [x, self.const(np.asarray(axes, np.int64))], outputs)[0]
+
+    def squeeze(self, x: str, axes, outputs=None) -> str:
+        return self.add("Squeeze", [x, self.const(np.asarray(axes, np.int64))], outputs)[0]
+
+
+def _concrete(fn, input_signature) -> ConcreteFunction:
+    """The ConcreteFunction to export: `fn` itself, or `fn` traced on the signature (a
+    Keras model is called with training=False, as for inference)."""
+    if isinstance(fn, ConcreteFunction):
+        return fn
+    if isinstance(fn, Function):
+        sig = input_signature if input_signature is not None else fn.input_signature
+        if sig is None:
+            raise ValueError(f"onnx.export({fn.__name__}): pass input_signature (TensorSpecs) "
+                             "or give the function one")
+        return fn.get_concrete_function(*sig)
+    if input_signature is None:
+        inputs = getattr(fn, "inputs", None)  # a built functional or Sequential model
+        if not inputs:
+            raise ValueError(f"onnx.export({_fn_name(fn)}): pass input_signature "
+                             "(TensorSpecs: shapes and dtypes of the inputs)")
+        input_signature = [TensorSpec(tuple(t.shape), t.dtype) for t in inputs]
+    input_signature = list(input_signature)
+    if hasattr(fn, "trainable_weights") and hasattr(fn, "call"):  # a Keras model or layer
+        model = fn
+        if len(input_signature) == 1:
+            def call(x):
+                return model(x, training=False)
+        else:
+            def call(*xs):
+                return model(list(xs), training=False)
+        return function(call, input_signature=input_signature).get_concrete_function()
+    return function(fn, input_signature=input_signature).get_concrete_function()
+
+
+def _fn_name(fn) -> str:
+    return getattr(fn, "__name__", None) or getattr(fn, "name", None) or type(fn).__name__
+
+
+def _ir_version(opset: int) -> int:
+    return next(ir for top, ir in _IR_VERSIONS if opset <= top)
+
+
+def _dim_names(graph) -> dict:
+    """ONNX dim names for the unknown dims of the inputs: "batch" for the leading one
+    (shared by all inputs, as one batch), `<input>_dim<axis>` for the others."""
+    names = {}
+    for t in graph.inputs:
+        for axis, d in enumerate(t._shape):
+            if d is None:
+                base = t.name.removesuffix(":0")
+                names[(t.id, axis)] = "batch" if axis == 0 else f"{base}_dim{axis}"
+    return names
+
+
+def to_model_proto(fn, input_signature=None, opset: int | None = None) -> bytes:
+    """The ONNX ModelProto (serialized) of `fn`; see `export`."""
+    opset = DEFAULT_OPSET if opset is None else int(opset)
+    if opset < MIN_OPSET:
+        raise ValueError(f"onnx.export: opset must be >= {MIN_OPSET}, got {opset}")
+    cf = _concrete(fn, input_signature)
+    graph, fn_name = cf.graph, cf.name
+    e = Emitter(opset, fn_name)
+    captured = {ph.id: outside for outside, ph in graph.captures}
+    dims = _dim_names(graph)
+    inputs = []
+    for t in graph.inputs:
+        if t.id in captured:  # a captured tensor: its value now, as an initializer
+            e.names[t.id] = e.initializer(t.name.removesuffix(":0"),
+                                          np.asarray(captured[t.id].numpy()))
+            continue
+        name = e.fresh(t.name.removesuffix(":0"))
+        e.names[t.id] = name
+        shape = [dims.get((t.id, a), d) for a, d in enumerate(t._shape)]
+        inputs.append(proto.value_info(name, t.dtype.name, shape))
+    for var in graph.variables.values():
+        e.names[var.id] = e.initializer(var.name.removesuffix(":0"),
+                                        np.asarray(var.numpy()))
+    outputs = [o for o in cf._flat_outputs if isinstance(o, Tensor)]
+    for node in live_nodes(graph.nodes, outputs):
+        rule = ONNX.get(node.op)
+        if rule is None:
+            raise NotImplementedError(
+                f"onnx.export({fn_name}): op {node.op} (node {node.name}) has no ONNX "
+                f"lowering (tf.onnx.register_lowering adds one; {len(ONNX)} ops have one)")
+        rule(e, node)
+    out_infos = []
+    for i, t in enumerate(outputs):
+        name = e.fresh(f"output_{i}")
+        e.add("Identity", [e.name_of(t)], [name])
+        shape = [dims.get((t.id, a)) if d is None else d for a, d in enumerate(t._shape)]
+        out_infos.append(proto.value_info(name, t.dtype.name, shape))
+    g = proto.graph(fn_name, e.nodes, e.initializers, inputs, out_infos)
+    return proto.model(g, opset, _ir_version(opset), "tapeflow", _version())
+
+
+def export(fn, path: str, input_signature=None, opset: int | None = None) -> bytes:
+    """Write `fn` (a `tf.function`, a ConcreteFunction, a Keras model or a Python callable)
+    as an ONNX model to `path`: traced on `input_signature` (TensorSpecs; a None dim is a
+    named dynamic dim, "batch" when leading), weights as initializers, each op by its ONNX
+    lowering (an op without one raises NotImplementedError naming it). `opset` defaults
+    to 17. Returns the serialized model.
+
+    Example:
+        >>> import tempfile, os
+        >>> f = tf.function(lambda x: tf.nn.relu(x) * 2.0)
+        >>> path = os.path.join(tempfile.mkdtemp(), "f.onnx")
+        >>> data = tf.onnx.export(f, path, [tf.TensorSpec([None, 3], tf.float32)])
+        >>> os.path.getsize(path) == len(data)
+        True
+    """
+    data = to_model_proto(fn, input_signature, opset)
+    with open(path, "wb") as fh:
+        fh.write(data)
+    return data
+

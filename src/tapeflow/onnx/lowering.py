@@ -1,0 +1,303 @@
+"""ONNX lowerings of tapeflow's ops (the rules `export` applies, one per op name).
+
+They are registered here with `register_onnx` while the op families' files are being
+edited by others; each belongs next to its op's definition (`defop(..., onnx=rule)`), as
+its other rules are, and moves there op by op.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core.registry import register_onnx
+from . import proto
+
+_INT64_MAX = np.iinfo(np.int64).max
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def _unary(onnx_op: str, **attrs):
+    def rule(e, node):
+        (key,) = node.inputs
+        e.add(onnx_op, [e.input(node, key)], e.outputs(node), **attrs)
+    return rule
+
+
+def _binary(onnx_op: str):
+    def rule(e, node):
+        e.add(onnx_op, [e.input(node, "x"), e.input(node, "y")], e.outputs(node))
+    return rule
+
+
+_UNARY = {"Relu": "Relu", "Sigmoid": "Sigmoid", "Tanh": "Tanh", "Neg": "Neg",
+          "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt", "Abs": "Abs", "Erf": "Erf",
+          "Floor": "Floor", "Ceil": "Ceil", "Sin": "Sin", "Cos": "Cos",
+          "Identity": "Identity", "Reciprocal": "Reciprocal", "Sign": "Sign",
+          "Softplus": "Softplus", "Elu": "Elu", "Round": "Round",
+          "LogicalNot": "Not", "StopGradient": "Identity"}
+
+_BINARY = {"Add": "Add", "AddV2": "Add", "Sub": "Sub", "Mul": "Mul",
+           "RealDiv": "Div", "Maximum": "Max", "Minimum": "Min", "Pow": "Pow",
+           "Equal": "Equal", "Less": "Less", "Greater": "Greater",
+           "LessEqual": "LessOrEqual", "GreaterEqual": "GreaterOrEqual",
+           "LogicalAnd": "And", "LogicalOr": "Or"}
+
+
+def _square(e, node):
+    x = e.input(node, "x")
+    e.add("Mul", [x, x], e.outputs(node))
+
+
+def _rsqrt(e, node):
+    e.add("Reciprocal", [e.add1("Sqrt", [e.input(node, "x")])], e.outputs(node))
+
+
+def _erfc(e, node):
+    x = e.input(node, "x")
+    one = e.const(np.ones((), node.outputs[0].dtype.name))
+    e.add("Sub", [one, e.add1("Erf", [x])], e.outputs(node))
+
+
+def _squared_difference(e, node):
+    d = e.add1("Sub", [e.input(node, "x"), e.input(node, "y")])
+    e.add("Mul", [d, d], e.outputs(node))
+
+
+def _relu6(e, node):
+    dt = node.outputs[0].dtype.name
+    e.add("Clip", [e.input(node, "x"), e.const(np.zeros((), dt)), e.const(np.full((), 6, dt))],
+          e.outputs(node))
+
+
+def _leaky_relu(e, node):
+    e.add("LeakyRelu", [e.input(node, "x")], e.outputs(node),
+          alpha=float(node.attrs.get("alpha", 0.2)))
+
+
+def _bias_add(e, node):
+    value, bias = e.input(node, "value"), e.input(node, "bias")
+    rank = len(node.inputs["value"]._shape)
+    if node.attrs.get("data_format", "NHWC").startswith("NC") and rank > 2:
+        bias = e.unsqueeze(bias, list(range(1, rank - 1)))  # (C,) -> (C, 1, 1)
+    e.add("Add", [value, bias], e.outputs(node))
+
+
+def _swap_last(e, x: str, rank: int) -> str:
+    perm = list(range(rank))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    return e.add1("Transpose", [x], perm=perm)
+
+
+def _matmul(e, node):
+    a, b = e.input(node, "a"), e.input(node, "b")
+    ta = node.attrs.get("adjoint_a", False) or node.attrs.get("transpose_a", False)
+    tb = node.attrs.get("adjoint_b", False) or node.attrs.get("transpose_b", False)
+    if ta:
+        a = _swap_last(e, a, len(node.inputs["a"]._shape))
+    if tb:
+        b = _swap_last(e, b, len(node.inputs["b"]._shape))
+    e.add("MatMul", [a, b], e.outputs(node))
+
+
+def _softmax(onnx_op):
+    def rule(e, node):
+        (key,) = node.inputs
+        e.add(onnx_op, [e.input(node, key)], e.outputs(node),
+              axis=int(node.attrs.get("axis", -1)))
+    return rule
+
+
+def _einsum(e, node):
+    e.add("Einsum", e.input(node, "inputs"), e.outputs(node),
+          equation=str(node.attrs["equation"]).replace(" ", ""))
+
+
+def _reshape(e, node):
+    shape = tuple(node.attrs["shape"])
+    attrs = {"allowzero": 1} if 0 in shape and e.opset >= 14 else {}
+    e.add("Reshape", [e.input(node, "x"), e.ints(shape)], e.outputs(node), **attrs)
+
+
+def _cast(e, node):
+    e.add("Cast", [e.input(node, "x")], e.outputs(node),
+          to=proto.elem_type(node.outputs[0].dtype.name))
+
+
+def _reduction(onnx_op):
+    def rule(e, node):
+        axes = tuple(node.attrs["axis"])
+        x = e.input(node, "x")
+        if not axes:  # nothing reduced
+            e.add("Identity", [x], e.outputs(node))
+            return
+        e.reduce(onnx_op, x, axes, bool(node.attrs.get("keepdims", False)), e.outputs(node))
+    return rule
+
+
+def _concat(e, node):
+    e.add("Concat", e.input(node, "values"), e.outputs(node), axis=int(node.attrs["axis"]))
+
+
+def _transpose(e, node):
+    e.add("Transpose", [e.input(node, "x")], e.outputs(node),
+          perm=[int(p) for p in node.attrs["perm"]])
+
+
+def _expand_dims(e, node):
+    e.unsqueeze(e.input(node, "x"), list(node.attrs["axis"]), e.outputs(node))
+
+
+def _squeeze(e, node):
+    axes = node.attrs.get("axis")
+    if axes is None or len(axes) == 0:  # every size-1 axis, known when traced
+        axes = [i for i, d in enumerate(node.inputs["x"]._shape) if d == 1]
+    e.squeeze(e.input(node, "x"), list(axes), e.outputs(node))
+
+
+def _gather(e, node):
+    if node.attrs.get("batch_dims", 0):
+        raise NotImplementedError(f"onnx.export({e.fn_name}): GatherV2 with batch_dims "
+                                  f"(node {node.name}) has no ONNX lowering yet")
+    e.add("Gather", [e.input(node, "params"), e.input(node, "indices")], e.outputs(node),
+          axis=int(node.attrs.get("axis", 0)))
+
+
+def _strided_slice(e, node):
+    a = node.attrs
+    if a.get("new_axis_mask", 0):
+        raise NotImplementedError(f"onnx.export({e.fn_name}): StridedSlice with "
+                                  f"new_axis_mask (node {node.name}) has no ONNX lowering yet")
+    shrink = a.get("shrink_axis_mask", 0)
+    starts, ends, axes, steps, squeeze = [], [], [], [], []
+    for i, (b, en, s) in enumerate(zip(a["begin"], a["end"], a["strides"])):
+        s = 1 if s is None else int(s)
+        if shrink >> i & 1:
+            b = int(b)
+            starts.append(b)
+            ends.append(_INT64_MAX if b == -1 else b + 1)
+            steps.append(1)
+            axes.append(i)
+            squeeze.append(i)
+            continue
+        if b is None and en is None and s == 1:
+            continue  # the whole axis
+        starts.append((0 if s > 0 else _INT64_MAX) if b is None else int(b))
+        ends.append((_INT64_MAX if s > 0 else _INT64_MIN) if en is None else int(en))
+        steps.append(s)
+        axes.append(i)
+    x = e.input(node, "x")
+    outs = e.outputs(node)
+    if not axes:
+        e.add("Identity", [x], outs)
+        return
+    ints = [e.const(np.asarray(v, np.int64)) for v in (starts, ends, axes, steps)]
+    if squeeze:
+        e.squeeze(e.add1("Slice", [x, *ints]), squeeze, outs)
+    else:
+        e.add("Slice", [x, *ints], outs)
+
+
+def _tile(e, node):
+    e.add("Tile", [e.input(node, "x"), e.ints(node.attrs["multiples"])], e.outputs(node))
+
+
+def _pad(e, node):
+    mode = node.attrs.get("mode", "CONSTANT").lower()
+    if mode == "symmetric":  # ONNX's reflect excludes the edge, as TF's REFLECT does
+        _unsupported(e, node, "SYMMETRIC padding")
+    pads = np.asarray(node.attrs["paddings"], np.int64)
+    value = e.const(np.asarray(node.attrs.get("constant_values", 0),
+                               node.outputs[0].dtype.name))
+    e.add("Pad", [e.input(node, "x"), e.const(pads.T.reshape(-1)), value], e.outputs(node),
+          mode=mode)
+
+
+def _unsupported(e, node, what):
+    raise NotImplementedError(f"onnx.export({e.fn_name}): {node.op} with {what} (node "
+                              f"{node.name}) has no ONNX lowering yet")
+
+
+def _shape(e, node):
+    s = e.add1("Shape", [e.input(node, "x")])
+    e.add("Cast", [s], e.outputs(node), to=proto.elem_type(node.outputs[0].dtype.name))
+
+
+def _const(e, node):
+    value = np.asarray(node.attrs["value"])
+    e.alias(node.outputs[0], e.initializer(node.name, value.astype(
+        node.outputs[0].dtype.name, copy=False)))
+
+
+def _read_variable(e, node):
+    e.alias(node.outputs[0], e.name_of(node.inputs["resource"]))
+
+
+# ---------------------------------------------------------------- convolution and pooling
+
+_TO_NCHW, _TO_NHWC = [0, 3, 1, 2], [0, 2, 3, 1]
+
+
+def _spatial(node, key):
+    """The 2 spatial entries of a 4-entry NHWC/NCHW attribute (or a 2-entry one)."""
+    v = [int(d) for d in node.attrs[key]]
+    if len(v) == 4:
+        return v[2:] if node.attrs.get("data_format", "NHWC") == "NCHW" else v[1:3]
+    return v
+
+
+def _auto_pad(e, node):
+    padding = node.attrs.get("padding", "VALID")
+    if padding == "SAME":
+        return "SAME_UPPER"  # TensorFlow puts the odd padding element at the end
+    if padding == "VALID":
+        return "VALID"
+    return _unsupported(e, node, f"padding {padding!r}")
+
+
+def _nchw_wrap(e, node, x: str, build) -> None:
+    """Run `build(x_nchw) -> y_nchw`, transposing around it for NHWC data."""
+    outs = e.outputs(node)
+    if node.attrs.get("data_format", "NHWC") == "NCHW":
+        build(x, outs)
+        return
+    y = build(e.add1("Transpose", [x], perm=_TO_NCHW), None)
+    e.add("Transpose", [y], outs, perm=_TO_NHWC)
+
+
+def _conv2d(e, node):
+    w = e.add1("Transpose", [e.input(node, "filters")], perm=[3, 2, 0, 1])  # HWIO -> OIHW
+    kernel = [int(d) for d in node.inputs["filters"]._shape[:2]]
+    attrs = dict(strides=_spatial(node, "strides"), dilations=_spatial(node, "dilations"),
+                 auto_pad=_auto_pad(e, node), kernel_shape=kernel,
+                 group=int(node.attrs.get("groups", 1)))
+    _nchw_wrap(e, node, e.input(node, "x"),
+               lambda x, outs: e.add("Conv", [x, w], outs, **attrs)[0])
+
+
+def _pool(onnx_op):
+    def rule(e, node):
+        attrs = dict(kernel_shape=_spatial(node, "ksize"), strides=_spatial(node, "strides"),
+                     auto_pad=_auto_pad(e, node))
+        _nchw_wrap(e, node, e.input(node, "x"),
+                   lambda x, outs: e.add(onnx_op, [x], outs, **attrs)[0])
+    return rule
+
+
+_TABLE = {
+    "Square": _square, "Rsqrt": _rsqrt, "Erfc": _erfc, "SquaredDifference": _squared_difference,
+    "Relu6": _relu6, "LeakyRelu": _leaky_relu, "BiasAdd": _bias_add, "MatMul": _matmul,
+    "BatchMatMul": _matmul, "BatchMatMulV2": _matmul, "Softmax": _softmax("Softmax"),
+    "LogSoftmax": _softmax("LogSoftmax"), "Reshape": _reshape, "Cast": _cast,
+    "Mean": _reduction("ReduceMean"), "Sum": _reduction("ReduceSum"),
+    "Max": _reduction("ReduceMax"), "Min": _reduction("ReduceMin"),
+    "Prod": _reduction("ReduceProd"), "Concat": _concat, "ConcatV2": _concat,
+    "Transpose": _transpose, "ExpandDims": _expand_dims, "Squeeze": _squeeze,
+    "GatherV2": _gather, "StridedSlice": _strided_slice, "Tile": _tile, "Pad": _pad,
+    "Shape": _shape, "Const": _const, "ReadVariableOp": _read_variable, "Conv2D": _conv2d,
+    "Einsum": _einsum, "MaxPool": _pool("MaxPool"), "AvgPool": _pool("AveragePool"),
+}
+_TABLE.update({k: _unary(v) for k, v in _UNARY.items()})
+_TABLE.update({k: _binary(v) for k, v in _BINARY.items()})
+for _name, _rule in _TABLE.items():
+    register_onnx(_name, _rule)
+# the ops this table lowers (the rest of `registry.ONNX` comes from op definitions)
+LOWERED: tuple = tuple(sorted(_TABLE))

@@ -1,0 +1,181 @@
+"""tf.onnx.export: the ONNX model passes onnx's checker and onnxruntime computes what
+tapeflow computes (within float32 rounding) for an MLP, a CNN, a Keras LSTM, a transformer
+block and a function of many ops; dynamic dims stay named; a missing lowering raises."""
+import os
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+L = tf.keras.layers
+
+
+def _run(path, feeds):
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    return sess, sess.run(None, dict(zip(names, feeds)))
+
+
+def _export(tmp_path, fn, sig=None, **kw):
+    path = os.path.join(tmp_path, "m.onnx")
+    data = tf.onnx.export(fn, path, sig, **kw)
+    model = onnx.load(path)
+    onnx.checker.check_model(model, full_check=True)
+    assert model.SerializeToString() == data  # our bytes are canonical protobuf bytes
+    return path, model
+
+
+def _rand(*shape, seed=0):
+    return np.random.RandomState(seed).randn(*shape).astype(np.float32)
+
+
+def test_mlp_matches_tapeflow_and_numpy(tmp_path):
+    tf.keras.utils.set_random_seed(1)
+    m = tf.keras.Sequential([L.Input((4,)), L.Dense(8, activation="relu"),
+                             L.Dense(3, activation="softmax")])
+    path, model = _export(tmp_path, m, [tf.TensorSpec([None, 4], tf.float32)])
+    g = model.graph
+    assert g.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    assert [d.dim_value for d in g.input[0].type.tensor_type.shape.dim[1:]] == [4]
+    names = sorted(t.name for t in g.initializer)  # the variables, by their names
+    assert [n.rsplit("/", 1)[1] for n in names] == ["bias", "kernel", "bias", "kernel"]
+    assert model.opset_import[0].version == 17
+    for n in (1, 5):  # the batch dim is dynamic: any size runs
+        x = _rand(n, 4, seed=n)
+        _, (got,) = _run(path, [x])
+        np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-6)
+        k1, b1, k2, b2 = [w.numpy() for w in m.weights]
+        z = np.maximum(x @ k1 + b1, 0) @ k2 + b2
+        want = np.exp(z - z.max(1, keepdims=True))
+        np.testing.assert_allclose(got, want / want.sum(1, keepdims=True), rtol=1e-5,
+                                   atol=1e-6)
+
+
+def test_cnn_sequential(tmp_path):
+    tf.keras.utils.set_random_seed(2)
+    m = tf.keras.Sequential([
+        L.Input((9, 9, 3)), L.Conv2D(4, 3, padding="same", activation="relu"),
+        L.MaxPooling2D(2), L.Conv2D(5, 2, strides=2, padding="valid", activation="tanh"),
+        L.AveragePooling2D(2, padding="same"), L.Conv2D(3, 1, dilation_rate=1),
+        L.Flatten(), L.Dense(3, activation="sigmoid")])
+    path, _ = _export(tmp_path, m)  # the signature comes from the model's Input
+    x = _rand(2, 9, 9, 3)
+    _, (got,) = _run(path, [x])
+    np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_cnn_global_pool_and_strided_same(tmp_path):
+    tf.keras.utils.set_random_seed(3)
+    m = tf.keras.Sequential([
+        L.Input((10, 7, 2)), L.Conv2D(4, 3, strides=2, padding="same"),
+        L.MaxPooling2D(3, strides=2, padding="same"), L.GlobalAveragePooling2D(), L.Dense(2)])
+    path, _ = _export(tmp_path, m)
+    x = _rand(3, 10, 7, 2, seed=4)
+    _, (got,) = _run(path, [x])
+    np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_keras_lstm(tmp_path):
+    tf.keras.utils.set_random_seed(4)
+    m = tf.keras.Sequential([L.Input((5, 3)), L.LSTM(4), L.Dense(2)])
+    path, _ = _export(tmp_path, m)
+    x = _rand(2, 5, 3, seed=5)
+    _, (got,) = _run(path, [x])
+    np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_transformer_block(tmp_path):
+    tf.keras.utils.set_random_seed(5)
+    inp = L.Input((6, 8))
+    h = L.LayerNormalization()(inp + L.MultiHeadAttention(num_heads=2, key_dim=4)(inp, inp))
+    out = L.LayerNormalization()(h + L.Dense(8)(L.Dense(16, activation="gelu")(h)))
+    m = tf.keras.Model(inp, out)
+    path, _ = _export(tmp_path, m)
+    x = _rand(3, 6, 8, seed=6)
+    _, (got,) = _run(path, [x])
+    np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _many_ops(x, y):
+    a = tf.matmul(x, y) + 1.0
+    b = a - x * 2.0 / (x + 3.0)
+    c = tf.nn.relu(b) + tf.sigmoid(b) + tf.tanh(b) + tf.nn.softmax(b, axis=-1)
+    d = tf.reshape(c, [-1, 2, 2])
+    e = tf.cast(tf.identity(tf.cast(d, tf.float64)), tf.float32)
+    r = tf.reduce_mean(e, axis=1) + tf.reduce_sum(e, axis=[1])
+    cc = tf.concat([r, r * 2.0], axis=-1)
+    s = tf.squeeze(tf.transpose(tf.expand_dims(cc, 1), [0, 2, 1]), axis=[2])
+    m = tf.reduce_mean(s, axis=-1, keepdims=True)
+    ln = (s - m) * tf.math.rsqrt(tf.reduce_mean(tf.square(s - m), -1, keepdims=True) + 1e-5)
+    z = (tf.maximum(ln, 0.1) + tf.minimum(ln, 0.2) + tf.exp(-ln) + tf.sqrt(tf.abs(ln))
+         + tf.math.log(tf.abs(ln) + 1.0) + tf.pow(ln, 2.0) + tf.nn.gelu(ln))
+    n = tf.shape(x)[0]
+    return (z, tf.gather(s, [0, 3], axis=1), s[:, 1:3], s[:, -1], s[::-1, ::2],
+            tf.matmul(d, d, transpose_b=True), tf.reshape(x, [n, 2, 2]),
+            tf.tile(x, [1, 2]), tf.pad(x, [[0, 0], [1, 2]]), tf.reduce_max(x, axis=0))
+
+
+def test_function_of_many_ops(tmp_path):
+    f = tf.function(_many_ops)
+    sig = [tf.TensorSpec([None, 4], tf.float32), tf.TensorSpec([4, 4], tf.float32)]
+    x, y = _rand(3, 4, seed=7), _rand(4, 4, seed=8)
+    want = f(tf.constant(x), tf.constant(y))
+    for opset in (17, 18):  # 18: reductions take their axes as an input
+        path, model = _export(tmp_path, f, sig, opset=opset)
+        assert model.opset_import[0].version == opset
+        _, got = _run(path, [x, y])
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_concrete_function_with_captures_and_variables(tmp_path):
+    v = tf.Variable([[1.0, -2.0], [0.5, 3.0]])
+    scale = tf.constant([2.0, -1.0])  # captured eager tensor: an initializer
+    cf = tf.function(lambda x: tf.nn.bias_add(tf.matmul(x, v), scale) * scale) \
+        .get_concrete_function(tf.TensorSpec([None, 2], tf.float32))
+    path, model = _export(tmp_path, cf)
+    assert len(model.graph.input) == 1  # variables and captures are not inputs
+    x = _rand(4, 2, seed=9)
+    _, (got,) = _run(path, [x])
+    np.testing.assert_allclose(got, (x @ v.numpy() + [2.0, -1.0]) * [2.0, -1.0], rtol=1e-6)
+
+
+def test_missing_lowering_names_op_and_function(tmp_path):
+    def running_total(x):
+        return tf.math.cumsum(x, axis=1)
+    with pytest.raises(NotImplementedError, match=r"running_total.*Cumsum.*no ONNX lowering"):
+        tf.onnx.export(tf.function(running_total), os.path.join(tmp_path, "m.onnx"),
+                       [tf.TensorSpec([None, 3], tf.float32)])
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="input_signature"):
+        tf.onnx.export(tf.function(lambda x: x), os.path.join(tmp_path, "m.onnx"))
+    with pytest.raises(ValueError, match="opset"):
+        tf.onnx.export(tf.function(lambda x: x), os.path.join(tmp_path, "m.onnx"),
+                       [tf.TensorSpec([2])], opset=9)
+
+
+def test_plain_callable_is_traced(tmp_path):
+    path, _ = _export(tmp_path, lambda x: tf.nn.relu(x) + 1.0, [tf.TensorSpec([None])])
+    _, (got,) = _run(path, [np.array([-1.0, 2.0], np.float32)])
+    np.testing.assert_array_equal(got, [1.0, 3.0])
+
+
+def test_activations_and_reductions(tmp_path):
+    def acts(a):
+        return (tf.nn.leaky_relu(a, 0.3), tf.nn.relu6(a * 4.0), tf.nn.elu(a),
+                tf.nn.softplus(a), tf.round(a * 2.0), tf.sign(a), tf.math.reciprocal(a),
+                tf.nn.log_softmax(a), tf.reduce_min(a, 1), tf.reduce_prod(a, 1),
+                tf.pad(a, [[0, 0], [2, 1]], mode="REFLECT"), tf.stop_gradient(a),
+                tf.math.squared_difference(a, 1.0), tf.floor(a), tf.cos(a),
+                tf.cast(a > 0.0, tf.float32))
+    path, _ = _export(tmp_path, tf.function(acts), [tf.TensorSpec([None, 6], tf.float32)])
+    x = _rand(3, 6, seed=10)
+    _, got = _run(path, [x])
+    for g, w in zip(got, acts(tf.constant(x))):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-6)
