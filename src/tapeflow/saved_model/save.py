@@ -11,12 +11,17 @@ from __future__ import annotations
 import itertools
 import os
 
+import numpy as np
+
 from .._core import nest
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
 from ..function.concrete import ConcreteFunction
 from ..function.trace import Function
+from .._core.dtypes import as_dtype
 from ..train.checkpoint import Checkpoint
+from ..train.checkpoint.graph import collect
+from ..train.checkpoint.object_graph import key_of
 from ..train.checkpoint.trackable import is_trackable, named_children
 from . import proto as P
 from .lowering import arg_name, lower
@@ -250,6 +255,48 @@ def _add_tree(tree: dict, add, nodes: list) -> list:
     return out
 
 
+def _saver(obj, handle_names: dict) -> tuple[list, bytes]:
+    """Graph nodes that save and restore the variables checkpoint, and the SaverDef
+    naming them: what TensorFlow's session-based loaders (C++ SavedModelBundle, as in
+    TensorFlow Serving, and tf.compat.v1.saved_model.loader) run to restore variables."""
+    string = as_dtype("string")
+    entries = [(key_of(path), target) for path, target in collect(Checkpoint(root=obj))[0]
+               .items() if isinstance(target, Variable) and id(target) in handle_names]
+    names = np.array([k.encode() for k, _ in entries], dtype=object)
+    blanks = np.array([b""] * len(entries), dtype=object)
+    nodes = [
+        P.node_def("saver_filename", "Placeholder", (), {
+            "dtype": string, "shape": ("shape", ())}),
+        P.node_def("saver/tensor_names", "Const", (), {
+            "dtype": string, "value": ("tensor", (names, string))}),
+        P.node_def("saver/shape_and_slices", "Const", (), {
+            "dtype": string, "value": ("tensor", (blanks, string))}),
+    ]
+    dtypes = [v.dtype for _, v in entries]
+    reads = []
+    for i, (_, v) in enumerate(entries):
+        reads.append(f"saver/read_{i}")
+        nodes.append(P.node_def(reads[-1], "ReadVariableOp", [handle_names[id(v)]],
+                                {"dtype": v.dtype}))
+    nodes.append(P.node_def("saver/SaveV2", "SaveV2", [
+        "saver_filename", "saver/tensor_names", "saver/shape_and_slices", *reads],
+        {"dtypes": dtypes}))
+    nodes.append(P.node_def("saver/save", "Identity", ["saver_filename", "^saver/SaveV2"],
+                            {"T": string}))
+    nodes.append(P.node_def("saver/RestoreV2", "RestoreV2", [
+        "saver_filename", "saver/tensor_names", "saver/shape_and_slices"],
+        {"dtypes": dtypes}))
+    assigns = []
+    for i, (_, v) in enumerate(entries):
+        assigns.append(f"saver/assign_{i}")
+        nodes.append(P.node_def(assigns[-1], "AssignVariableOp", [
+            handle_names[id(v)], f"saver/RestoreV2:{i}"], {"dtype": v.dtype}))
+    nodes.append(P.node_def("saver/restore_all", "NoOp", [f"^{a}" for a in assigns]))
+    saver_def = (P.field(1, "saver_filename:0") + P.field(2, "saver/save:0")
+                 + P.field(3, "saver/restore_all") + P.field(7, 2))  # version: V2
+    return nodes, saver_def
+
+
 def save(obj, export_dir, signatures=None, options=None) -> None:
     """Write `obj` (a tf.Module or other trackable) as a SavedModel in `export_dir`.
 
@@ -429,11 +476,14 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
                         for j, (k, (_, d, s)) in enumerate(zip(keys, lw.outputs))]
         signature_defs.append(P.map_entry(5, key, b"".join(inputs_info)
                                           + b"".join(outputs_info) + P.field(3, _PREDICT)))
+    saver_nodes, saver_def = _saver(obj, handle_names)
+    graph_nodes.extend(saver_nodes)
     library = b"".join(P.msg(1, f) for f in functions_bytes)
     graph_def = (b"".join(P.msg(1, n) for n in graph_nodes) + P.msg(2, library)
                  + P.msg(4, P.version_def(_PRODUCER, 12)))
     meta_info = P.field(4, SERVING) + P.field(5, _TF_VERSION)
-    meta_graph = (P.msg(1, meta_info) + P.msg(2, graph_def) + b"".join(signature_defs)
+    meta_graph = (P.msg(1, meta_info) + P.msg(2, graph_def) + P.msg(3, saver_def)
+                  + b"".join(signature_defs)
                   + P.msg(7, object_graph))
     saved_model = P.field(1, 1) + P.msg(2, meta_graph)
 
