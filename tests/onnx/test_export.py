@@ -179,3 +179,47 @@ def test_activations_and_reductions(tmp_path):
     _, got = _run(path, [x])
     for g, w in zip(got, acts(tf.constant(x))):
         np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+_KERAS_ZOO = {
+    "batchnorm_dropout_globalmax": ((2, 8, 8, 3), lambda: [
+        L.Conv2D(4, 3), L.BatchNormalization(), L.Dropout(0.5), L.ReLU(),
+        L.GlobalMaxPooling2D(), L.Dense(2)]),
+    "depthwise_separable": ((2, 8, 8, 3), lambda: [
+        L.DepthwiseConv2D(3, padding="same"), L.SeparableConv2D(4, 3), L.Flatten()]),
+    "conv1d_causal": ((2, 10, 3), lambda: [
+        L.Conv1D(4, 3, padding="causal"), L.MaxPooling1D(2), L.GlobalAveragePooling1D()]),
+    "bidirectional_rnn": ((2, 5, 3), lambda: [
+        L.Bidirectional(L.SimpleRNN(3, return_sequences=True)), L.LSTM(2)]),
+    "conv_transpose_same": ((2, 5, 5, 2), lambda: [
+        L.Conv2DTranspose(3, 3, strides=2, padding="same")]),
+    "conv_transpose_valid": ((2, 5, 4, 2), lambda: [
+        L.Conv2DTranspose(2, 4, strides=3), L.Conv2DTranspose(2, 3, strides=2,
+                                                              output_padding=1)]),
+    "upsample_pad_crop": ((2, 4, 4, 2), lambda: [
+        L.ZeroPadding2D(1), L.UpSampling2D(2), L.Cropping2D(1)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_KERAS_ZOO))
+def test_keras_layers(tmp_path, name):
+    shape, layers = _KERAS_ZOO[name]
+    tf.keras.utils.set_random_seed(11)
+    m = tf.keras.Sequential([L.Input(shape[1:])] + layers())
+    path, _ = _export(tmp_path, m)
+    x = _rand(*shape, seed=12)
+    _, (got,) = _run(path, [x])
+    want = m(x).numpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_embedding_gru_int_input(tmp_path):
+    tf.keras.utils.set_random_seed(13)
+    m = tf.keras.Sequential([L.Input((5,), dtype="int32"), L.Embedding(10, 4), L.GRU(3),
+                             L.Dense(2)])
+    path, model = _export(tmp_path, m)
+    assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.INT32
+    x = np.random.RandomState(14).randint(0, 10, (3, 5)).astype(np.int32)
+    _, (got,) = _run(path, [x])
+    np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-6)

@@ -196,6 +196,24 @@ def _strided_slice(e, node):
         e.add("Slice", [x, *ints], outs)
 
 
+def _stack(e, node):
+    axis = int(node.attrs.get("axis", 0))
+    parts = [e.unsqueeze(v, [axis]) for v in e.input(node, "values")]
+    e.add("Concat", parts, e.outputs(node), axis=axis)
+
+
+def _reverse(e, node):
+    axes = [int(a) for a in node.attrs["axis"]]
+    if not axes:
+        e.add("Identity", [e.input(node, "x")], e.outputs(node))
+        return
+    n = len(axes)  # a slice of step -1 from the last element past the first
+    e.add("Slice", [e.input(node, "x"), e.const(np.full(n, -1, np.int64)),
+                    e.const(np.full(n, _INT64_MIN, np.int64)),
+                    e.const(np.asarray(axes, np.int64)), e.const(np.full(n, -1, np.int64))],
+          e.outputs(node))
+
+
 def _tile(e, node):
     e.add("Tile", [e.input(node, "x"), e.ints(node.attrs["multiples"])], e.outputs(node))
 
@@ -273,6 +291,36 @@ def _conv2d(e, node):
                lambda x, outs: e.add("Conv", [x, w], outs, **attrs)[0])
 
 
+def _conv2d_backprop_input(e, node):
+    """conv2d_transpose: ONNX ConvTranspose, cropping the full output as TensorFlow's
+    padding did in the forward convolution (SAME: the odd element at the end)."""
+    nchw = node.attrs.get("data_format", "NHWC") == "NCHW"
+    dy_shape = node.inputs["dy"]._shape
+    spatial_in = dy_shape[2:] if nchw else dy_shape[1:3]
+    if None in spatial_in:
+        _unsupported(e, node, "unknown spatial input size")
+    strides, dilations = _spatial(node, "strides"), _spatial(node, "dilations")
+    kernel = [int(d) for d in node.inputs["filters"]._shape[:2]]
+    pads_begin, pads_end, extra = [], [], []
+    for n_in, out, k, s, d in zip(spatial_in, node.attrs["input_hw"], kernel, strides,
+                                  dilations):
+        full = s * (n_in - 1) + (k - 1) * d + 1
+        diff = full - int(out)
+        begin = max(diff, 0) // 2 if _auto_pad(e, node) == "SAME_UPPER" else 0
+        end = diff - begin
+        pads_begin.append(begin)
+        pads_end.append(max(end, 0))
+        extra.append(max(-end, 0))
+    # filters (h, w, out, in) -> ConvTranspose's (in, out / groups, h, w)
+    w = e.add1("Transpose", [e.input(node, "filters")], perm=[3, 2, 0, 1])
+    attrs = dict(strides=strides, dilations=dilations, kernel_shape=kernel,
+                 pads=pads_begin + pads_end, group=int(node.attrs.get("groups", 1)))
+    if any(extra):
+        attrs["output_padding"] = extra
+    _nchw_wrap(e, node, e.input(node, "dy"),
+               lambda x, outs: e.add("ConvTranspose", [x, w], outs, **attrs)[0])
+
+
 def _pool(onnx_op):
     def rule(e, node):
         attrs = dict(kernel_shape=_spatial(node, "ksize"), strides=_spatial(node, "strides"),
@@ -293,6 +341,8 @@ _TABLE = {
     "Transpose": _transpose, "ExpandDims": _expand_dims, "Squeeze": _squeeze,
     "GatherV2": _gather, "StridedSlice": _strided_slice, "Tile": _tile, "Pad": _pad,
     "Shape": _shape, "Const": _const, "ReadVariableOp": _read_variable, "Conv2D": _conv2d,
+    "Conv2DBackpropInput": _conv2d_backprop_input, "Stack": _stack, "Pack": _stack,
+    "Reverse": _reverse, "ReverseV2": _reverse,
     "Einsum": _einsum, "MaxPool": _pool("MaxPool"), "AvgPool": _pool("AveragePool"),
 }
 _TABLE.update({k: _unary(v) for k, v in _UNARY.items()})
