@@ -223,3 +223,39 @@ def test_embedding_gru_int_input(tmp_path):
     x = np.random.RandomState(14).randint(0, 10, (3, 5)).astype(np.int32)
     _, (got,) = _run(path, [x])
     np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_lstm_of_unknown_length_is_an_onnx_loop(tmp_path):
+    tf.keras.utils.set_random_seed(15)
+    m = tf.keras.Sequential([L.Input((None, 3)), L.LSTM(4), L.Dense(2)])
+    path, model = _export(tmp_path, m)
+    assert "Loop" in [n.op_type for n in model.graph.node]
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_param for d in dims[:2]] == ["batch", "x_dim1"]
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for steps in (1, 6):
+        x = _rand(2, steps, 3, seed=steps)
+        (got,) = sess.run(None, {"x": x})
+        np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _branchy(x, n):
+    y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)
+    i, z = tf.while_loop(lambda i, z: i < n, lambda i, z: (i + 1, z * 1.5), [0, y],
+                         maximum_iterations=4)
+    return z, i
+
+
+def test_cond_and_while_loop(tmp_path):
+    f = tf.function(_branchy)
+    path, _ = _export(tmp_path, f, [tf.TensorSpec([None, 3]), tf.TensorSpec([], tf.int32)])
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    # (2, 2): then-branch, 2 steps; (-1, 7): else-branch, cut at maximum_iterations 4
+    for sign, n, steps in ((1.0, 2, 2), (-1.0, 7, 4), (1.0, 0, 0)):
+        x = np.full((2, 3), sign, np.float32)
+        z, i = sess.run(None, {"x": x, "n": np.asarray(n, np.int32)})
+        start = x * 2.0 if sign > 0 else x - 1.0
+        np.testing.assert_allclose(z, start * 1.5 ** steps, rtol=1e-6)
+        assert int(i) == steps
+        want = f(tf.constant(x), tf.constant(n))
+        np.testing.assert_array_equal(z, want[0].numpy())

@@ -12,6 +12,7 @@ import numpy as np
 from .._core.registry import ONNX
 from .._core.shape import Dim
 from .._core.tensor import Tensor, TensorSpec
+from .._core.variable import Variable
 from .._core.version import version as _version
 from ..function.concrete import ConcreteFunction
 from ..function.graph import live_nodes
@@ -40,6 +41,7 @@ class Emitter:
         self.initializers: list[bytes] = []
         self.names: dict[int, str] = {}   # tensor or variable id -> ONNX value name
         self._used: set[str] = set()
+        self._variables: dict[int, str] = {}  # variable id -> its initializer
         self._count = 0
 
     # ---------------------------------------------------------------- names
@@ -53,11 +55,17 @@ class Emitter:
         return name
 
     def name_of(self, t) -> str:
-        try:
-            return self.names[t.id]
-        except KeyError:
-            raise ValueError(f"onnx.export({self.fn_name}): tensor {t.name} is used before "
-                             "it is computed") from None
+        name = self.names.get(t.id)
+        if name is not None:
+            return name
+        if isinstance(t, Variable):  # its value now, as an initializer (made on first use)
+            name = self._variables.get(t.id)
+            if name is None:
+                name = self._variables[t.id] = self.initializer(
+                    t.name.removesuffix(":0"), np.asarray(t.numpy()))
+            return name
+        raise ValueError(f"onnx.export({self.fn_name}): tensor {t.name} is used before it "
+                         "is computed")
 
     def input(self, node, key: str):
         """The ONNX name(s) of input `key` of `node` (a list for a list input)."""
@@ -78,6 +86,46 @@ class Emitter:
     def alias(self, t, name: str) -> None:
         """Make `t` stand for an existing ONNX value (no node: a variable read)."""
         self.names[t.id] = name
+
+    # ---------------------------------------------------------------- graphs
+    def lower(self, graph, outputs: list) -> None:
+        """Lower the nodes `outputs` need (and every stateful one) by their ops' rules."""
+        for node in live_nodes(graph.nodes, outputs):
+            rule = ONNX.get(node.op)
+            if rule is None:
+                raise NotImplementedError(
+                    f"onnx.export({self.fn_name}): op {node.op} (node {node.name}) has no "
+                    f"ONNX lowering (tf.onnx.register_lowering adds one; {len(ONNX)} ops "
+                    "have one)")
+            rule(self, node)
+
+    def inline(self, cf, inputs: list) -> list[str]:
+        """Lower ConcreteFunction `cf` here, its inputs standing for the ONNX values
+        `inputs` (its arguments, then its sealed captures); returns its outputs' names.
+        Its tensors are named anew each time, so one body can be inlined twice."""
+        graph = cf.graph
+        if len(inputs) != len(graph.inputs):
+            raise ValueError(f"onnx.export({self.fn_name}): {cf.name} takes "
+                             f"{len(graph.inputs)} inputs, given {len(inputs)}")
+        saved = dict(self.names)
+        for t, name in zip(graph.inputs, inputs):
+            self.names[t.id] = name
+        outputs = [o for o in cf._flat_outputs if isinstance(o, Tensor)]
+        self.lower(graph, outputs)
+        result = [self.name_of(o) for o in outputs]
+        self.names = saved
+        return result
+
+    def subgraph(self, name: str, build) -> bytes:
+        """A GraphProto (a Loop's or If's body) of the nodes `build()` emits; `build`
+        returns (input ValueInfos, output ValueInfos). Constants stay initializers of the
+        main graph, which a subgraph reads by name."""
+        outer, self.nodes = self.nodes, []
+        try:
+            inputs, outputs = build()
+            return proto.graph(self.fresh(name), self.nodes, [], inputs, outputs)
+        finally:
+            self.nodes = outer
 
     # ---------------------------------------------------------------- building
     def add(self, op_type: str, inputs, outputs=None, **attrs) -> list[str]:
@@ -212,16 +260,9 @@ def to_model_proto(fn, input_signature=None, opset: int | None = None) -> bytes:
         shape = [dims.get((t.id, a), d) for a, d in enumerate(t._shape)]
         inputs.append(proto.value_info(name, t.dtype.name, shape))
     for var in graph.variables.values():
-        e.names[var.id] = e.initializer(var.name.removesuffix(":0"),
-                                        np.asarray(var.numpy()))
+        e.name_of(var)  # initializers in the order the function reads its variables
     outputs = [o for o in cf._flat_outputs if isinstance(o, Tensor)]
-    for node in live_nodes(graph.nodes, outputs):
-        rule = ONNX.get(node.op)
-        if rule is None:
-            raise NotImplementedError(
-                f"onnx.export({fn_name}): op {node.op} (node {node.name}) has no ONNX "
-                f"lowering (tf.onnx.register_lowering adds one; {len(ONNX)} ops have one)")
-        rule(e, node)
+    e.lower(graph, outputs)
     out_infos = []
     for i, t in enumerate(outputs):
         name = e.fresh(f"output_{i}")

@@ -249,6 +249,77 @@ def _read_variable(e, node):
     e.alias(node.outputs[0], e.name_of(node.inputs["resource"]))
 
 
+# ---------------------------------------------------------------- control flow
+
+
+def _scalar_bool(e, name: str, shape) -> str:
+    return e.squeeze(name, [0]) if tuple(shape) == (1,) else name
+
+
+def _while(e, node):
+    """tf.while_loop as an ONNX Loop: the condition is evaluated once before the loop and
+    again at the end of each body (ONNX's body returns the next condition); the iteration
+    count TensorFlow's While also returns is one more loop-carried value."""
+    cond, body = node.attrs["cond"], node.attrs["body"]
+    init, args = e.input(node, "loop_vars"), e.input(node, "args")
+    limit = e.input(node, "maximum_iterations")
+    trip = e.add1("Cast", [limit[0]], to=proto.INT64) if limit else ""
+    if cond is not None:
+        c0 = e.inline(cond, init + args)[0]
+        c0 = _scalar_bool(e, c0, cond.outputs[0]._shape)
+    else:
+        c0 = e.const(np.asarray(True))
+    specs = [(t.dtype.name, None) for t in node.outputs[:-1]] + [("int32", ())]
+
+    def build():
+        it, c_in = e.fresh("iteration"), e.fresh("cond_in")
+        carried = [e.fresh("loop_var") for _ in specs]
+        outs = e.inline(body, carried[:-1] + args)
+        count = e.add1("Add", [carried[-1], e.const(np.asarray(1, np.int32))])
+        if cond is not None:
+            c_out = e.inline(cond, outs + args)[0]
+            c_out = _scalar_bool(e, c_out, cond.outputs[0]._shape)
+        else:
+            c_out = c_in
+        results = [e.fresh("cond_out")] + [e.fresh("loop_var_next") for _ in specs]
+        for src, dst in zip([c_out] + outs + [count], results):
+            e.add("Identity", [src], [dst])  # body outputs: distinct names of their own
+        ins = [proto.value_info(it, "int64", ()), proto.value_info(c_in, "bool", ())]
+        ins += [proto.value_info(n, d, s) for n, (d, s) in zip(carried, specs)]
+        outs_info = [proto.value_info(results[0], "bool", ())]
+        outs_info += [proto.value_info(n, d, s) for n, (d, s) in zip(results[1:], specs)]
+        return ins, outs_info
+
+    graph = proto.GraphAttr(e.subgraph("while_body", build))
+    e.add("Loop", [trip, c0] + init + [e.const(np.asarray(0, np.int32))], e.outputs(node),
+          body=graph)
+
+
+def _if(e, node):
+    """tf.cond as an ONNX If whose branches read the outer values by name. Only the
+    first `n_out` outputs are the cond's results (the rest are what its gradient saves,
+    which an exported forward function does not use)."""
+    n_out = int(node.attrs["n_out"])
+    args = e.input(node, "args")
+    pred = _scalar_bool(e, e.input(node, "pred"), node.inputs["pred"]._shape)
+    outs = e.outputs(node)[:n_out]
+    types = [t.dtype.name for t in node.outputs[:n_out]]
+
+    def branch(cf, label):
+        def build():
+            results = e.inline(cf, args)[:n_out]
+            names = [e.fresh(f"{label}_out") for _ in results]
+            for src, dst in zip(results, names):
+                e.add("Identity", [src], [dst])
+            return [], [proto.value_info(n, d, None) for n, d in zip(names, types)]
+        return proto.GraphAttr(e.subgraph(label, build))
+
+    e.add("If", [pred], outs, then_branch=branch(node.attrs["then_branch"], "then"),
+          else_branch=branch(node.attrs["else_branch"], "else"))
+    for t in node.outputs[n_out:]:  # no ONNX value: a use raises "used before computed"
+        del e.names[t.id]
+
+
 # ---------------------------------------------------------------- convolution and pooling
 
 _TO_NCHW, _TO_NHWC = [0, 3, 1, 2], [0, 2, 3, 1]
@@ -342,7 +413,7 @@ _TABLE = {
     "GatherV2": _gather, "StridedSlice": _strided_slice, "Tile": _tile, "Pad": _pad,
     "Shape": _shape, "Const": _const, "ReadVariableOp": _read_variable, "Conv2D": _conv2d,
     "Conv2DBackpropInput": _conv2d_backprop_input, "Stack": _stack, "Pack": _stack,
-    "Reverse": _reverse, "ReverseV2": _reverse,
+    "Reverse": _reverse, "ReverseV2": _reverse, "While": _while, "If": _if,
     "Einsum": _einsum, "MaxPool": _pool("MaxPool"), "AvgPool": _pool("AveragePool"),
 }
 _TABLE.update({k: _unary(v) for k, v in _UNARY.items()})

@@ -26,7 +26,12 @@ ELEM_TYPES = {"float32": FLOAT, "uint8": UINT8, "int8": INT8, "uint16": UINT16,
               "complex64": COMPLEX64, "complex128": COMPLEX128, "bfloat16": BFLOAT16}
 
 # AttributeProto.AttributeType
-_A_FLOAT, _A_INT, _A_STRING, _A_TENSOR, _A_FLOATS, _A_INTS, _A_STRINGS = 1, 2, 3, 4, 6, 7, 8
+_A_FLOAT, _A_INT, _A_STRING, _A_TENSOR, _A_GRAPH = 1, 2, 3, 4, 5
+_A_FLOATS, _A_INTS, _A_STRINGS = 6, 7, 8
+
+
+class GraphAttr(bytes):
+    """An encoded GraphProto given as an attribute value (a Loop's or If's body)."""
 
 
 def _float32(v: float) -> tuple:
@@ -52,11 +57,14 @@ def tensor(name: str, value: np.ndarray) -> bytes:
 
 
 def attribute(name: str, value) -> bytes:
-    """AttributeProto: name (1), type (20), and one of f (2), i (3), s (4), t (5), floats
-    (7), ints (8), strings (9). Python bools and ints are INT, floats FLOAT, str STRING,
-    arrays TENSOR, lists of ints INTS, of floats FLOATS, of str STRINGS."""
+    """AttributeProto: name (1), type (20), and one of f (2), i (3), s (4), t (5), g (6),
+    floats (7), ints (8), strings (9). Python bools and ints are INT, floats FLOAT, str
+    STRING, arrays TENSOR, a `GraphAttr` GRAPH, lists of ints INTS, of floats FLOATS, of
+    str STRINGS."""
     # fields in number order, as protobuf writes them (type, 20, comes last)
     out = field(1, name)
+    if isinstance(value, GraphAttr):
+        return out + field(6, bytes(value)) + field(20, _A_GRAPH)
     if isinstance(value, np.ndarray):
         return out + field(5, tensor("", value)) + field(20, _A_TENSOR)
     if isinstance(value, (bool, int, np.integer)):
