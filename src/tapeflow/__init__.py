@@ -54,6 +54,7 @@ from . import distribute  # noqa: F401,E402
 from . import keras  # noqa: F401,E402
 from . import saved_model  # noqa: F401,E402
 from . import onnx  # noqa: F401,E402
+from .keras import metrics  # noqa: F401,E402  (tf.metrics is Keras's, as in TF 2)
 from ._core.device import device  # noqa: F401,E402
 from . import dtypes, image, strings, version  # noqa: F401,E402
 from . import io  # noqa: F401,E402

@@ -806,9 +806,6 @@ def test_subclassing_guide_zeros_dtype_enum(tmp_path):
          tmp_path / "subclassing.py")
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="tf.keras.backend has no random_normal (TF 2.21's tf.keras keeps "
-                          "the legacy backend functions); keras/backend.py")
 def test_subclassing_guide_legacy_backend_random(tmp_path):
     _run(_changed(SUBCLASSING, ZEROS_DTYPE_ENUM), tmp_path / "subclassing.py",
          x_train=_digits_like(512)[0])
@@ -2184,9 +2181,6 @@ def test_working_with_rnns_guide(capsys, tmp_path):
     assert "Predicted result is: [" in out and out.count("val_accuracy") == 2
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="tf.keras.preprocessing (sequence.pad_sequences) is missing; "
-                          "keras.utils.pad_sequences exists. keras/__init__.py")
 def test_masking_guide_preprocessing_module(tmp_path):
     _run(MASKING[:MASKING.index("embedding = layers.Embedding(")], tmp_path / "m.py")
 

@@ -18,7 +18,7 @@ from .._core.convert import convert_to_tensor
 from .._core.tensor import Tensor
 from ..ops.math import cast, clip_by_value, maximum, sqrt, square
 from ..ops.reduction import reduce_sum
-from .utils import deserialize_keras_object, serialize_keras_object
+from .serialization_lib import deserialize_keras_object, serialize_keras_object
 
 __all__ = ["Constraint", "MaxNorm", "MinMaxNorm", "NonNeg", "UnitNorm", "max_norm",
            "min_max_norm", "non_neg", "unit_norm", "get", "serialize", "deserialize"]

@@ -44,11 +44,11 @@ import numpy as np
 
 from .._core.variable import Variable
 from . import losses as _losses, metrics as _metrics, optimizers as _optimizers, \
-    utils as _utils
+    serialization_lib as _utils
 from .layer import InputLayer, KerasTensor, Layer, snake_case
 from .ops.operation import OPERATIONS, Operation
-# Keras 3's `keras.saving` namespace: the registry and (de)serialization live in utils
-from .utils import CustomObjectScope, custom_object_scope, deserialize_keras_object, \
+# Keras 3's `keras.saving` namespace: the registry and (de)serialization
+from .serialization_lib import CustomObjectScope, custom_object_scope, deserialize_keras_object, \
     get_custom_objects, get_registered_name, get_registered_object, \
     register_keras_serializable, serialize_keras_object
 

@@ -5,7 +5,8 @@ from ..._core import dtypes as _dt
 from ..._core.convert import convert_to_tensor
 from ...ops import math as _math
 from ...train import initializers as _init, layers as _layers
-from .. import constraints as _constraints, regularizers as _regularizers, utils as _utils
+from .. import constraints as _constraints, regularizers as _regularizers, \
+    serialization_lib as _utils
 from ..layer import Layer, is_several
 
 

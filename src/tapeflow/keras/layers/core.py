@@ -13,7 +13,8 @@ from ...ops import array as _array, math as _math, reduction as _reduction
 from ...ops.creation import zeros_like as _zeros_like
 from ...ops.indexing import where as _where
 from ...train import initializers as _init, layers as _layers
-from .. import constraints as _constraints, regularizers as _regularizers, utils as _utils
+from .. import constraints as _constraints, regularizers as _regularizers, \
+    serialization_lib as _utils
 from ..layer import Layer, set_keras_mask, unique_name
 from ..saving import in_safe_mode
 from ._base import Stateless, activation_name, base_kwargs, get_activation, kernel_config

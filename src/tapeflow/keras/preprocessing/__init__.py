@@ -10,7 +10,7 @@ Example:
 """
 from . import image, sequence, text  # noqa: F401
 from ._directory import image_dataset_from_directory, text_dataset_from_directory
-from ..utils import timeseries_dataset_from_array
+from ..sequence_utils import timeseries_dataset_from_array
 
 __all__ = ["image", "image_dataset_from_directory", "sequence", "text",
            "text_dataset_from_directory", "timeseries_dataset_from_array"]

@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 
-from ..utils import pad_sequences
+from ..sequence_utils import pad_sequences
 
 __all__ = ["TimeseriesGenerator", "make_sampling_table", "pad_sequences", "skipgrams"]
 
