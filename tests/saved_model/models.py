@@ -4,6 +4,7 @@ TensorFlow). Weights come from fixed NumPy seeds, so every run writes the same v
 import numpy as np
 
 import tapeflow as tf
+from tapeflow.saved_model.export import export_model
 
 
 def _randn(seed, *shape):
@@ -54,14 +55,40 @@ class Stack(tf.Module):
         return tf.nn.softmax(self.logits(features))
 
 
+def keras_sequential():
+    keras = tf.keras
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"),
+                              keras.layers.Dense(3, activation="softmax")])
+    model.set_weights([_randn(20 + i, *w.shape) * 0.5 for i, w in
+                       enumerate(model.get_weights())])
+    return model
+
+
+def keras_functional():
+    keras = tf.keras
+    a, b = keras.Input((4,), name="a"), keras.Input((2,), name="b")
+    h = keras.layers.Dense(5, activation="tanh")(a)
+    z = keras.layers.Dense(2)(keras.layers.Concatenate()([h, b]))
+    model = keras.Model([a, b], {"z": z})
+    model.set_weights([_randn(30 + i, *w.shape) * 0.5 for i, w in
+                       enumerate(model.get_weights())])
+    return model
+
+
 def build():
-    """{name: (module, signatures argument of save, example input)}."""
+    """{name: (model, save(path), example input)}; Keras models are written as
+    `Model.export` writes them (signatures "serve" and "serving_default")."""
     mlp = MLP()
     stack = Stack()
+    seq, func = keras_sequential(), keras_functional()
     return {
-        "mlp": (mlp, None, _randn(7, 3, 4)),
-        "stack": (stack, {"serving_default": stack.__call__.get_concrete_function(),
-                          "logits": stack.logits}, _randn(8, 2, 5)),
+        "mlp": (mlp, lambda path: tf.saved_model.save(mlp, path), _randn(7, 3, 4)),
+        "stack": (stack, lambda path: tf.saved_model.save(stack, path, signatures={
+            "serving_default": stack.__call__.get_concrete_function(),
+            "logits": stack.logits}), _randn(8, 2, 5)),
+        "keras_sequential": (seq, lambda path: export_model(seq, path), _randn(9, 3, 4)),
+        "keras_functional": (func, lambda path: export_model(func, path),
+                             [_randn(10, 3, 4), _randn(11, 3, 2)]),
     }
 
 
@@ -69,5 +96,11 @@ def run(name, module, x):
     """The outputs the model's signatures give in tapeflow: {signature: {key: array}}."""
     if name == "mlp":
         return {"serving_default": {"probs": module(x)["probs"].numpy()}}
-    return {"serving_default": {"output_0": module(x).numpy()},
-            "logits": {"output_0": module.logits(x).numpy()}}
+    if name == "stack":
+        return {"serving_default": {"output_0": module(x).numpy()},
+                "logits": {"output_0": module.logits(x).numpy()}}
+    if name == "keras_sequential":
+        y = module(x, training=False).numpy()
+        return {"serve": {"output_0": y}, "serving_default": {"output_0": y}}
+    y = module(x, training=False)["z"].numpy()
+    return {"serve": {"z": y}, "serving_default": {"z": y}}

@@ -18,6 +18,7 @@ from tapeflow.saved_model import proto as P
 
 from . import models
 
+NAMES = ["mlp", "stack", "keras_sequential", "keras_functional"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 _DTYPES = {v: k for k, v in P._DT.items()}
 _KINDS = {4: "user_object", 5: "asset", 6: "function", 7: "variable",
@@ -79,13 +80,13 @@ def _describe(path):
 def saved(tmp_path_factory):
     root = tmp_path_factory.mktemp("saved_model")
     out = {}
-    for name, (module, signatures, x) in models.build().items():
-        tf.saved_model.save(module, str(root / name), signatures=signatures)
+    for name, (module, save, x) in models.build().items():
+        save(str(root / name))
         out[name] = (str(root / name), module, x)
     return out
 
 
-@pytest.mark.parametrize("name", ["mlp", "stack"])
+@pytest.mark.parametrize("name", NAMES)
 def test_files(saved, name):
     path = saved[name][0]
     for rel in ("saved_model.pb", "variables/variables.index",
@@ -94,7 +95,7 @@ def test_files(saved, name):
     assert os.path.isdir(os.path.join(path, "assets"))
 
 
-@pytest.mark.parametrize("name", ["mlp", "stack"])
+@pytest.mark.parametrize("name", NAMES)
 def test_structure_is_what_tensorflow_read(saved, name):
     want = _fixture(name)
     got = _describe(saved[name][0])
@@ -111,17 +112,19 @@ def test_mlp_lowered_ops_are_tensorflow_primitives(saved):
     assert ["StatefulPartitionedCall"] in ops  # the serving_default wrapper
 
 
-@pytest.mark.parametrize("name", ["mlp", "stack"])
+@pytest.mark.parametrize("name", NAMES)
 def test_outputs_equal_tensorflows(saved, name):
     _, module, x = saved[name]
     want = _fixture(name)["outputs"]
-    for sig, outs in models.run(name, module, x).items():
+    outputs = models.run(name, module, x)
+    assert sorted(f"{s}/{k}" for s, d in outputs.items() for k in d) == sorted(want)
+    for sig, outs in outputs.items():
         for key, value in outs.items():
             np.testing.assert_allclose(value, np.array(want[f"{sig}/{key}"], np.float32),
                                        rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["mlp", "stack"])
+@pytest.mark.parametrize("name", NAMES)
 def test_variables_checkpoint(saved, name):
     path, module, _ = saved[name]
     reader = tf.train.load_checkpoint(os.path.join(path, "variables", "variables"))
@@ -135,6 +138,28 @@ def test_variables_checkpoint(saved, name):
     held = sorted(float(np.sum(v.numpy(), dtype=np.float64))
                   for v in module.trainable_variables)
     assert held == pytest.approx(sorted(want.values()), rel=1e-12)
+
+
+def test_saver_def_restores_every_variable(saved):
+    """The SaverDef session loaders run: its restore op reads each checkpoint key."""
+    with open(os.path.join(saved["stack"][0], "saved_model.pb"), "rb") as fh:
+        mg = P.parse(P.parse(fh.read())[2][0])
+    saver = P.parse(mg[3][0])
+    assert saver[1] == [b"saver_filename:0"] and saver[7] == [2]  # V2
+    nodes = {P.parse(n)[1][0].decode(): P.parse(n) for n in P.parse(mg[2][0])[1]}
+    restore = saver[3][0].decode()
+    assigns = [i.decode()[1:] for i in nodes[restore][3]]
+    assert [nodes[a][2][0] for a in assigns] == [b"AssignVariableOp"] * 4
+    names = P.parse(P.parse_map(nodes["saver/tensor_names"][5])["value"])
+    keys = sorted(P.parse(names[8][0])[8])
+    assert keys == sorted(k.encode() for k in _fixture("stack")["checkpoint"])
+
+
+def test_keras_export_signatures(saved):
+    sigs = _describe(saved["keras_functional"][0])["signatures"]
+    assert sorted(sigs) == ["serve", "serving_default"]
+    assert sigs["serve"]["inputs"] == {"a": ["float32", [-1, 4]], "b": ["float32", [-1, 2]]}
+    assert sigs["serve"]["outputs"] == {"z": ["float32", [-1, 2]]}
 
 
 def test_errors(tmp_path):

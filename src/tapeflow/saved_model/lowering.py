@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from .._core.dtypes import as_dtype
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from . import proto as P
@@ -48,6 +49,25 @@ def _identity(node) -> dict:
     return _t(node)
 
 
+def _concat(node) -> dict:
+    return {**_t(node), "N": len(node.inputs["values"]), "Tidx": as_dtype("int32")}
+
+
+def _reshape(node) -> dict:
+    if any(not isinstance(d, int) for d in node.attrs["shape"]):
+        raise ValueError(f"saved_model: {node.name} (Reshape to a shape known only at run "
+                         "time) has no TensorFlow lowering yet")
+    return {**_t(node), "Tshape": as_dtype("int32")}
+
+
+# attributes TensorFlow takes as tensor inputs: tapeflow op -> the values, after the inputs
+ATTR_INPUTS = {
+    "Concat": lambda node: [np.int32(node.attrs["axis"])],
+    "ConcatV2": lambda node: [np.int32(node.attrs["axis"])],
+    "Reshape": lambda node: [np.asarray(node.attrs["shape"], np.int32)],
+}
+
+
 # tapeflow op -> (TensorFlow op, output arg name, attrs of the node)
 LOWERING = {
     "MatMul": ("MatMul", "product", _matmul),
@@ -73,6 +93,9 @@ LOWERING = {
     "Softmax": ("Softmax", "softmax", _softmax),
     "LogSoftmax": ("LogSoftmax", "logsoftmax", _softmax),
     "Identity": ("Identity", "output", _identity),
+    "Concat": ("ConcatV2", "output", _concat),
+    "ConcatV2": ("ConcatV2", "output", _concat),
+    "Reshape": ("Reshape", "output", _reshape),
     "ReadVariableOp": ("ReadVariableOp", "value", _read),
 }
 
@@ -157,7 +180,15 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
                 else:
                     raise ValueError(f"saved_model: node {node.name} ({node.op}) of "
                                      f"{cf.name} has an input TensorFlow cannot take: {m!r}")
-        nodes.append(P.node_def(node.name, tf_op, inputs, attrs_of(node)))
+        attrs = attrs_of(node)
+        for j, value in enumerate(ATTR_INPUTS.get(node.op, lambda n: [])(node)):
+            cname = f"{node.name}/attr_{j}"
+            dtype = as_dtype(value.dtype.name)
+            nodes.append(P.node_def(cname, "Const", (), {
+                "dtype": dtype, "value": ("tensor", (value, dtype))}))
+            op_types.append("Const")
+            inputs.append(f"{cname}:output:0")
+        nodes.append(P.node_def(node.name, tf_op, inputs, attrs))
         op_types.append(tf_op)
         for i, o in enumerate(node.outputs):
             refs[o.id] = f"{node.name}:{out_arg}:{i}"

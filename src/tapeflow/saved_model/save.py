@@ -88,21 +88,23 @@ def structured(value, name: str = "") -> bytes:
                      "signature")
 
 
-def _fullargspec(args: list, kwonly: list = ()) -> bytes:
+def _fullargspec(args: list, kwonly: list = (), varargs: str | None = None) -> bytes:
     def pair(key, value: bytes) -> bytes:
         return P.msg(2, P.field(1, key), P.msg(2, value))
     strings = lambda xs: P.msg(51, *(P.msg(1, P.field(13, x)) for x in xs))  # noqa: E731
     return P.msg(54, P.field(1, "FullArgSpec"),
-                 pair("args", strings(args)), pair("varargs", P.msg(1)),
+                 pair("args", strings(args)),
+                 pair("varargs", P.field(13, varargs) if varargs else P.msg(1)),
                  pair("varkw", P.msg(1)), pair("defaults", P.msg(1)),
                  pair("kwonlyargs", strings(kwonly)), pair("kwonlydefaults", P.msg(1)),
                  pair("annotations", P.msg(53)))
 
 
-def _function_spec(args: list, kwonly: list = (), input_signature=None) -> bytes:
+def _function_spec(args: list, kwonly: list = (), input_signature=None,
+                   varargs: str | None = None) -> bytes:
     sig = (structured(tuple(input_signature)) if input_signature is not None
            else P.msg(1))
-    return P.msg(1, _fullargspec(args, kwonly)) + P.msg(5, sig)
+    return P.msg(1, _fullargspec(args, kwonly, varargs)) + P.msg(5, sig)
 
 
 # ---------------------------------------------------------------- the pieces
@@ -131,6 +133,14 @@ def _arg_names(cf: ConcreteFunction) -> list:
                                                 else f"arg_{i}")
         out.append(label)
     return out
+
+
+def _param_names(cf: ConcreteFunction) -> list:
+    """The Python parameter of each positional entry of `cf`'s signature."""
+    args = cf.structured_input_signature[0]
+    names = list(cf._arg_names or [])
+    return [names[i] if i < len(names) and names[i] else f"arg_{i}"
+            for i in range(len(args))]
 
 
 def _output_keys(cf: ConcreteFunction) -> list:
@@ -420,17 +430,22 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
             cfs = extra
             spec = b""
             if isinstance(o, Function):
-                params = [p for p in o._signature.parameters]
-                spec = P.msg(2, _function_spec(params, (), o.input_signature))
+                params = o._signature.parameters.values()
+                star = [p.name for p in params if p.kind is p.VAR_POSITIONAL]
+                spec = P.msg(2, _function_spec(
+                    [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                           p.POSITIONAL_OR_KEYWORD)],
+                    (), o.input_signature, star[0] if star else None))
             body += P.msg(6, *(P.field(1, ex.name) for ex in cfs), spec)
             body += b"".join(P.msg(15, P.field(1, cid), P.field(2, name))
                              for name, cid in children)
         elif kind == "bare":
             ex = o
+            params = _param_names(ex.cf)
             body += P.msg(8, P.field(1, ex.name),
-                          *(P.field(2, n) for n in ex.arg_names),
-                          P.field(3, len(ex.arg_names)),
-                          P.msg(4, _function_spec(ex.arg_names)))
+                          *(P.field(2, n) for n in params),
+                          P.field(3, len(params)),
+                          P.msg(4, _function_spec(params)))
         elif kind == "signature_fn":
             wname, in_names = o
             body += P.msg(8, P.field(1, wname), *(P.field(2, n) for n in in_names),
