@@ -145,10 +145,10 @@ def test_concrete_function_with_captures_and_variables(tmp_path):
 
 
 def test_missing_lowering_names_op_and_function(tmp_path):
-    def running_total(x):
-        return tf.math.cumsum(x, axis=1)
-    with pytest.raises(NotImplementedError, match=r"running_total.*Cumsum.*no ONNX lowering"):
-        tf.onnx.export(tf.function(running_total), os.path.join(tmp_path, "m.onnx"),
+    def log_gamma(x):
+        return tf.math.lgamma(x) + 1.0
+    with pytest.raises(NotImplementedError, match=r"log_gamma.*Lgamma.*no ONNX lowering"):
+        tf.onnx.export(tf.function(log_gamma), os.path.join(tmp_path, "m.onnx"),
                        [tf.TensorSpec([None, 3], tf.float32)])
 
 
@@ -259,3 +259,58 @@ def test_cond_and_while_loop(tmp_path):
         assert int(i) == steps
         want = f(tf.constant(x), tf.constant(n))
         np.testing.assert_array_equal(z, want[0].numpy())
+
+
+def _array_ops(x, ids):
+    a = tf.where(x > 0, x, tf.zeros_like(x)) + tf.ones_like(x)
+    s1, s2 = tf.split(x, 2, axis=1)
+    tk = tf.math.top_k(x, 2)
+    return (tf.range(tf.shape(x)[1]), a, tf.one_hot(ids, 5),
+            tf.one_hot(ids, 4, axis=0, on_value=3.0, off_value=-1.0),
+            tf.argmax(x, axis=-1), tf.argmin(x, 0, output_type=tf.int32), s2,
+            tf.unstack(x, axis=1)[3],
+            tf.broadcast_to(tf.reduce_sum(x, 1, keepdims=True), tf.shape(x)),
+            tf.slice(x, [0, 1], [-1, 2]), tf.fill(tf.shape(x), 2.0),
+            tf.cumsum(x, axis=1, exclusive=True, reverse=True),
+            tf.linalg.band_part(tf.ones([4, 5]), -1, 1),
+            tf.math.floormod(ids, 3) + tf.math.floordiv(ids, 3),
+            tf.math.floormod(x, 0.7) + tf.math.floordiv(x, 0.7), tk.values, tk.indices,
+            tf.math.logical_not(x > 0), tf.zeros(tf.shape(x)) + tf.ones([4]))
+
+
+def test_array_ops_keep_values_and_dtypes(tmp_path):
+    f = tf.function(_array_ops)
+    sig = [tf.TensorSpec([None, 4], tf.float32), tf.TensorSpec([None], tf.int32)]
+    path, _ = _export(tmp_path, f, sig)
+    x = _rand(3, 4, seed=16)
+    ids = np.array([0, -2, 4, 7, 2], np.int32)  # out of range: TF's one_hot gives zeros
+    _, got = _run(path, [x, ids])
+    want = f(tf.constant(x), tf.constant(ids))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        w = w.numpy()
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(got[2][[1, 3]], np.zeros((2, 5)))
+
+
+class _TokenAndPosition(L.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.tok, self.pos = L.Embedding(20, 8), L.Embedding(16, 8)
+
+    def call(self, ids):
+        return self.tok(ids) + self.pos(tf.range(tf.shape(ids)[-1]))
+
+
+def test_causal_transformer_with_embeddings(tmp_path):
+    tf.keras.utils.set_random_seed(17)
+    inp = L.Input((6,), dtype="int32")
+    h = _TokenAndPosition()(inp)
+    h = L.LayerNormalization()(
+        h + L.MultiHeadAttention(num_heads=2, key_dim=4)(h, h, use_causal_mask=True))
+    m = tf.keras.Model(inp, L.Dense(3, activation="softmax")(L.GlobalAveragePooling1D()(h)))
+    path, _ = _export(tmp_path, m)
+    x = np.random.RandomState(18).randint(0, 20, (2, 6)).astype(np.int32)
+    _, (got,) = _run(path, [x])
+    np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-6)

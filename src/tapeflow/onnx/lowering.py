@@ -214,6 +214,127 @@ def _reverse(e, node):
           e.outputs(node))
 
 
+def _range(e, node):
+    e.add("Range", [e.input(node, k) for k in ("start", "limit", "delta")], e.outputs(node))
+
+
+def _filled_like(value):
+    def rule(e, node):
+        dt = node.outputs[0].dtype.name
+        shape = e.add1("Shape", [e.input(node, "x")])
+        e.add("ConstantOfShape", [shape], e.outputs(node), value=np.full((1,), value, dt))
+    return rule
+
+
+def _filled(value):
+    """Zeros / Ones of a shape attribute (ints, or Dims known when the graph runs)."""
+    def rule(e, node):
+        dt = node.outputs[0].dtype.name
+        e.add("ConstantOfShape", [e.ints(node.attrs["shape"])], e.outputs(node),
+              value=np.full((1,), value, dt))
+    return rule
+
+
+def _fill(e, node):
+    e.add("Expand", [e.input(node, "value"), e.ints(node.attrs["shape"])], e.outputs(node))
+
+
+def _broadcast_to(e, node):
+    e.add("Expand", [e.input(node, "x"), e.ints(node.attrs["shape"])], e.outputs(node))
+
+
+def _select(e, node):
+    e.add("Where", [e.input(node, "condition"), e.input(node, "x"), e.input(node, "y")],
+          e.outputs(node))
+
+
+def _one_hot(e, node):
+    """TensorFlow's one_hot: an index outside [0, depth) gives a row of off_value (ONNX's
+    OneHot counts negative indices from the end), so it is an equality with a range."""
+    a = node.attrs
+    depth, axis = int(a["depth"]), int(a.get("axis", -1))
+    rank = len(node.inputs["indices"]._shape)
+    axis = rank if axis == -1 else axis
+    dt = node.outputs[0].dtype.name
+    idx = e.unsqueeze(e.input(node, "indices"), [axis])
+    shape = [1] * (rank + 1)
+    shape[axis] = depth
+    positions = e.const(np.arange(depth).reshape(shape).astype(
+        node.inputs["indices"].dtype.name))
+    hit = e.add1("Equal", [idx, positions])
+    e.add("Where", [hit, e.const(np.asarray(a.get("on_value", 1), dt)),
+                    e.const(np.asarray(a.get("off_value", 0), dt))], e.outputs(node))
+
+
+def _arg(onnx_op):
+    def rule(e, node):
+        found = e.add1(onnx_op, [e.input(node, "x")], axis=int(node.attrs["axis"]),
+                       keepdims=0)
+        e.add("Cast", [found], e.outputs(node),
+              to=proto.elem_type(node.outputs[0].dtype.name))
+    return rule
+
+
+def _split(e, node):
+    sizes = [int(v) for v in node.attrs["sizes"]]
+    e.add("Split", [e.input(node, "x"), e.const(np.asarray(sizes, np.int64))],
+          e.outputs(node), axis=int(node.attrs["axis"]))
+
+
+def _unstack(e, node):
+    axis, outs = int(node.attrs["axis"]), e.outputs(node)
+    pieces = e.add("Split", [e.input(node, "x"), e.const(np.ones(len(outs), np.int64))],
+                   [e.fresh("piece") for _ in outs], axis=axis)
+    for piece, out in zip(pieces, outs):
+        e.squeeze(piece, [axis], [out])
+
+
+def _cumsum(e, node):
+    a = node.attrs
+    e.add("CumSum", [e.input(node, "x"), e.const(np.asarray(int(a["axis"]), np.int64))],
+          e.outputs(node), exclusive=int(bool(a.get("exclusive"))),
+          reverse=int(bool(a.get("reverse"))))
+
+
+def _floor_mod(e, node):
+    x, y = e.input(node, "x"), e.input(node, "y")
+    if node.outputs[0].dtype.is_integer:  # ONNX's integer Mod takes the divisor's sign
+        e.add("Mod", [x, y], e.outputs(node), fmod=0)
+        return
+    floor = e.add1("Floor", [e.add1("Div", [x, y])])
+    e.add("Sub", [x, e.add1("Mul", [floor, y])], e.outputs(node))
+
+
+def _floor_div(e, node):
+    x, y = e.input(node, "x"), e.input(node, "y")
+    if node.outputs[0].dtype.is_integer:  # ONNX's integer Div truncates toward zero
+        exact = e.add1("Sub", [x, e.add1("Mod", [x, y], fmod=0)])
+        e.add("Div", [exact, y], e.outputs(node))
+        return
+    e.add("Floor", [e.add1("Div", [x, y])], e.outputs(node))
+
+
+def _top_k(e, node):
+    values, indices = e.outputs(node)
+    found = e.fresh("top_k_indices")
+    e.add("TopK", [e.input(node, "x"), e.const(np.asarray([int(node.attrs["k"])], np.int64))],
+          [values, found], axis=-1, largest=1, sorted=1)
+    e.add("Cast", [found], [indices], to=proto.elem_type(node.outputs[1].dtype.name))
+
+
+def _band_part(e, node):
+    """matrix_band_part with static matrix sizes: a constant band mask."""
+    rows, cols = node.inputs["input"]._shape[-2:]
+    if rows is None or cols is None:
+        _unsupported(e, node, "unknown matrix sizes")
+    lower, upper = int(node.attrs["num_lower"]), int(node.attrs["num_upper"])
+    i, j = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    keep = ((lower < 0) | (i - j <= lower)) & ((upper < 0) | (j - i <= upper))
+    dt = node.outputs[0].dtype.name
+    e.add("Where", [e.const(keep), e.input(node, "input"), e.const(np.zeros((), dt))],
+          e.outputs(node))
+
+
 def _tile(e, node):
     e.add("Tile", [e.input(node, "x"), e.ints(node.attrs["multiples"])], e.outputs(node))
 
@@ -414,6 +535,13 @@ _TABLE = {
     "Shape": _shape, "Const": _const, "ReadVariableOp": _read_variable, "Conv2D": _conv2d,
     "Conv2DBackpropInput": _conv2d_backprop_input, "Stack": _stack, "Pack": _stack,
     "Reverse": _reverse, "ReverseV2": _reverse, "While": _while, "If": _if,
+    "Range": _range, "RangeV2": _range, "ZerosLike": _filled_like(0),
+    "OnesLike": _filled_like(1), "Zeros": _filled(0), "Ones": _filled(1), "Fill": _fill,
+    "BroadcastTo": _broadcast_to, "Select": _select, "SelectV2": _select,
+    "OneHot": _one_hot, "ArgMax": _arg("ArgMax"), "ArgMin": _arg("ArgMin"),
+    "Split": _split, "SplitV": _split, "Unstack": _unstack, "Unpack": _unstack,
+    "Cumsum": _cumsum, "FloorMod": _floor_mod, "FloorDiv": _floor_div, "TopK": _top_k,
+    "TopKV2": _top_k, "MatrixBandPart": _band_part,
     "Einsum": _einsum, "MaxPool": _pool("MaxPool"), "AvgPool": _pool("AveragePool"),
 }
 _TABLE.update({k: _unary(v) for k, v in _UNARY.items()})
