@@ -314,3 +314,16 @@ def test_causal_transformer_with_embeddings(tmp_path):
     x = np.random.RandomState(18).randint(0, 20, (2, 6)).astype(np.int32)
     _, (got,) = _run(path, [x])
     np.testing.assert_allclose(got, m(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_strided_slices_match_numpy_indexing(tmp_path):
+    def slices(a):
+        return (a[:, tf.newaxis, 1:], a[..., 0], a[None], a[1, ::2, tf.newaxis], a[:, -1],
+                a[::-1, 2:0:-1, -2:], a[tf.newaxis, :, tf.newaxis, 0, 3])
+    path, _ = _export(tmp_path, tf.function(slices), [tf.TensorSpec([None, 6, 5])])
+    x = _rand(3, 6, 5, seed=19)
+    _, got = _run(path, [x])
+    want = (x[:, None, 1:], x[..., 0], x[None], x[1, ::2, None], x[:, -1],
+            x[::-1, 2:0:-1, -2:], x[None, :, None, 0, 3])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

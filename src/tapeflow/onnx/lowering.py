@@ -162,38 +162,48 @@ def _gather(e, node):
 
 
 def _strided_slice(e, node):
+    """StridedSlice as Slice on the input axes, then Squeeze of the shrunk axes, then
+    Unsqueeze of the new ones (a new-axis entry takes no input axis)."""
     a = node.attrs
-    if a.get("new_axis_mask", 0):
-        raise NotImplementedError(f"onnx.export({e.fn_name}): StridedSlice with "
-                                  f"new_axis_mask (node {node.name}) has no ONNX lowering yet")
-    shrink = a.get("shrink_axis_mask", 0)
-    starts, ends, axes, steps, squeeze = [], [], [], [], []
+    shrink, new_axis = a.get("shrink_axis_mask", 0), a.get("new_axis_mask", 0)
+    starts, ends, axes, steps, squeeze, unsqueeze = [], [], [], [], [], []
+    dim = out = 0  # the input axis the entry slices; the output axis it makes
     for i, (b, en, s) in enumerate(zip(a["begin"], a["end"], a["strides"])):
+        if new_axis >> i & 1:
+            unsqueeze.append(out)
+            out += 1
+            continue
         s = 1 if s is None else int(s)
         if shrink >> i & 1:
             b = int(b)
             starts.append(b)
             ends.append(_INT64_MAX if b == -1 else b + 1)
             steps.append(1)
-            axes.append(i)
-            squeeze.append(i)
-            continue
-        if b is None and en is None and s == 1:
-            continue  # the whole axis
-        starts.append((0 if s > 0 else _INT64_MAX) if b is None else int(b))
-        ends.append((_INT64_MAX if s > 0 else _INT64_MIN) if en is None else int(en))
-        steps.append(s)
-        axes.append(i)
-    x = e.input(node, "x")
-    outs = e.outputs(node)
-    if not axes:
+            axes.append(dim)
+            squeeze.append(dim)
+        elif not (b is None and en is None and s == 1):  # else: the whole axis
+            starts.append((0 if s > 0 else _INT64_MAX) if b is None else int(b))
+            ends.append((_INT64_MAX if s > 0 else _INT64_MIN) if en is None else int(en))
+            steps.append(s)
+            axes.append(dim)
+            out += 1
+        else:
+            out += 1
+        dim += 1
+    x, outs = e.input(node, "x"), e.outputs(node)
+    stages = []
+    if axes:
+        ints = [e.const(np.asarray(v, np.int64)) for v in (starts, ends, axes, steps)]
+        stages.append(lambda v, o: e.add("Slice", [v, *ints], o)[0])
+    if squeeze:
+        stages.append(lambda v, o: e.squeeze(v, squeeze, o))
+    if unsqueeze:
+        stages.append(lambda v, o: e.unsqueeze(v, unsqueeze, o))
+    if not stages:
         e.add("Identity", [x], outs)
         return
-    ints = [e.const(np.asarray(v, np.int64)) for v in (starts, ends, axes, steps)]
-    if squeeze:
-        e.squeeze(e.add1("Slice", [x, *ints]), squeeze, outs)
-    else:
-        e.add("Slice", [x, *ints], outs)
+    for k, stage in enumerate(stages):
+        x = stage(x, outs if k == len(stages) - 1 else None)
 
 
 def _stack(e, node):
