@@ -327,3 +327,21 @@ def test_strided_slices_match_numpy_indexing(tmp_path):
             x[::-1, 2:0:-1, -2:], x[None, :, None, 0, 3])
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("opset", [13, 18, 21])
+def test_float64_dynamic_reshape_across_opsets(tmp_path, opset):
+    def f(x):
+        s = tf.shape(x)
+        return tf.reshape(x, [s[0], -1]) * 2.0, tf.reduce_mean(tf.reshape(x, [s[0], s[1], -1]),
+                                                               axis=[1, 2])
+    path, model = _export(tmp_path, tf.function(f),
+                          [tf.TensorSpec([None, None, None], tf.float64)], opset=opset)
+    assert model.opset_import[0].version == opset
+    assert model.ir_version == {13: 8, 18: 8, 21: 10}[opset]
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_param for d in dims] == ["batch", "x_dim1", "x_dim2"]
+    x = np.random.RandomState(20).randn(2, 3, 4)
+    _, (flat, mean) = _run(path, [x])
+    np.testing.assert_array_equal(flat, x.reshape(2, -1) * 2.0)
+    np.testing.assert_allclose(mean, x.mean(axis=(1, 2)), rtol=1e-12)

@@ -21,8 +21,8 @@ from . import proto
 
 DEFAULT_OPSET = 17
 MIN_OPSET = 13
-# ONNX IR version paired with each opset range (onnx's VERSIONS_TABLE): 8 covers 13..18
-_IR_VERSIONS = ((18, 8), (20, 9), (22, 10), (99, 10))
+# the IR version of the ONNX release that brought each opset (onnx's VERSIONS_TABLE)
+_IR_VERSIONS = ((18, 8), (20, 9), (22, 10), (99, 11))
 
 
 class Emitter:
