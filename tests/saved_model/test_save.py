@@ -192,3 +192,37 @@ def test_errors(tmp_path):
 def test_signature_defaults():
     assert tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY == "serving_default"
     assert tf.saved_model.SERVING == "serve"
+
+
+def test_aliases_bare_functions_and_default_signature(tmp_path):
+    """(Checked in TensorFlow 2.21: this object loads; `p.double(v)` gives v * 2 and
+    LoadOptions(experimental_load_function_aliases=True) gives `function_aliases["fwd"]`.)"""
+    class Scaled(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.float32(3.0), name="w")
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="v")])
+        def __call__(self, v):
+            return v * self.w
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="v")])
+        def twice(self, v):
+            return v + v
+
+    p = Scaled()
+    p.double = tf.function(lambda v: v * 2.0).get_concrete_function(
+        tf.TensorSpec([None], tf.float32, name="v"))
+    opts = tf.saved_model.SaveOptions(function_aliases={"fwd": p.__call__})
+    tf.saved_model.save(p, str(tmp_path / "p"), options=opts)
+    d = _describe(str(tmp_path / "p"))
+    assert d["signatures"] == {}  # two tf.functions with signatures: no default, as TF
+    root = d["objects"][0]
+    assert root["children"] == ["w", "__call__", "twice", "double", "signatures"]
+    kinds = [o["kind"] for o in d["objects"]]
+    assert kinds.count("bare_concrete_function") == 3  # two traces and `double`
+    with open(tmp_path / "p" / "saved_model.pb", "rb") as fh:
+        info = P.parse(P.parse(P.parse(fh.read())[2][0])[1][0])
+    aliases = P.parse_map(info[8])
+    assert list(aliases.values()) == [b"fwd"]
+    assert next(iter(aliases)).startswith("__inference___call__")

@@ -4,7 +4,7 @@ order, results named "node:output_arg:index" as FunctionDefs name them, variable
 with ReadVariableOp on resource arguments (TensorFlow's captured handles).
 
 Example:
-    >>> fdef, resources = function_def(cf, "__inference_f_1")
+    >>> lowered = lower(cf, "__inference_f_1")   # .fdef: the FunctionDef's bytes
 """
 from __future__ import annotations
 
@@ -115,7 +115,12 @@ def arg_name(text: str, taken: set) -> str:
 class Lowered:
     """A FunctionDef's bytes and what its callers need: `inputs` [(name, dtype, shape)],
     `variables` (the resource arguments after them, in order), `outputs` [(name, dtype,
-    shape)] and the TensorFlow op types of its nodes."""
+    shape)] and the TensorFlow op types of its nodes.
+
+    Example:
+        >>> lower(cf, "__inference_f_1").op_types
+        ['ReadVariableOp', 'MatMul', 'BiasAdd', 'Relu', 'Softmax']
+    """
 
     def __init__(self, fdef: bytes, inputs: list, variables: list, outputs: list,
                  op_types: list):

@@ -96,7 +96,12 @@ def tensor_proto(value: np.ndarray, dtype) -> bytes:
 
 
 class Func:
-    """A function-valued attribute (NameAttrList), e.g. StatefulPartitionedCall's `f`."""
+    """A function-valued attribute (NameAttrList), e.g. StatefulPartitionedCall's `f`.
+
+    Example:
+        >>> attr_value(Func("__inference_f_1"))
+        b'R\\x11\\n\\x0f__inference_f_1'
+    """
 
     __slots__ = ("name",)
 

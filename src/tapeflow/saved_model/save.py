@@ -37,11 +37,13 @@ _ids = itertools.count(1)
 
 
 class SaveOptions:
-    """Options of `save` (TensorFlow's `tf.saved_model.SaveOptions`); accepted and, in
-    this version, without effect beyond `function_aliases` being recorded nowhere.
+    """Options of `save`, as TensorFlow's `tf.saved_model.SaveOptions`. Of these,
+    `function_aliases` ({alias: tf.function}) is written (the MetaInfoDef's function
+    aliases); the others are accepted for compatibility and change nothing here.
 
     Example:
-        >>> tf.saved_model.save(module, "/tmp/m", options=tf.saved_model.SaveOptions())
+        >>> opts = tf.saved_model.SaveOptions(function_aliases={"fwd": module.__call__})
+        >>> tf.saved_model.save(module, "/tmp/m", options=opts)
     """
 
     def __init__(self, namespace_whitelist=None, save_debug_info: bool = False,
@@ -200,28 +202,28 @@ def _concrete_of(fn) -> list:
 
 
 def _function_attrs(obj) -> dict:
-    """tf.function attributes of `obj` (methods of its class, then its own), bound."""
+    """The tf.function attributes of `obj` (public ones and `__call__`; its class's
+    methods, bound, then its own attributes), and concrete functions it holds."""
+    def public(name: str) -> bool:
+        return not name.startswith("_") or name == "__call__"
     found = {}
     for klass in reversed(type(obj).__mro__):
         for k, v in vars(klass).items():
-            if isinstance(v, Function) and not k.startswith("_") or k == "__call__" and \
-                    isinstance(v, Function):
+            if isinstance(v, Function) and public(k):
                 found[k] = getattr(obj, k)
     for k, v in getattr(obj, "__dict__", {}).items():
-        if isinstance(v, (Function, ConcreteFunction)) and not k.startswith("_"):
+        if isinstance(v, (Function, ConcreteFunction)) and public(k):
             found[k] = v
     return found
 
 
 def _normalize_signatures(obj, signatures) -> dict:
     if signatures is None:
-        fns = _function_attrs(obj)
-        sigs = {}
-        for k, fn in fns.items():
-            if isinstance(fn, Function) and fn.input_signature is not None:
-                sigs[DEFAULT_SIGNATURE] = fn.get_concrete_function()
-                break
-        return sigs
+        # as TensorFlow: exactly one tf.function with an input_signature is the default
+        # signature; with none or several, the SavedModel has no signature
+        found = [fn for fn in _function_attrs(obj).values()
+                 if isinstance(fn, Function) and fn.input_signature is not None]
+        return {DEFAULT_SIGNATURE: found[0].get_concrete_function()} if len(found) == 1 else {}
     if not isinstance(signatures, dict):
         signatures = {DEFAULT_SIGNATURE: signatures}
     out = {}
@@ -357,6 +359,10 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
         entry[2].extend(_add_tree(tree, add, nodes))
         if entry[1] == "user":
             for name, fn in _function_attrs(o).items():
+                if isinstance(fn, ConcreteFunction):  # held as it is: a bare function
+                    entry[2].append((name, len(nodes)))
+                    nodes.append([export(fn), "bare", [], None])
+                    continue
                 fid = len(nodes)
                 fentry = [fn, "function", [], None]
                 nodes.append(fentry)
@@ -399,8 +405,8 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
     for ex in exported.values():
         cf = ex.cf
         args, kwargs = cf.structured_input_signature
-        rec = b"".join(P.packed(2, [var_node(v, cf.name) for v in ex.lowered.variables])
-                       for _ in [0] if ex.lowered.variables)
+        bound = [var_node(v, cf.name) for v in ex.lowered.variables]
+        rec = P.packed(2, bound) if bound else b""
         rec += P.msg(3, structured((tuple(args), dict(kwargs))))
         rec += P.msg(4, structured(cf.structured_outputs))
         concrete_entries.append(P.map_entry(2, ex.name, rec))
@@ -497,6 +503,13 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
     graph_def = (b"".join(P.msg(1, n) for n in graph_nodes) + P.msg(2, library)
                  + P.msg(4, P.version_def(_PRODUCER, 12)))
     meta_info = P.field(4, SERVING) + P.field(5, _TF_VERSION)
+    for alias, fn in sorted((options.function_aliases if options else {}).items()):
+        for cf in _concrete_of(fn):
+            ex = exported.get(id(cf))
+            if ex is None:
+                raise ValueError(f"saved_model.save: function_aliases[{alias!r}] is not a "
+                                 "function of the saved object")
+            meta_info += P.map_entry(8, ex.name, alias)
     meta_graph = (P.msg(1, meta_info) + P.msg(2, graph_def) + P.msg(3, saver_def)
                   + b"".join(signature_defs)
                   + P.msg(7, object_graph))
