@@ -75,12 +75,44 @@ def keras_functional():
     return model
 
 
+def keras_cnn():
+    """Conv2D, MaxPool, AvgPool, BatchNormalization, Flatten, LayerNormalization, GELU."""
+    keras = tf.keras
+    model = keras.Sequential([
+        keras.Input((8, 8, 3)),
+        keras.layers.Conv2D(4, 3, padding="same", activation="relu"),
+        keras.layers.MaxPooling2D(), keras.layers.Conv2D(4, 3, strides=2),
+        keras.layers.AveragePooling2D(1), keras.layers.BatchNormalization(),
+        keras.layers.Flatten(), keras.layers.Dropout(0.5),
+        keras.layers.Dense(5, activation="sigmoid"), keras.layers.LayerNormalization(),
+        keras.layers.Dense(2, activation="gelu")])
+    model.set_weights([np.abs(_randn(40 + i, *w.shape)) * 0.5 + 0.1
+                       if "variance" in w.name else _randn(40 + i, *w.shape) * 0.5
+                       for i, w in enumerate(model.weights)])
+    return model
+
+
+class Ops(tf.Module):
+    """Cast, Transpose, Sum, Max, Mean, ExpandDims, Squeeze, Log, Abs, Pow, Erf,
+    LeakyRelu, Reshape, ConcatV2: several outputs, one an int32."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 2], tf.float32, name="t")])
+    def __call__(self, t):
+        e = tf.expand_dims(t, 1)
+        return {"cast": tf.cast(t * 4.0, tf.int32),
+                "moved": tf.reshape(tf.transpose(tf.squeeze(e, 1), [0, 2, 1]), [-1, 6]),
+                "stats": tf.concat([tf.reduce_max(t, axis=-1), tf.reduce_mean(t, axis=1)],
+                                   axis=1) + tf.reduce_sum(t),
+                "curves": tf.math.log(tf.abs(t) + 1.0) + tf.pow(t, 2.0) + tf.math.erf(t)
+                + tf.nn.leaky_relu(t)}
+
+
 def build():
     """{name: (model, save(path), example input)}; Keras models are written as
     `Model.export` writes them (signatures "serve" and "serving_default")."""
     mlp = MLP()
     stack = Stack()
-    seq, func = keras_sequential(), keras_functional()
+    seq, func, cnn, ops = keras_sequential(), keras_functional(), keras_cnn(), Ops()
     return {
         "mlp": (mlp, lambda path: tf.saved_model.save(mlp, path), _randn(7, 3, 4)),
         "stack": (stack, lambda path: tf.saved_model.save(stack, path, signatures={
@@ -89,6 +121,8 @@ def build():
         "keras_sequential": (seq, lambda path: export_model(seq, path), _randn(9, 3, 4)),
         "keras_functional": (func, lambda path: export_model(func, path),
                              [_randn(10, 3, 4), _randn(11, 3, 2)]),
+        "keras_cnn": (cnn, lambda path: export_model(cnn, path), _randn(12, 2, 8, 8, 3)),
+        "ops": (ops, lambda path: tf.saved_model.save(ops, path), _randn(13, 2, 3, 2)),
     }
 
 
@@ -99,7 +133,9 @@ def run(name, module, x):
     if name == "stack":
         return {"serving_default": {"output_0": module(x).numpy()},
                 "logits": {"output_0": module.logits(x).numpy()}}
-    if name == "keras_sequential":
+    if name == "ops":
+        return {"serving_default": {k: v.numpy() for k, v in module(x).items()}}
+    if name in ("keras_sequential", "keras_cnn"):
         y = module(x, training=False).numpy()
         return {"serve": {"output_0": y}, "serving_default": {"output_0": y}}
     y = module(x, training=False)["z"].numpy()

@@ -18,7 +18,7 @@ from tapeflow.saved_model import proto as P
 
 from . import models
 
-NAMES = ["mlp", "stack", "keras_sequential", "keras_functional"]
+NAMES = ["mlp", "stack", "keras_sequential", "keras_functional", "keras_cnn", "ops"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 _DTYPES = {v: k for k, v in P._DT.items()}
 _KINDS = {4: "user_object", 5: "asset", 6: "function", 7: "variable",
@@ -136,7 +136,7 @@ def test_variables_checkpoint(saved, name):
         value = reader.get_tensor(key)
         assert float(np.sum(value, dtype=np.float64)) == pytest.approx(want[key], rel=1e-12)
     held = sorted(float(np.sum(v.numpy(), dtype=np.float64))
-                  for v in module.trainable_variables)
+                  for v in module.variables)
     assert held == pytest.approx(sorted(want.values()), rel=1e-12)
 
 

@@ -60,11 +60,85 @@ def _reshape(node) -> dict:
     return {**_t(node), "Tshape": as_dtype("int32")}
 
 
+def _spatial(values, node, what: str) -> list:
+    """A window or stride per spatial dim as TensorFlow's 4-entry list (1 for batch and
+    channels, placed by data_format)."""
+    values = [int(v) for v in (values if isinstance(values, (tuple, list)) else (values,) * 2)]
+    if len(values) != 2:
+        raise ValueError(f"saved_model: {node.name} ({node.op}) has {what} {values}: only "
+                         "2-D windows have a TensorFlow lowering yet")
+    return [1, 1, *values] if node.attrs.get("data_format", "NHWC") == "NCHW" \
+        else [1, *values, 1]
+
+
+def _padding(node) -> str:
+    pad = node.attrs.get("padding", "VALID")
+    if pad not in ("SAME", "VALID"):
+        raise ValueError(f"saved_model: {node.name} ({node.op}) with padding {pad!r} has "
+                         "no TensorFlow lowering yet (SAME and VALID have)")
+    return pad
+
+
+def _conv2d(node) -> dict:
+    a = node.attrs
+    return {**_t(node), "strides": _spatial(a.get("strides", 1), node, "strides"),
+            "dilations": _spatial(a.get("dilations", 1), node, "dilations"),
+            "padding": _padding(node), "data_format": a.get("data_format", "NHWC")}
+
+
+def _pool(node) -> dict:
+    a = node.attrs
+    return {**_t(node), "ksize": _spatial(a["ksize"], node, "ksize"),
+            "strides": _spatial(a["strides"], node, "strides"), "padding": _padding(node),
+            "data_format": a.get("data_format", "NHWC")}
+
+
+def _axes(node) -> np.ndarray:
+    axis = node.attrs.get("axis")
+    rank = len(next(iter(node.tensors())).shape)
+    axes = range(rank) if axis is None else (axis if isinstance(axis, (tuple, list))
+                                             else (axis,))
+    return np.asarray([int(a) for a in axes], np.int32)
+
+
+def _reduce(node) -> dict:
+    return {**_t(node), "keep_dims": bool(node.attrs.get("keepdims", False)),
+            "Tidx": as_dtype("int32")}
+
+
+def _cast(node) -> dict:
+    return {"SrcT": node.attrs["source_dtype"], "DstT": node.attrs["dtype"],
+            "Truncate": False}
+
+
+def _transpose(node) -> dict:
+    return {**_t(node), "Tperm": as_dtype("int32")}
+
+
+def _expand_dims(node) -> dict:
+    if len(node.attrs["axis"]) != 1:
+        raise ValueError(f"saved_model: {node.name} (ExpandDims over several axes) has no "
+                         "TensorFlow lowering yet")
+    return {**_t(node), "Tdim": as_dtype("int32")}
+
+
+def _squeeze(node) -> dict:
+    axis = node.attrs.get("axis")
+    return {**_t(node), "squeeze_dims": [] if axis is None else [int(a) for a in axis]}
+
+
+def _leaky_relu(node) -> dict:
+    return {**_t(node), "alpha": float(node.attrs.get("alpha", 0.2))}
+
+
 # attributes TensorFlow takes as tensor inputs: tapeflow op -> the values, after the inputs
 ATTR_INPUTS = {
     "Concat": lambda node: [np.int32(node.attrs["axis"])],
     "ConcatV2": lambda node: [np.int32(node.attrs["axis"])],
     "Reshape": lambda node: [np.asarray(node.attrs["shape"], np.int32)],
+    "Transpose": lambda node: [np.asarray(node.attrs["perm"], np.int32)],
+    "ExpandDims": lambda node: [np.int32(node.attrs["axis"][0])],
+    **{op: lambda node: [_axes(node)] for op in ("Sum", "Mean", "Max", "Min", "Prod")},
 }
 
 
@@ -96,6 +170,27 @@ LOWERING = {
     "Concat": ("ConcatV2", "output", _concat),
     "ConcatV2": ("ConcatV2", "output", _concat),
     "Reshape": ("Reshape", "output", _reshape),
+    "Conv2D": ("Conv2D", "output", _conv2d),
+    "MaxPool": ("MaxPool", "output", _pool),
+    "AvgPool": ("AvgPool", "output", _pool),
+    "Sum": ("Sum", "output", _reduce),
+    "Mean": ("Mean", "output", _reduce),
+    "Max": ("Max", "output", _reduce),
+    "Min": ("Min", "output", _reduce),
+    "Prod": ("Prod", "output", _reduce),
+    "Cast": ("Cast", "y", _cast),
+    "Transpose": ("Transpose", "y", _transpose),
+    "ExpandDims": ("ExpandDims", "output", _expand_dims),
+    "Squeeze": ("Squeeze", "output", _squeeze),
+    "LeakyRelu": ("LeakyRelu", "activations", _leaky_relu),
+    "SquaredDifference": ("SquaredDifference", "z", _t),
+    "Pow": ("Pow", "z", _t),
+    "Rsqrt": ("Rsqrt", "y", _t),
+    "Reciprocal": ("Reciprocal", "y", _t),
+    "Log": ("Log", "y", _t),
+    "Abs": ("Abs", "y", _t),
+    "Erf": ("Erf", "y", _t),
+    "Erfc": ("Erfc", "y", _t),
     "ReadVariableOp": ("ReadVariableOp", "value", _read),
 }
 

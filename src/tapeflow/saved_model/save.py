@@ -290,15 +290,16 @@ def _saver(obj, handle_names: dict) -> tuple[list, bytes]:
         reads.append(f"saver/read_{i}")
         nodes.append(P.node_def(reads[-1], "ReadVariableOp", [handle_names[id(v)]],
                                 {"dtype": v.dtype}))
-    nodes.append(P.node_def("saver/SaveV2", "SaveV2", [
-        "saver_filename", "saver/tensor_names", "saver/shape_and_slices", *reads],
-        {"dtypes": dtypes}))
-    nodes.append(P.node_def("saver/save", "Identity", ["saver_filename", "^saver/SaveV2"],
-                            {"T": string}))
-    nodes.append(P.node_def("saver/RestoreV2", "RestoreV2", [
-        "saver_filename", "saver/tensor_names", "saver/shape_and_slices"],
-        {"dtypes": dtypes}))
     assigns = []
+    if entries:  # (no variables: the save and restore ops have nothing to do)
+        nodes.append(P.node_def("saver/SaveV2", "SaveV2", [
+            "saver_filename", "saver/tensor_names", "saver/shape_and_slices", *reads],
+            {"dtypes": dtypes}))
+        nodes.append(P.node_def("saver/RestoreV2", "RestoreV2", [
+            "saver_filename", "saver/tensor_names", "saver/shape_and_slices"],
+            {"dtypes": dtypes}))
+    nodes.append(P.node_def("saver/save", "Identity", ["saver_filename"]
+                            + (["^saver/SaveV2"] if entries else []), {"T": string}))
     for i, (_, v) in enumerate(entries):
         assigns.append(f"saver/assign_{i}")
         nodes.append(P.node_def(assigns[-1], "AssignVariableOp", [
