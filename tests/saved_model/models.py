@@ -107,12 +107,28 @@ class Ops(tf.Module):
                 + tf.nn.leaky_relu(t)}
 
 
+class Counter(tf.Module):
+    """Assignments in a served function: they run (control outputs) and in trace order
+    (a read after an assignment sees it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = tf.Variable(np.float32(0.0), name="calls")
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="v")])
+    def __call__(self, v):
+        self.calls.assign_add(1.0)
+        self.calls.assign(self.calls * 2.0)
+        return v + self.calls
+
+
 def build():
     """{name: (model, save(path), example input)}; Keras models are written as
     `Model.export` writes them (signatures "serve" and "serving_default")."""
     mlp = MLP()
     stack = Stack()
     seq, func, cnn, ops = keras_sequential(), keras_functional(), keras_cnn(), Ops()
+    counter = Counter()
     return {
         "mlp": (mlp, lambda path: tf.saved_model.save(mlp, path), _randn(7, 3, 4)),
         "stack": (stack, lambda path: tf.saved_model.save(stack, path, signatures={
@@ -123,6 +139,7 @@ def build():
                              [_randn(10, 3, 4), _randn(11, 3, 2)]),
         "keras_cnn": (cnn, lambda path: export_model(cnn, path), _randn(12, 2, 8, 8, 3)),
         "ops": (ops, lambda path: tf.saved_model.save(ops, path), _randn(13, 2, 3, 2)),
+        "counter": (counter, lambda path: tf.saved_model.save(counter, path), _randn(14, 3)),
     }
 
 
@@ -133,6 +150,10 @@ def run(name, module, x):
     if name == "stack":
         return {"serving_default": {"output_0": module(x).numpy()},
                 "logits": {"output_0": module.logits(x).numpy()}}
+    if name == "counter":  # (calls: 0 -> 2 -> 6; each load starts from the saved 0)
+        first = module(x).numpy()
+        return {"serving_default": {"output_0": first}, "second": {"output_0":
+                                                                  module(x).numpy()}}
     if name == "ops":
         return {"serving_default": {k: v.numpy() for k, v in module(x).items()}}
     if name in ("keras_sequential", "keras_cnn"):

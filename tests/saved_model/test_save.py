@@ -18,7 +18,8 @@ from tapeflow.saved_model import proto as P
 
 from . import models
 
-NAMES = ["mlp", "stack", "keras_sequential", "keras_functional", "keras_cnn", "ops"]
+NAMES = ["mlp", "stack", "keras_sequential", "keras_functional", "keras_cnn", "ops",
+         "counter"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 _DTYPES = {v: k for k, v in P._DT.items()}
 _KINDS = {4: "user_object", 5: "asset", 6: "function", 7: "variable",
@@ -82,7 +83,9 @@ def saved(tmp_path_factory):
     out = {}
     for name, (module, save, x) in models.build().items():
         save(str(root / name))
-        out[name] = (str(root / name), module, x)
+        # the values saved (a test may run the counter, which assigns)
+        held = sorted(float(np.sum(v.numpy(), dtype=np.float64)) for v in module.variables)
+        out[name] = (str(root / name), module, x, held)
     return out
 
 
@@ -114,7 +117,7 @@ def test_mlp_lowered_ops_are_tensorflow_primitives(saved):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_outputs_equal_tensorflows(saved, name):
-    _, module, x = saved[name]
+    _, module, x, _ = saved[name]
     want = _fixture(name)["outputs"]
     outputs = models.run(name, module, x)
     assert sorted(f"{s}/{k}" for s, d in outputs.items() for k in d) == sorted(want)
@@ -126,7 +129,7 @@ def test_outputs_equal_tensorflows(saved, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_variables_checkpoint(saved, name):
-    path, module, _ = saved[name]
+    path, _, _, held = saved[name]
     reader = tf.train.load_checkpoint(os.path.join(path, "variables", "variables"))
     want = _fixture(name)["checkpoint"]
     keys = sorted(k for k in reader.get_variable_to_shape_map()
@@ -135,8 +138,6 @@ def test_variables_checkpoint(saved, name):
     for key in keys:
         value = reader.get_tensor(key)
         assert float(np.sum(value, dtype=np.float64)) == pytest.approx(want[key], rel=1e-12)
-    held = sorted(float(np.sum(v.numpy(), dtype=np.float64))
-                  for v in module.variables)
     assert held == pytest.approx(sorted(want.values()), rel=1e-12)
 
 
@@ -226,3 +227,18 @@ def test_aliases_bare_functions_and_default_signature(tmp_path):
     aliases = P.parse_map(info[8])
     assert list(aliases.values()) == [b"fwd"]
     assert next(iter(aliases)).startswith("__inference___call__")
+
+
+def test_assignments_are_control_outputs_in_trace_order(saved):
+    with open(os.path.join(saved["counter"][0], "saved_model.pb"), "rb") as fh:
+        mg = P.parse(P.parse(fh.read())[2][0])
+    library = P.parse(P.parse(mg[2][0])[2][0])
+    fdef = next(P.parse(f) for f in library[1]
+                if b"AssignAddVariableOp" in f and b"signature_wrapper" not in f)
+    signature = P.parse(fdef[1][0])
+    assert signature[20] == [b"AssignAddVariableOp", b"AssignVariableOp"]
+    assert sorted(P.parse_map(fdef[6])) == ["AssignAddVariableOp", "AssignVariableOp"]
+    nodes = {P.parse(n)[1][0]: P.parse(n) for n in fdef[3]}
+    # the read of `calls` for the doubling waits for the increment, the assignment for it
+    assert b"^AssignAddVariableOp" in nodes[b"ReadVariableOp"][3]
+    assert b"^ReadVariableOp" in nodes[b"AssignVariableOp"][3]

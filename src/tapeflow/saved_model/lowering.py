@@ -142,6 +142,12 @@ ATTR_INPUTS = {
 }
 
 
+def _assign(node) -> dict:
+    return {"dtype": node.inputs["value"].dtype}
+
+
+WRITES = {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
+
 # tapeflow op -> (TensorFlow op, output arg name, attrs of the node)
 LOWERING = {
     "MatMul": ("MatMul", "product", _matmul),
@@ -192,6 +198,7 @@ LOWERING = {
     "Erf": ("Erf", "y", _t),
     "Erfc": ("Erfc", "y", _t),
     "ReadVariableOp": ("ReadVariableOp", "value", _read),
+    **{op: (op, "", _assign) for op in sorted(WRITES)},
 }
 
 
@@ -241,6 +248,8 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
     node_names = {n.name for n in graph.nodes}
     taken |= {n.lower() for n in node_names}
     var_args: dict[int, str] = {}
+    last_use: dict[int, str] = {}  # variable id -> the last node that used it
+    effects: list[str] = []        # assignments: run even though no output needs them
     variables: list[Variable] = []
     for node in graph.nodes:
         if node.op == "Placeholder":
@@ -280,6 +289,14 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
                 else:
                     raise ValueError(f"saved_model: node {node.name} ({node.op}) of "
                                      f"{cf.name} has an input TensorFlow cannot take: {m!r}")
+        # TensorFlow's automatic control dependencies: the ops on one variable run in the
+        # order they were traced (a read after an assignment sees it)
+        touched = [m.id for m in node.inputs.values() if isinstance(m, Variable)]
+        after = sorted({last_use[t] for t in touched if t in last_use})
+        for t in touched:
+            last_use[t] = node.name
+        if node.op in WRITES:
+            effects.append(node.name)
         attrs = attrs_of(node)
         for j, value in enumerate(ATTR_INPUTS.get(node.op, lambda n: [])(node)):
             cname = f"{node.name}/attr_{j}"
@@ -288,7 +305,7 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
                 "dtype": dtype, "value": ("tensor", (value, dtype))}))
             op_types.append("Const")
             inputs.append(f"{cname}:output:0")
-        nodes.append(P.node_def(node.name, tf_op, inputs, attrs))
+        nodes.append(P.node_def(node.name, tf_op, inputs + [f"^{a}" for a in after], attrs))
         op_types.append(tf_op)
         for i, o in enumerate(node.outputs):
             refs[o.id] = f"{node.name}:{out_arg}:{i}"
@@ -306,7 +323,9 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
     signature += b"".join(P.msg(3, P.arg_def(n, d)) for n, d, _ in outs)
     if variables:
         signature += P.boolean(17, True)
+    signature += b"".join(P.field(20, e) for e in effects)
     body = P.msg(1, signature) + b"".join(P.msg(3, n) for n in nodes) + b"".join(rets)
+    body += b"".join(P.map_entry(6, e, e.encode()) for e in effects)
     for i, label in enumerate(arg_attrs):
         body += P.msg(7, P.field(1, i), P.field(2, P.map_entry(
             1, "_user_specified_name", P.attr_value(label))))
