@@ -107,6 +107,20 @@ class Ops(tf.Module):
                 + tf.nn.leaky_relu(t)}
 
 
+def keras_transformer():
+    """Embedding (GatherV2), MultiHeadAttention (Einsum, Softmax), LayerNormalization,
+    GlobalAveragePooling1D; int32 token input."""
+    keras = tf.keras
+    tokens = keras.Input((6,), dtype="int32", name="tokens")
+    e = keras.layers.Embedding(20, 8)(tokens)
+    h = keras.layers.LayerNormalization()(keras.layers.MultiHeadAttention(2, 4)(e, e) + e)
+    out = keras.layers.Dense(3, activation="softmax")(keras.layers.GlobalAveragePooling1D()(h))
+    model = keras.Model(tokens, out)
+    model.set_weights([_randn(50 + i, *w.shape) * 0.5 for i, w in
+                       enumerate(model.get_weights())])
+    return model
+
+
 class Counter(tf.Module):
     """Assignments in a served function: they run (control outputs) and in trace order
     (a read after an assignment sees it)."""
@@ -128,7 +142,7 @@ def build():
     mlp = MLP()
     stack = Stack()
     seq, func, cnn, ops = keras_sequential(), keras_functional(), keras_cnn(), Ops()
-    counter = Counter()
+    counter, transformer = Counter(), keras_transformer()
     return {
         "mlp": (mlp, lambda path: tf.saved_model.save(mlp, path), _randn(7, 3, 4)),
         "stack": (stack, lambda path: tf.saved_model.save(stack, path, signatures={
@@ -139,6 +153,8 @@ def build():
                              [_randn(10, 3, 4), _randn(11, 3, 2)]),
         "keras_cnn": (cnn, lambda path: export_model(cnn, path), _randn(12, 2, 8, 8, 3)),
         "ops": (ops, lambda path: tf.saved_model.save(ops, path), _randn(13, 2, 3, 2)),
+        "keras_transformer": (transformer, lambda path: export_model(transformer, path),
+                              np.random.RandomState(15).randint(0, 20, (2, 6)).astype("int32")),
         "counter": (counter, lambda path: tf.saved_model.save(counter, path), _randn(14, 3)),
     }
 
@@ -156,7 +172,7 @@ def run(name, module, x):
                                                                   module(x).numpy()}}
     if name == "ops":
         return {"serving_default": {k: v.numpy() for k, v in module(x).items()}}
-    if name in ("keras_sequential", "keras_cnn"):
+    if name in ("keras_sequential", "keras_cnn", "keras_transformer"):
         y = module(x, training=False).numpy()
         return {"serve": {"output_0": y}, "serving_default": {"output_0": y}}
     y = module(x, training=False)["z"].numpy()

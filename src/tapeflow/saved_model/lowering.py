@@ -138,8 +138,18 @@ ATTR_INPUTS = {
     "Reshape": lambda node: [np.asarray(node.attrs["shape"], np.int32)],
     "Transpose": lambda node: [np.asarray(node.attrs["perm"], np.int32)],
     "ExpandDims": lambda node: [np.int32(node.attrs["axis"][0])],
+    "GatherV2": lambda node: [np.int32(node.attrs.get("axis", 0))],
     **{op: lambda node: [_axes(node)] for op in ("Sum", "Mean", "Max", "Min", "Prod")},
 }
+
+
+def _gather(node) -> dict:
+    return {"Tparams": node.inputs["params"].dtype, "Tindices": node.inputs["indices"].dtype,
+            "Taxis": as_dtype("int32"), "batch_dims": int(node.attrs.get("batch_dims", 0))}
+
+
+def _einsum(node) -> dict:
+    return {**_t(node), "equation": node.attrs["equation"], "N": len(node.inputs["inputs"])}
 
 
 def _assign(node) -> dict:
@@ -177,6 +187,8 @@ LOWERING = {
     "ConcatV2": ("ConcatV2", "output", _concat),
     "Reshape": ("Reshape", "output", _reshape),
     "Conv2D": ("Conv2D", "output", _conv2d),
+    "GatherV2": ("GatherV2", "output", _gather),
+    "Einsum": ("Einsum", "output", _einsum),
     "MaxPool": ("MaxPool", "output", _pool),
     "AvgPool": ("AvgPool", "output", _pool),
     "Sum": ("Sum", "output", _reduce),
