@@ -121,6 +121,18 @@ def keras_transformer():
     return model
 
 
+class Dynamic(tf.Module):
+    """Sizes known only at run time: Shape, StridedSlice, a Reshape and Fill whose shapes
+    hold the batch size, Range, OnesLike."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 2], tf.float32, name="t")])
+    def __call__(self, t):
+        n = tf.shape(t)[0]
+        flat = tf.reshape(t, [n, -1])
+        return {"flat": flat + tf.zeros([n, 6]) + tf.ones_like(flat),
+                "index": tf.cast(tf.range(n), tf.float32) + t[:, 0, 1] + t[-1, 1:, 0][0]}
+
+
 class Counter(tf.Module):
     """Assignments in a served function: they run (control outputs) and in trace order
     (a read after an assignment sees it)."""
@@ -142,7 +154,7 @@ def build():
     mlp = MLP()
     stack = Stack()
     seq, func, cnn, ops = keras_sequential(), keras_functional(), keras_cnn(), Ops()
-    counter, transformer = Counter(), keras_transformer()
+    counter, transformer, dynamic = Counter(), keras_transformer(), Dynamic()
     return {
         "mlp": (mlp, lambda path: tf.saved_model.save(mlp, path), _randn(7, 3, 4)),
         "stack": (stack, lambda path: tf.saved_model.save(stack, path, signatures={
@@ -155,6 +167,8 @@ def build():
         "ops": (ops, lambda path: tf.saved_model.save(ops, path), _randn(13, 2, 3, 2)),
         "keras_transformer": (transformer, lambda path: export_model(transformer, path),
                               np.random.RandomState(15).randint(0, 20, (2, 6)).astype("int32")),
+        "dynamic": (dynamic, lambda path: tf.saved_model.save(dynamic, path),
+                    _randn(16, 4, 3, 2)),
         "counter": (counter, lambda path: tf.saved_model.save(counter, path), _randn(14, 3)),
     }
 
@@ -170,7 +184,7 @@ def run(name, module, x):
         first = module(x).numpy()
         return {"serving_default": {"output_0": first}, "second": {"output_0":
                                                                   module(x).numpy()}}
-    if name == "ops":
+    if name in ("ops", "dynamic"):
         return {"serving_default": {k: v.numpy() for k, v in module(x).items()}}
     if name in ("keras_sequential", "keras_cnn", "keras_transformer"):
         y = module(x, training=False).numpy()

@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from .._core.dtypes import as_dtype
+from .._core.shape import Dim
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from . import proto as P
@@ -54,10 +55,44 @@ def _concat(node) -> dict:
 
 
 def _reshape(node) -> dict:
-    if any(not isinstance(d, int) for d in node.attrs["shape"]):
-        raise ValueError(f"saved_model: {node.name} (Reshape to a shape known only at run "
-                         "time) has no TensorFlow lowering yet")
     return {**_t(node), "Tshape": as_dtype("int32")}
+
+
+def _shape_value(shape):
+    """A shape attribute as a tensor input: a constant, or (with `Dim`s, sizes known at
+    run time) the tuple itself, built from Shape ops by `lower`."""
+    if any(type(d) is Dim for d in shape):
+        return tuple(shape)
+    return np.asarray(shape, np.int32)
+
+
+def _fill(node) -> dict:
+    return {**_t(node), "index_type": as_dtype("int32")}
+
+
+def _strided_slice(node) -> dict:
+    a = node.attrs
+    begin_mask = sum(1 << i for i, b in enumerate(a["begin"]) if b is None)
+    end_mask = sum(1 << i for i, e in enumerate(a["end"]) if e is None)
+    return {**_t(node), "Index": as_dtype("int32"), "begin_mask": begin_mask,
+            "end_mask": end_mask, "ellipsis_mask": 0,
+            "new_axis_mask": int(a.get("new_axis_mask", 0)),
+            "shrink_axis_mask": int(a.get("shrink_axis_mask", 0))}
+
+
+def _slice_inputs(node) -> list:
+    a = node.attrs
+    return [np.asarray([0 if v is None else int(v) for v in a[k]], np.int32)
+            for k in ("begin", "end", "strides")]
+
+
+def _shape(node) -> dict:
+    return {"T": node.inputs["x"].dtype, "out_type": node.attrs.get("out_type",
+                                                                   as_dtype("int32"))}
+
+
+def _range(node) -> dict:
+    return {"Tidx": node.outputs[0].dtype}
 
 
 def _spatial(values, node, what: str) -> list:
@@ -135,7 +170,12 @@ def _leaky_relu(node) -> dict:
 ATTR_INPUTS = {
     "Concat": lambda node: [np.int32(node.attrs["axis"])],
     "ConcatV2": lambda node: [np.int32(node.attrs["axis"])],
-    "Reshape": lambda node: [np.asarray(node.attrs["shape"], np.int32)],
+    "Reshape": lambda node: [_shape_value(node.attrs["shape"])],
+    "Zeros": lambda node: [_shape_value(node.attrs["shape"]),
+                           np.zeros((), node.attrs["dtype"].as_numpy_dtype)],
+    "Ones": lambda node: [_shape_value(node.attrs["shape"]),
+                          np.ones((), node.attrs["dtype"].as_numpy_dtype)],
+    "StridedSlice": _slice_inputs,
     "Transpose": lambda node: [np.asarray(node.attrs["perm"], np.int32)],
     "ExpandDims": lambda node: [np.int32(node.attrs["axis"][0])],
     "GatherV2": lambda node: [np.int32(node.attrs.get("axis", 0))],
@@ -187,6 +227,13 @@ LOWERING = {
     "ConcatV2": ("ConcatV2", "output", _concat),
     "Reshape": ("Reshape", "output", _reshape),
     "Conv2D": ("Conv2D", "output", _conv2d),
+    "Shape": ("Shape", "output", _shape),
+    "StridedSlice": ("StridedSlice", "output", _strided_slice),
+    "Zeros": ("Fill", "output", _fill),
+    "Ones": ("Fill", "output", _fill),
+    "ZerosLike": ("ZerosLike", "y", _t),
+    "OnesLike": ("OnesLike", "y", _t),
+    "RangeV2": ("Range", "output", _range),
     "GatherV2": ("GatherV2", "output", _gather),
     "Einsum": ("Einsum", "output", _einsum),
     "MaxPool": ("MaxPool", "output", _pool),
@@ -240,6 +287,40 @@ class Lowered:
                  op_types: list):
         self.fdef, self.inputs, self.variables = fdef, inputs, variables
         self.outputs, self.op_types = outputs, op_types
+
+
+def _dynamic_shape(name: str, shape: tuple, refs: dict, nodes: list, op_types: list,
+                   node) -> str:
+    """Nodes computing `shape` (ints and `Dim`s) as an int32 vector: each Dim is a size of
+    its tensor (Shape, then StridedSlice), packed with the known sizes. Returns its ref."""
+    int32 = as_dtype("int32")
+    parts = []
+    for i, d in enumerate(shape):
+        part = f"{name}/dim_{i}"
+        if type(d) is not Dim:
+            nodes.append(P.node_def(part, "Const", (), {
+                "dtype": int32, "value": ("tensor", (np.int32(d), int32))}))
+            op_types.append("Const")
+            parts.append(f"{part}:output:0")
+            continue
+        if not isinstance(d.axis, int):
+            raise ValueError(f"saved_model: {node.name} ({node.op}) has a size that is a "
+                             "product of run-time dims: no TensorFlow lowering yet")
+        nodes.append(P.node_def(f"{part}/shape", "Shape", [refs[d.tensor.id]], {
+            "T": d.tensor.dtype, "out_type": int32}))
+        for k, v in (("begin", d.axis), ("end", d.axis + 1), ("strides", 1)):
+            nodes.append(P.node_def(f"{part}/{k}", "Const", (), {
+                "dtype": int32, "value": ("tensor", (np.asarray([v], np.int32), int32))}))
+        nodes.append(P.node_def(part, "StridedSlice", [
+            f"{part}/shape:output:0", f"{part}/begin:output:0", f"{part}/end:output:0",
+            f"{part}/strides:output:0"], {"T": int32, "Index": int32, "shrink_axis_mask": 1,
+                                          "begin_mask": 0, "end_mask": 0,
+                                          "ellipsis_mask": 0, "new_axis_mask": 0}))
+        op_types.extend(["Shape", "Const", "Const", "Const", "StridedSlice"])
+        parts.append(f"{part}:output:0")
+    nodes.append(P.node_def(name, "Pack", parts, {"T": int32, "N": len(parts), "axis": 0}))
+    op_types.append("Pack")
+    return f"{name}:output:0"
 
 
 def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
@@ -312,6 +393,9 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
         attrs = attrs_of(node)
         for j, value in enumerate(ATTR_INPUTS.get(node.op, lambda n: [])(node)):
             cname = f"{node.name}/attr_{j}"
+            if isinstance(value, tuple):  # a shape with run-time sizes
+                inputs.append(_dynamic_shape(cname, value, refs, nodes, op_types, node))
+                continue
             dtype = as_dtype(value.dtype.name)
             nodes.append(P.node_def(cname, "Const", (), {
                 "dtype": dtype, "value": ("tensor", (value, dtype))}))
