@@ -11,8 +11,10 @@ import pytest
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "tapeflow"
 # Floors, bottom up (ARCHITECTURE.md); a module's floor is its first package under tapeflow/
+# saved_model (TensorFlow's SavedModel writer, #32) sits on train, below keras whose
+# Model.export uses it; ARCHITECTURE.md's floor list does not name it yet
 FLOORS = ["_core", "backends", "ops", "autodiff", "function", "data", "summary", "distribute",
-          "train", "keras"]
+          "train", "saved_model", "keras"]
 PUBLIC = len(FLOORS)  # tapeflow/__init__.py and the thin public namespaces (math.py ...)
 # Packages a module may import inside a function, because they are optional extras.
 OPTIONAL = {"matplotlib", "numba", "mpi4py", "h5py", "cupy", "array_api_compat",

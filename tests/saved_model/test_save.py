@@ -242,3 +242,15 @@ def test_assignments_are_control_outputs_in_trace_order(saved):
     # the read of `calls` for the doubling waits for the increment, the assignment for it
     assert b"^AssignAddVariableOp" in nodes[b"ReadVariableOp"][3]
     assert b"^ReadVariableOp" in nodes[b"AssignVariableOp"][3]
+
+
+def test_keras_model_export_method(tmp_path):
+    # Keras 3's Model.export: a SavedModel with the serve endpoint and its signatures
+    x = tf.keras.Input((3,), name="features")
+    model = tf.keras.Model(x, tf.keras.layers.Dense(2, name="scores")(x))
+    model.export(str(tmp_path / "exported"))
+    sigs = _describe(str(tmp_path / "exported"))["signatures"]
+    assert sorted(sigs) == ["serve", "serving_default"]
+    assert sigs["serve"]["inputs"] == {"features": ["float32", [-1, 3]]}
+    with pytest.raises(ValueError, match="format"):
+        model.export(str(tmp_path / "other"), format="onnx")

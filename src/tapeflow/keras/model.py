@@ -16,6 +16,7 @@ from .._core.tensor import Tensor
 from ..distribute.collective import on_chief
 from ..distribute.strategy import get_strategy
 from ..ops.array import expand_dims, squeeze
+from ..saved_model.export import export_model
 from ..train.checkpoint import Checkpoint
 from ._structure import map_leaves
 from .data_adapters import as_array
@@ -205,6 +206,16 @@ class Model(Trainer, Layer):
         and functional models."""
         # under a multi-process strategy every worker holds the same model: one writes
         on_chief(lambda: save_model(self, filepath, overwrite=overwrite, **kwargs))
+
+    def export(self, filepath, format: str = "tf_saved_model", verbose=None,
+               input_signature=None, **kwargs) -> None:
+        """Write the model for inference as a TensorFlow SavedModel whose `serve` endpoint
+        (and "serve" / "serving_default" signatures) TensorFlow loads and runs, as Keras 3
+        writes it; `format="tf_saved_model"` is the only format here."""
+        if format != "tf_saved_model":
+            raise ValueError(f"Model.export: format {format!r} is not supported; "
+                             "supported: 'tf_saved_model'")
+        on_chief(lambda: export_model(self, filepath, input_signature, verbose))
 
     def save_weights(self, filepath: str, overwrite: bool = True) -> None:
         """Write the weights: Keras 3's format for `*.weights.h5` paths (Sequential and
