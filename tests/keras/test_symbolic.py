@@ -128,3 +128,20 @@ def test_a_subclass_built_functionally_uses_its_own_steps():
     result = model.evaluate(*data, verbose=0, return_dict=True)
     pred = model.predict(data[0], verbose=0)
     assert result["my_loss"] == pytest.approx(float(np.mean(np.abs(pred - data[1]))), rel=1e-5)
+
+
+def test_causal_attention_with_an_unknown_sequence_length():
+    # the causal mask is built by ops when the lengths are only known at run time
+    mha = tf.keras.layers.MultiHeadAttention(2, 4)
+    x = tf.keras.Input((None, 8))
+    model = tf.keras.Model(x, mha(x, x, use_causal_mask=True))
+    assert model.output_shape == (None, None, 8)
+    xs = np.random.RandomState(0).rand(2, 5, 8).astype(np.float32)
+    out = model(xs).numpy()
+    eager = mha(tf.constant(xs), tf.constant(xs), use_causal_mask=True).numpy()
+    np.testing.assert_allclose(out, eager, rtol=1e-5, atol=1e-6)
+    later = xs.copy()
+    later[:, 3:] += 1.0  # later steps change: the first three outputs cannot see them
+    changed = model(later).numpy()
+    np.testing.assert_array_equal(changed[:, :3], out[:, :3])
+    assert np.abs(changed[:, 3:] - out[:, 3:]).max() > 1e-3

@@ -151,6 +151,9 @@ class Counter(tf.Module):
 def build():
     """{name: (model, save(path), example input)}; Keras models are written as
     `Model.export` writes them (signatures "serve" and "serving_default")."""
+    # automatic names ("input_layer", "dense") from zero, whatever ran before in this
+    # process: the signatures' input keys are the Inputs' names
+    tf.keras.backend.clear_session()
     mlp = MLP()
     stack = Stack()
     seq, func, cnn, ops = keras_sequential(), keras_functional(), keras_cnn(), Ops()

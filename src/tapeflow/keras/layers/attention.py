@@ -205,7 +205,13 @@ class MultiHeadAttention(Layer):
             mask = _array.expand_dims(mask, 1)
         if use_causal_mask:
             t, s = query.shape[1], value.shape[1]
-            causal = convert_to_tensor(np.tril(np.ones((t, s), dtype=bool)))
+            if t is None or s is None:  # traced with unknown lengths: built by ops
+                rows = _range(_array.shape(query)[1])
+                cols = _range(_array.shape(value)[1])
+                causal = _math.greater_equal(_array.expand_dims(rows, 1),
+                                             _array.expand_dims(cols, 0))
+            else:
+                causal = convert_to_tensor(np.tril(np.ones((t, s), dtype=bool)))
             mask = causal if mask is None else _math.logical_and(mask, causal)
         return mask
 
