@@ -308,8 +308,8 @@ def test_progress_bar_output(capsys):
                         r"mae: \d+\.\d{4}(e[-+]\d+)?", out[1]), out[1]
     model.fit(x, y, batch_size=5, epochs=1, verbose=1)  # not a terminal: the last line
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "Epoch 1/1"
-    assert re.fullmatch(r"4/4 ━{20} \d+s \d+(ms|us|s)/step - loss: \S+ - mae: \S+", out[1])
+    # keras 3.15 prints no "Epoch 1/1" header for a single epoch
+    assert re.fullmatch(r"4/4 ━{20} \d+s \d+(ms|us|s)/step - loss: \S+ - mae: \S+", out[0])
     model.fit(x, y, epochs=1, verbose=0)
     model.evaluate(x, y, verbose=0)
     assert capsys.readouterr().out == ""
@@ -532,7 +532,7 @@ def test_progress_bar_of_a_dataset_of_unknown_size(capsys):
     model = _linear_model()
     model.fit(data, epochs=1, verbose=2)
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "Epoch 1/1" and re.match(r"3/3 - \d+s - ", out[1])
+    assert re.match(r"3/3 - \d+s - ", out[0]) and len(out) == 1  # no header for one epoch
 
 
 def test_crossentropy_metrics_against_keras():

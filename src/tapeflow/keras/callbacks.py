@@ -267,7 +267,8 @@ class ProgbarLogger(Callback):
         return self.params.get("verbose", 1)
 
     def on_epoch_begin(self, epoch, logs=None):
-        if self._verbose():
+        # as Keras 3: a single epoch gets no "Epoch 1/1" header
+        if self._verbose() and self.params.get("epochs", 1) > 1:
             sys.stdout.write(f"Epoch {epoch + 1}/{self.params['epochs']}\n")
         # fit's logs are running means already: shown as they are (stateless_metrics=set())
         self._bar = Progbar(self.params.get("steps"), verbose=self._verbose(),
