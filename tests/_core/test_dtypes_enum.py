@@ -16,3 +16,11 @@ def test_ops_take_enum_dtypes_and_refuse_the_rest():
     for bad in (11, 99, True, -1):
         with pytest.raises(TypeError):
             tf.zeros(1, bad)
+
+
+def test_as_datatype_enum_round_trips_every_dtype():
+    for name in ["float32", "float64", "int32", "uint8", "int16", "int8", "string",
+                 "complex64", "int64", "bool", "bfloat16", "uint16", "complex128", "float16",
+                 "uint32", "uint64"]:
+        dtype = tf.as_dtype(name)
+        assert tf.as_dtype(dtype.as_datatype_enum) is dtype

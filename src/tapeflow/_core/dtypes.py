@@ -54,6 +54,17 @@ class DType:
         return self._np.kind == "O"
 
     @property
+    def as_datatype_enum(self) -> int:
+        """TensorFlow's DataType number of this dtype (types.proto), as TF's.
+
+        Example:
+            >>> import tapeflow as tf
+            >>> tf.float32.as_datatype_enum, tf.as_dtype(9).name
+            (1, 'int64')
+        """
+        return DATATYPE_ENUM[self.name]
+
+    @property
     def real_dtype(self) -> "DType":
         """float32 for complex64, float64 for complex128, itself otherwise."""
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
@@ -125,10 +136,12 @@ ALL = [d for d in (float16, bfloat16, float32, float64, complex64, complex128, i
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})
 _BY_NP = {d._np: d for d in ALL}
-# TensorFlow's DataType enum (types.proto): `tf.zeros(2, 1)` means float32
-_BY_ENUM = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",
-            7: "string", 8: "complex64", 9: "int64", 10: "bool", 14: "bfloat16",
-            17: "uint16", 18: "complex128", 19: "float16", 22: "uint32", 23: "uint64"}
+# TensorFlow's DataType enum (types.proto), the one table of it: checkpoints, SavedModels
+# and serialized tensors write these numbers, and `tf.zeros(2, 1)` means float32
+DATATYPE_ENUM = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
+                 "string": 7, "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14,
+                 "uint16": 17, "complex128": 18, "float16": 19, "uint32": 22, "uint64": 23}
+_BY_ENUM = {number: name for name, number in DATATYPE_ENUM.items()}
 
 
 def as_dtype(x) -> DType:

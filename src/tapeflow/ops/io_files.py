@@ -172,9 +172,7 @@ def write_file(filename, contents, name=None) -> None:
 # --------------------------------------------------------------------------- TensorProto
 
 # TensorFlow's DataType enum (tensorflow/core/framework/types.proto)
-_ENUM = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
-         "string": 7, "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14, "uint16": 17,
-         "complex128": 18, "float16": 19, "uint32": 22, "uint64": 23}
+_ENUM = _dt.DATATYPE_ENUM
 _FROM_ENUM = {v: k for k, v in _ENUM.items()}
 
 

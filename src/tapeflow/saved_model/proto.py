@@ -14,15 +14,12 @@ import struct
 
 import numpy as np
 
-from .._core.dtypes import DType, as_dtype
+from .._core.dtypes import DATATYPE_ENUM, DType, as_dtype
 from .._core.wire import field, parse_message, varint
 
 # TensorFlow's DataType enum (types.proto)
 DT_RESOURCE = 20
-_DT = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
-       "string": 7, "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14,
-       "uint16": 17, "complex128": 18, "float16": 19, "resource": 20, "variant": 21,
-       "uint32": 22, "uint64": 23}
+_DT = {**DATATYPE_ENUM, "resource": DT_RESOURCE, "variant": 21}  # graph-only types too
 
 
 def dtype_enum(dtype) -> int:

@@ -98,12 +98,10 @@ def _signed64(value: int) -> int:
 
 # ---------------------------------------------------------------- dtypes
 
-# TensorFlow's DataType enum numbers of the dtypes a bundle can hold
-_ENUM_OF = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
-            "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14, "uint16": 17,
-            "complex128": 18, "float16": 19, "uint32": 22, "uint64": 23}
+# TensorFlow's DataType enum numbers of the dtypes a bundle can hold (strings apart)
+DT_STRING = _dt.DATATYPE_ENUM["string"]
+_ENUM_OF = {name: number for name, number in _dt.DATATYPE_ENUM.items() if name != "string"}
 _NAME_OF = {number: name for name, number in _ENUM_OF.items()}
-DT_STRING = 7
 
 
 def enum_of(dtype: np.dtype) -> int:
