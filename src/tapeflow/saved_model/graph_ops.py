@@ -39,8 +39,16 @@ class UnsupportedOpError(ValueError):
     the op, the node and the function)."""
 
 
+class _Sizes(list):
+    """A vector of sizes packed from scalars some of which are known only at run time
+    (Pack of Shape slices): kept as its items, so that Reshape and Fill get a shape list
+    with symbolic sizes, as tapeflow's own traced code passes them."""
+
+
 def _t(x, dtype=None):
     """A tensor of a value in flight (a constant array becomes a constant)."""
+    if isinstance(x, _Sizes):
+        return A.stack([_t(v, dtype) for v in x])
     if isinstance(x, Variable):
         return x.read_value()
     if isinstance(x, Tensor):
@@ -53,6 +61,8 @@ def _static(x):
     value tracing knows), else None."""
     if isinstance(x, np.ndarray):
         return x
+    if isinstance(x, _Sizes):
+        return np.asarray(x) if all(isinstance(v, np.ndarray) for v in x) else None
     if isinstance(x, Tensor):
         value = A.get_static_value(x)
         return None if value is None else np.asarray(value)
@@ -73,6 +83,8 @@ def _ints(x, what, node) -> list:
 
 def _shape_arg(x):
     """A shape argument: a list of ints when known now, else the tensor."""
+    if isinstance(x, _Sizes):
+        return [int(v) if isinstance(v, np.ndarray) else v for v in x]
     value = _static(x)
     return [int(v) for v in value.reshape(-1)] if value is not None else _t(x)
 
@@ -216,6 +228,8 @@ def _pack(ins, attrs, node):
     axis = int(attrs.get("axis", 0))
     if all(isinstance(x, np.ndarray) for x in ins):
         return [np.stack(ins, axis=axis)]
+    if axis == 0 and all(len(getattr(x, "shape", ())) == 0 for x in ins):
+        return [_Sizes(ins)]
     return [A.stack([_t(x) for x in ins], axis=axis)]
 
 
@@ -455,6 +469,27 @@ class Library:
 
     def __init__(self, functions: dict):
         self.functions = functions
+
+    def check(self, names) -> None:
+        """Raise UnsupportedOpError for the first op tapeflow cannot run in functions
+        `names` or those they call (as TensorFlow refuses to load an unknown op)."""
+        seen: set = set()
+        todo = list(names)
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in self.functions:
+                continue
+            seen.add(name)
+            fdef = self.functions[name]
+            for node in fdef.nodes:
+                called = [v.name for v in node.attrs.values() if isinstance(v, P.FuncRef)]
+                if node.op in self.functions:
+                    called.append(node.op)
+                elif not called and node.op not in OPS:
+                    raise UnsupportedOpError(
+                        f"saved_model.load: TensorFlow op {node.op} (node {node.name} of "
+                        f"function {name}) has no tapeflow equivalent")
+                todo.extend(called)
 
     def call(self, name: str, inputs: list) -> list:
         """Run function `name` on `inputs` (tensors, arrays, Variables for resource

@@ -57,13 +57,6 @@ class LoadOptions:
 
 # ---------------------------------------------------------------- structures
 
-class _NamedTuple(tuple):
-    """A named tuple of a signature read back (its type is not rebuilt): the values in
-    order, the field names in `_fields`."""
-
-    _fields: tuple = ()
-
-
 def _structure(buf: bytes):
     """A StructuredValue as Python: TensorSpecs, None, numbers, strings, lists, tuples,
     dicts (named tuples as dicts of their fields' values)."""
@@ -475,7 +468,8 @@ def load(export_dir, tags=None, options: LoadOptions | None = None):
 
     Returns the root object: its children as attributes (Variables restored from the
     checkpoint, restored tf.functions, submodules, lists, dicts) and `.signatures`. An op
-    tapeflow lacks raises when the function using it is first called, naming the op.
+    tapeflow lacks in any of its functions raises UnsupportedOpError naming the op, its node
+    and the function.
 
     Example:
         >>> loaded = tf.saved_model.load("/tmp/m")
@@ -594,6 +588,7 @@ def load(export_dir, tags=None, options: LoadOptions | None = None):
     for pid, node in enumerate(nodes):
         for name, child in node["children"]:
             _parents.setdefault(child, []).append((name, pid))
+    lib.check(sorted(concrete))
     root = build(0)
     if isinstance(root, _UserObject) and not isinstance(getattr(root, "signatures", None),
                                                           _SignatureMap):

@@ -10,7 +10,8 @@ Example:
 """
 from ..layer import Input, InputLayer, KerasTensor, Layer
 from . import (activations, attention, convolutional, core, image_preprocessing, merging,
-               normalization, pooling, preprocessing, regularization, reshaping, rnn, text)
+               normalization, pooling, preprocessing, regularization, reshaping, rnn, text,
+               tfsm)
 from .activations import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .convolutional import *  # noqa: F401,F403
@@ -24,11 +25,12 @@ from .regularization import *  # noqa: F401,F403
 from .reshaping import *  # noqa: F401,F403
 from .rnn import *  # noqa: F401,F403
 from .text import *  # noqa: F401,F403
+from .tfsm import *  # noqa: F401,F403
 
 __all__ = ["Input", "InputLayer", "KerasTensor", "Layer"] + sorted(
     name for module in (activations, attention, convolutional, core, image_preprocessing, merging,
                         normalization, pooling, preprocessing, regularization, reshaping, rnn,
-                        text)
+                        text, tfsm)
     for name in module.__all__)
 
 
