@@ -10,7 +10,7 @@ from ._core.context import ctx, debug_on
 from ._core.convert import convert_to_tensor
 from ._core.tensor import Tensor
 from .autodiff import explain, gradient_tape
-from .function import passes as _passes
+from .function import optimizer as _optimizer
 from .function.trace import functions_run_eagerly, run_functions_eagerly  # noqa: F401
 
 
@@ -117,5 +117,5 @@ threading = types.SimpleNamespace(
 # `tf.config.optimizer`: graph optimization passes switched by TensorFlow's option names
 # (API §6.5).
 optimizer = types.SimpleNamespace(
-    set_experimental_options=_passes.set_experimental_options,
-    get_experimental_options=_passes.get_experimental_options)
+    set_experimental_options=_optimizer.set_experimental_options,
+    get_experimental_options=_optimizer.get_experimental_options)

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow._core import jit, threads
+from tapeflow._core import jit
 from tapeflow.backends.numpy import conv as np_conv, conv_direct
-from tapeflow.function import passes
+from tapeflow.function import optimizer
 
 
 @pytest.fixture(autouse=True)
 def default_options():
-    passes.reset_options()
+    optimizer.reset_options()
     yield
-    passes.reset_options()
+    optimizer.reset_options()
 
 
 @pytest.fixture
@@ -49,9 +49,9 @@ def ops_of(cf) -> list:
 def both_ways(fn, *args):
     """(result with the remapper's fusions, result without), as NumPy arrays."""
     fused = tf.nest.map_structure(lambda t: t.numpy(), tf.function(fn)(*args))
-    passes.set_experimental_options({"remapping": False})
+    optimizer.set_experimental_options({"remapping": False})
     plain = tf.nest.map_structure(lambda t: t.numpy(), tf.function(fn)(*args))
-    passes.set_experimental_options({"remapping": True})
+    optimizer.set_experimental_options({"remapping": True})
     return fused, plain
 
 
@@ -114,7 +114,7 @@ def test_nchw_matrix_biases_and_the_option_off_keep_the_convolution():
     plane = tf.constant(RNG.standard_normal((5, 6, 4)))
     assert "FusedConv2D" not in ops_of(tf.function(plane_bias).get_concrete_function(
         X, W, plane))
-    passes.set_experimental_options({"remapping": False})
+    optimizer.set_experimental_options({"remapping": False})
     assert "FusedConv2D" not in ops_of(tf.function(
         lambda x, w, b: tf.nn.conv2d(x, w, 1, "VALID") + b).get_concrete_function(X, W, B))
 

@@ -9,16 +9,16 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tapeflow as tf
-from tapeflow.function import passes
+from tapeflow.function import optimizer
 
 
 @pytest.fixture(autouse=True)
 def default_options():
-    passes.reset_options()
+    optimizer.reset_options()
     # these tests look at single ops: fusion (tests/function/test_fuse.py) would hide them
-    passes.set_experimental_options({"remapping": False})
+    optimizer.set_experimental_options({"remapping": False})
     yield
-    passes.reset_options()
+    optimizer.reset_options()
 
 
 def ops_of(cf) -> list:
@@ -28,9 +28,9 @@ def ops_of(cf) -> list:
 def both_ways(fn, *args):
     """(optimized result, unoptimized result) of tf.function(fn) on args, as NumPy."""
     optimized = tf.function(fn)(*args)
-    passes.set_experimental_options({"disable_meta_optimizer": True})
+    optimizer.set_experimental_options({"disable_meta_optimizer": True})
     plain = tf.function(fn)(*args)
-    passes.set_experimental_options({"disable_meta_optimizer": False})
+    optimizer.set_experimental_options({"disable_meta_optimizer": False})
     return optimized, plain
 
 
@@ -150,7 +150,7 @@ def test_products_of_one_matrix_by_several_vectors_read_it_once():
     cf = chain.get_concrete_function(a, w)
     assert ops_of(cf).count("MatVec") == 2 and "MatMul" not in ops_of(cf)
     np.testing.assert_allclose(cf(a, w).numpy(), a.numpy() @ (a.numpy().T @ w.numpy()))
-    passes.set_experimental_options({"arithmetic_optimization": False})
+    optimizer.set_experimental_options({"arithmetic_optimization": False})
     assert "MatMul" not in ops_of(tf.function(products).get_concrete_function(a, x, v, w))
 
 
@@ -196,14 +196,14 @@ def test_a_product_times_a_scalar_scales_its_smaller_operand():
     cf = tf.function(lambda c: tf.matmul(c, c, adjoint_a=True) * tf.constant(2.0, tf.complex128)
                      ).get_concrete_function(c)
     assert "/scaled" not in str(cf.optimized_graph)
-    passes.set_experimental_options({"arithmetic_optimization": False})
+    optimizer.set_experimental_options({"arithmetic_optimization": False})
     cf = tf.function(step).get_concrete_function(x, d, lr)
     assert "/scaled" not in str(cf.optimized_graph)
 
 
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
 def test_a_variable_updated_by_a_product_accumulates_it_in_one_product(dtype):
-    passes.set_experimental_options({"remapping": True})  # (TensorFlow's remapper name)
+    optimizer.set_experimental_options({"remapping": True})  # (TensorFlow's remapper name)
     rng = np.random.default_rng(2)
     x = rng.standard_normal((64, 40))
     d = rng.standard_normal((64, 30))
@@ -231,7 +231,7 @@ def test_a_variable_updated_by_a_product_accumulates_it_in_one_product(dtype):
     # the same function unoptimized: equal to rounding
     w.assign(w0)
     b.assign(b0)
-    passes.set_experimental_options({"remapping": False})
+    optimizer.set_experimental_options({"remapping": False})
     plain = tf.function(step.python_function)
     assert "AssignAddMatMul" not in ops_of(plain.get_concrete_function(tx, td))
     np.testing.assert_allclose(plain(tx, td).numpy(), w0 - 0.1 * (x.T @ d), rtol=tol, atol=tol)
@@ -240,13 +240,13 @@ def test_a_variable_updated_by_a_product_accumulates_it_in_one_product(dtype):
 def test_an_optimizer_step_accumulates_its_product_updates():
     """tf.optimizers.SGD writes `var.assign(var - lr * g)`: with g a product, the update is
     one AssignAddMatMul too, and training matches the unoptimized steps."""
-    passes.set_experimental_options({"remapping": True})
+    optimizer.set_experimental_options({"remapping": True})
     rng = np.random.default_rng(8)
     x = tf.constant(rng.standard_normal((32, 6)))
     w0 = rng.standard_normal((6, 3))
 
     def train(optimize: bool):
-        passes.set_experimental_options({"remapping": optimize})
+        optimizer.set_experimental_options({"remapping": optimize})
         w = tf.Variable(w0)
         opt = tf.optimizers.SGD(0.05)
 
@@ -266,7 +266,7 @@ def test_an_optimizer_step_accumulates_its_product_updates():
     np.testing.assert_allclose(losses_opt, losses_plain, rtol=1e-12)
 
     # a write to the variable between its read and the assignment: left as written
-    passes.set_experimental_options({"remapping": True})
+    optimizer.set_experimental_options({"remapping": True})
     v = tf.Variable(w0)
     g = tf.constant(rng.standard_normal((32, 3)))
 
@@ -284,7 +284,7 @@ def test_an_optimizer_step_accumulates_its_product_updates():
 def test_a_product_update_keeps_values_that_share_the_variable():
     """A read of the variable alive across the update keeps the old value: the update
     then runs as a new value (the product, then a subtraction), not into the buffer."""
-    passes.set_experimental_options({"remapping": True})
+    optimizer.set_experimental_options({"remapping": True})
     rng = np.random.default_rng(5)
     w0 = rng.standard_normal((6, 4))
     x, g = rng.standard_normal((8, 6)), rng.standard_normal((8, 4))
@@ -320,12 +320,12 @@ def test_options_switch_each_pass_by_its_tensorflow_name():
     def f(x):
         return tf.sin(x) + tf.sin(x) + tf.constant(1.0, tf.float64) * 2.0
 
-    passes.set_experimental_options({"arithmetic_optimization": False,
+    optimizer.set_experimental_options({"arithmetic_optimization": False,
                                      "constant_folding": False})
     cf = tf.function(f).get_concrete_function(X)
     assert ops_of(cf).count("Sin") == 2 and ops_of(cf).count("Mul") == 1
     assert tf.config.optimizer.get_experimental_options()["constant_folding"] is False
-    passes.set_experimental_options({"arithmetic_optimization": True,
+    optimizer.set_experimental_options({"arithmetic_optimization": True,
                                      "constant_folding": True})
     assert ops_of(cf).count("Sin") == 1 and "Mul" not in ops_of(cf)  # recompiled
 

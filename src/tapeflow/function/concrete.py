@@ -23,7 +23,7 @@ from .executor import natives_of, Program
 from .graph import FuncGraph
 from .interpret import eval_graph, remap_dims
 from .fuse import available as fuse_available, fuse
-from .passes import active_passes, optimize
+from .optimizer import active_passes, optimize
 
 
 # Programs specialized to the input shapes of calls, per concrete function: enough for a

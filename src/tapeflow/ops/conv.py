@@ -851,11 +851,35 @@ defop("AvgPoolGrad", ["dy"], shape=_avg_pool_grad_shape,
 
 
 # --------------------------------------------------------------------------- fused
-# Made by the graph optimizer (function/passes.py `fuse_convolutions`, as TensorFlow's
-# remapper makes _FusedConv2D) after differentiation, in NHWC only: no derivative rules.
+# Made by the graph optimizer (function/rules/convolution.py, as TensorFlow's remapper
+# makes _FusedConv2D) after differentiation, in NHWC only: no derivative rules.
 # Each is its ops one after another on every backend; a backend with a kernel of the
 # fused op's name (NumPy: generated direct convolutions) runs that instead.
-FUSED_ACTIVATIONS = ("", "Relu", "Relu6")  # FusedConv2D's `activation` attribute
+# FusedConv2D's `activation`: "" (none) or the name of an op of one input `x` that runs
+# with no attributes and keeps x's shape and dtype (any unary elementwise activation).
+# Backends' fused kernels apply these in their own loops; any other runs after them,
+# through its own kernel.
+KERNEL_ACTIVATIONS = ("", "Relu", "Relu6")
+
+
+def fused_activation(name: str, shape=(), dtype=None) -> bool:
+    """Whether op `name` may be FusedConv2D's activation for an output of `shape`/`dtype`
+    (its shape rule says it keeps them, with no attributes). Example:
+    `fused_activation("Tanh")` -> True; `fused_activation("MatMul")` -> False."""
+    if name == "":
+        return True
+    op = _reg.OPS.get(name)
+    rule = _reg.SHAPES.get(name)
+    if op is None or rule is None or list(op.inputs) != ["x"] or op.stateful or \
+            op.num_outputs != 1:
+        return False
+    if dtype is None:
+        return True
+    try:
+        (out, out_dtype), = rule({"x": tuple(shape)}, {"x": dtype}, {})
+    except Exception:  # noqa: BLE001 - an op that needs attributes or rejects the dtype
+        return False
+    return tuple(out) == tuple(shape) and out_dtype is dtype
 
 
 def _fused_conv2d_shape(shapes, dtypes, attrs):
@@ -867,9 +891,11 @@ def _fused_conv2d_shape(shapes, dtypes, attrs):
         raise InvalidArgumentError(f"{op}: the bias must be a vector of the {channels} "
                                    f"output channels of an NHWC convolution, got shape "
                                    f"{list(bias)} ({attrs['data_format']})")
-    if attrs["activation"] not in FUSED_ACTIVATIONS:
-        raise InvalidArgumentError(f"{op}: activation must be one of {FUSED_ACTIVATIONS}, "
-                                   f"got {attrs['activation']!r}")
+    if not fused_activation(attrs["activation"], out, dtype):
+        raise InvalidArgumentError(f"{op}: activation must be '' or an op of one input x "
+                                   f"that keeps its shape {list(out)} and dtype "
+                                   f"{dtype.name} with no attributes, got "
+                                   f"{attrs['activation']!r}")
     return [(out, dtype)]
 
 
@@ -893,7 +919,10 @@ def _native_kernel(name: str, backend):
 def _fused_conv2d_native(inputs, attrs, backend):
     fused = _reg.KERNELS.get("FusedConv2D", {}).get(backend.name)
     if fused is not None:
-        return fused.func(inputs, attrs, backend)
+        if attrs["activation"] in KERNEL_ACTIVATIONS:
+            return fused.func(inputs, attrs, backend)
+        y = fused.func(inputs, {**attrs, "activation": ""}, backend)
+        return _native_kernel(attrs["activation"], backend)({"x": y}, {}, backend)
     y = _native_kernel("Conv2D", backend)({"x": inputs["x"], "filters": inputs["filters"]},
                                           {k: attrs[k] for k in _CONV_ATTRS}, backend)
     y = _native_kernel("Add", backend)({"x": y, "y": inputs["bias"]}, {}, backend)
@@ -926,7 +955,7 @@ def _filter_bias_grad_native(inputs, attrs, backend):
                                            {"axis": (0, 1, 2), "keepdims": False}, backend)]
 
 
-# act(conv2d(x, filters) + bias), act one of FUSED_ACTIVATIONS ("" for none)
+# act(conv2d(x, filters) + bias), act "" (none) or as `fused_activation` allows
 defop("FusedConv2D", ["x", "filters", "bias"], shape=_fused_conv2d_shape, impl=_fused_conv2d,
       native=_fused_conv2d_native, differentiable=False)
 # (Conv2DBackpropFilter(x, dy), the sum of dy over its images and pixels): a convolution's

@@ -130,7 +130,7 @@ defop("InplaceSub", ["ref", "value"], shape=_inplace_shape, differentiable=False
 
 # ---------------------------------------------------------------- product updates
 # `var += sign * alpha * (op(a) @ op(b))` (alpha a 0-d tensor), made by the optimizer
-# (function/passes.py) from an assignment of a scaled matrix product, SGD's
+# (function/rules/products.py) from an assignment of a scaled matrix product, SGD's
 # `w.assign_sub(lr * x^T dy)`: where nothing else shares the variable's buffer, one BLAS
 # product accumulates into it (InplaceAddMatMul), with no product array and no second pass.
 
