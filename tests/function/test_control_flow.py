@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.backends.numpy.control_flow import checkpoint_stride
+from tapeflow.function.control import checkpoint_stride
 
 
 def c64(x):

@@ -79,6 +79,12 @@ def test_keras_export_serve_endpoint():
     assert len(m.variables) == 4 and all(isinstance(v, tf.Variable) for v in m.variables)
 
 
+def test_keras_export_cnn():
+    """Conv2D, MaxPool, inference-mode BatchNormalization, GlobalAveragePooling2D."""
+    io, m = _io("keras_cnn"), _load("keras_cnn")
+    _close(m.serve(io["in/x"]).numpy(), io["serve/output"])
+
+
 def _control_numpy(x, w):
     """The Control module of the generator in float64 NumPy."""
     y = np.tanh(x) if x.sum() > 0 else 2.0 * x

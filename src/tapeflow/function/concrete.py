@@ -159,6 +159,30 @@ class ConcreteFunction:
         return f"<ConcreteFunction {self.name}{_signature_text(self.structured_input_signature)}>"
 
     # ------------------------------------------------------------------ running
+    @property
+    def has_unknown_dims(self) -> bool:
+        """Whether some input's shape has an unknown dimension: `compile` then specializes
+        the program to the shapes of the arrays it is given."""
+        return self._dynamic
+
+    def compile(self, backend=None, inputs: list | None = None) -> Program:
+        """The program that runs this function's graph on `backend` (the active backend by
+        default): the graph optimized by the active passes, its elementwise regions fused,
+        compiled by the executor to one Python function over native arrays. Called as
+        `program(natives) -> tuple of natives`, with the flat inputs (the arguments, then
+        the captured tensors) as the backend's arrays. For a graph with unknown input
+        dims, `inputs` (the arrays of a call) specializes the program to their shapes.
+        Programs are kept with the function: compiling again returns the same one.
+
+        Example:
+            >>> cf = tf.function(lambda x: x * 2.0 + 1.0).get_concrete_function(
+            ...     tf.TensorSpec([3], tf.float32))
+            >>> cf.compile()([np.ones(3, np.float32)])
+            (array([3., 3., 3.], dtype=float32),)
+        """
+        return self._program(backend or _backends.active or _backends.ensure_active(),
+                             inputs)
+
     def _program(self, backend, natives: list | None = None) -> Program:
         """The program that runs this function: optimized for the active options, and,
         for a graph with unknown input dims called with `natives`, specialized to their

@@ -2,8 +2,8 @@
 
 A branch or loop body is traced into a sub-FuncGraph of its own; tensors it uses from
 outside are captured and become inputs of the node (`args`), variables it reads become the
-node's `resources`. The node's kernel runs the sub-function's compiled program on native
-arrays (backends/numpy/control_flow.py).
+node's `resources`. The nodes run on every backend through control.py, which compiles the
+sub-functions (`ConcreteFunction.compile`) and runs their programs on native arrays.
 
 Gradients: an If node also returns the intermediates its branches' backward functions read
 (each branch returns stand-ins for the other's), and its VJP is an If over the branches'
@@ -14,7 +14,7 @@ JVP of While are loops over the body's forward-mode function, so every order wor
 """
 from __future__ import annotations
 
-from .._core import nest
+from .._core import nest, registry as _reg
 from .._core.context import ctx
 from .._core.convert import convert_to_tensor
 from .._core.dispatch import run_kernel
@@ -27,6 +27,7 @@ from ..autodiff.forward import ForwardAccumulator
 from ..ops import array as array_ops, creation as creation_ops
 from .backprop import backward_function
 from .concrete import ConcreteFunction
+from .control import run_fused, run_if, run_while, run_while_grad
 from .executor import natives_of
 from .graph import FuncGraph, tracing
 from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
@@ -407,7 +408,7 @@ def _if_jvp(tangents, ans, pred, args, resources, *, then_branch, else_branch, n
 
 
 define_op("If", ["pred", "args", "resources"], list_inputs=("args", "resources"),
-          num_outputs=None, shape=_if_shape, vjp=_if_vjp, jvp=_if_jvp)
+          num_outputs=None, shape=_if_shape, vjp=_if_vjp, jvp=_if_jvp, native=run_if)
 
 
 # ---------------------------------------------------------------------- while_loop
@@ -674,10 +675,11 @@ class _LoopGrad:
         self.n_vars, self.n_args = n_vars, len(ins) - n_vars
         self.var_trainable = [t.dtype.is_trainable for t in ins[:n_vars]]
         self.arg_trainable = [t.dtype.is_trainable for t in ins[n_vars:]]
-        self.var_dtypes = [t.dtype.as_numpy_dtype for t in ins[:n_vars]]
+        self.var_dtypes = [t.dtype for t in ins[:n_vars]]
+        self.arg_dtypes = [t.dtype for t in ins[n_vars:]]
         trainable_res = [v for v in resources if v.dtype.is_trainable]
         self.n_resources = len(trainable_res)
-        self.resource_specs = [(tuple(v._shape), v.dtype.as_numpy_dtype) for v in trainable_res]
+        self.resource_specs = [(tuple(v._shape), v.dtype) for v in trainable_res]
         # the backward pass re-runs iterations: state changes would happen twice (prints
         # are left out of the rerun; a py_function's Python code runs again)
         self.state_change = next((f"{n.op} (node {n.name})" for n in body_cf.graph.nodes
@@ -790,7 +792,8 @@ def _while_jvp(tangents, ans, loop_vars, args, resources, maximum_iterations, *,
 
 define_op("While", ["loop_vars", "args", "resources", "maximum_iterations"],
           list_inputs=("loop_vars", "args", "resources", "maximum_iterations"),
-          num_outputs=None, shape=_while_shape, vjp=_while_vjp, jvp=_while_jvp)
+          num_outputs=None, shape=_while_shape, vjp=_while_vjp, jvp=_while_jvp,
+          native=run_while)
 
 
 def _while_grad_shape(shapes, dtypes, attrs):
@@ -896,4 +899,8 @@ def _regroup(grads: list, found: list, wanted: list) -> list:
 
 define_op("WhileGrad", ["cots", "loop_vars", "args", "resources", "count"],
           list_inputs=("cots", "loop_vars", "args", "resources"), num_outputs=None,
-          shape=_while_grad_shape, vjp=_while_grad_vjp, jvp=_while_grad_jvp)
+          shape=_while_grad_shape, vjp=_while_grad_vjp, jvp=_while_grad_jvp,
+          native=run_while_grad)
+# fuse.py declares FusedElementwise (it imports nothing of control flow); how a fused
+# node runs is the same for every backend, defined with the other higher-order ops
+_reg.OPS["FusedElementwise"].native = run_fused

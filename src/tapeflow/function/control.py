@@ -1,0 +1,313 @@
+"""How the higher-order ops run: If, While, WhileGrad and FusedElementwise, defined once
+here for every backend (as JAX defines cond_p and while_p once), the backends holding
+array kernels only.
+
+Where they run: an op declared with `define_op(..., native=f)` is executed by the
+executor through `f(inputs, attrs, backend)` on any backend, instead of a kernel looked
+up per backend (function/executor.py). These ops are made only in traced graphs (eager
+`cond` and `while_loop` are Python control flow); for the rare eager run of one node (a
+graph slice evaluated for a variable's initial value, the op-table tests) the same
+functions are also every backend's registered kernel (`install_kernels`, run for each
+backend as it is activated). Their graph-side definitions (shape rules, VJPs, JVPs) are in
+control_flow.py and fuse.py.
+
+What they do: the branch, body and loop-gradient functions (ConcreteFunctions in `attrs`)
+are compiled with `ConcreteFunction.compile`, so a loop body is optimized and fused like
+any graph and one iteration costs one call of its generated program. The few array
+operations the algorithms need besides (zeros, a zero-cost stand-in, running sums) are the
+active backend's own kernels from the kernel registry (Zeros, BroadcastTo, Add,
+InplaceAdd), and reading a predicate or a count to Python is `bool`/`int` of a 0-d array,
+which every array library supports.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from .._core import registry as _reg
+from .._core.backends import REGISTRY as _backends
+from .._core.errors import InvalidArgumentError, NotFoundError
+
+__all__ = ["checkpoint_stride", "install_kernels", "run_fused", "run_if", "run_while",
+           "run_while_grad"]
+
+
+# ---------------------------------------------------------------------- array primitives
+
+
+def _kernel(op: str, backend, user: str) -> Callable:
+    """The backend's kernel of `op`, which higher-order op `user` needs."""
+    per = _reg.KERNELS.get(op)
+    entry = per.get(backend.name) if per else None
+    if entry is None:
+        raise NotFoundError(f"{user}: the backend {backend.name!r} has no kernel {op!r}, "
+                            "which running it needs")
+    return entry.func
+
+
+def _native(x, backend):
+    """`x` as the backend's array type (a NumPy ufunc's 0-d result is a NumPy scalar)."""
+    return x if type(x) is backend.native_type else backend.to_native(x)
+
+
+def _zeros(backend, shape, dtype, user: str):
+    return _kernel("Zeros", backend, user)({}, {"shape": tuple(shape), "dtype": dtype}, backend)
+
+
+def _stand_in(backend, spec):
+    """A stand-in for an output the taken branch does not compute (the other branch's
+    saved intermediates): one zero broadcast to the shape, so it costs no memory. Only
+    the other branch's gradient would read it, and that gradient does not run."""
+    shape, dtype = spec
+    zero = _zeros(backend, (), dtype, "If")
+    return _kernel("BroadcastTo", backend, "If")(
+        {"x": zero}, {"shape": tuple(d or 0 for d in shape)}, backend)
+
+
+def _count(n: int, backend):
+    return backend.to_native(np.asarray(n, np.int32))
+
+
+class _Runner:
+    """Runs a ConcreteFunction's program on native arrays, compiled for their shapes:
+    once for a graph whose input shapes are all known; for one with unknown dims,
+    specialized to the shapes of the arrays (and compiled again, from the function's
+    cache, when a loop variable changes shape), so its elementwise regions fuse."""
+
+    __slots__ = ("cf", "backend", "program", "shapes")
+
+    def __init__(self, cf, backend, natives: list):
+        self.cf, self.backend = cf, backend
+        self.program = cf.compile(backend, natives)
+        self.shapes = [a.shape for a in natives] if cf.has_unknown_dims else None
+
+    def __call__(self, natives: list) -> tuple:
+        if self.shapes is not None and [a.shape for a in natives] != self.shapes:
+            self.program = self.cf.compile(self.backend, natives)
+            self.shapes = [a.shape for a in natives]
+        return self.program(natives)
+
+
+# ---------------------------------------------------------------------- If
+
+
+def run_if(inputs: dict, attrs: dict, backend):
+    """An If node: the taken branch's program on the node's arguments, then stand-ins
+    for the other branch's saved intermediates (see control_flow._if_node).
+
+    Example (a traced `tf.cond` runs through here):
+        >>> f = tf.function(lambda x: tf.cond(x > 0, lambda: x * x, lambda: -x))
+        >>> float(f(tf.constant(3.0)))
+        9.0
+    """
+    take = bool(inputs["pred"])
+    branch = attrs["then_branch" if take else "else_branch"]
+    args = list(inputs["args"])
+    outs = [_native(o, backend) for o in branch.compile(backend, args)(args)]
+    n_out = attrs["n_out"]
+    if take:
+        outs += [_stand_in(backend, s) for s in attrs["else_pad"]]
+    else:
+        outs[n_out:n_out] = [_stand_in(backend, s) for s in attrs["then_pad"]]
+    if not n_out:  # branches without outputs: the node returns the predicate
+        return backend.to_native(np.asarray(take))
+    return outs[0] if len(outs) == 1 else outs
+
+
+# ---------------------------------------------------------------------- While
+
+
+def _limit(inputs: dict) -> int | None:
+    limit = inputs.get("maximum_iterations")
+    return int(limit[0]) if limit else None
+
+
+def run_while(inputs: dict, attrs: dict, backend) -> list:
+    """A While node: the body's program while the cond's program says so (at most
+    `maximum_iterations` times); the final loop variables, then the iteration count.
+
+    Example (a traced `tf.while_loop` runs through here):
+        >>> f = tf.function(lambda n: tf.while_loop(lambda i: i < n, lambda i: i + 1,
+        ...                                         [tf.constant(0)]))
+        >>> int(f(tf.constant(4))[0])
+        4
+    """
+    xs, args = list(inputs["loop_vars"]), list(inputs["args"])
+    limit = _limit(inputs)
+    body = _Runner(attrs["body"], backend, xs + args)
+    n = 0
+    if attrs["cond"] is None:  # a loop of exactly `limit` iterations
+        while n < limit:
+            xs = list(body(xs + args))
+            n += 1
+    else:
+        cond = _Runner(attrs["cond"], backend, xs + args)
+        while (limit is None or n < limit) and cond(xs + args)[0]:
+            xs = list(body(xs + args))
+            n += 1
+    return [_native(x, backend) for x in xs] + [_count(n, backend)]
+
+
+# ---------------------------------------------------------------------- WhileGrad
+
+
+def checkpoint_stride(n: int, given=None) -> int:
+    """Iterations between stored loop states: `given`, else about sqrt(n), which makes the
+    stored states and one recomputed segment both about sqrt(n) long.
+
+    Example:
+        >>> checkpoint_stride(100), checkpoint_stride(100, 7)
+        (10, 7)
+    """
+    if given:
+        return int(given)
+    return max(1, math.isqrt(max(n - 1, 0)) + 1)
+
+
+class _Sums:
+    """Running sums of gradients: each sum starts as the first gradient given, becomes an
+    array of its own at the second (a gradient a program returns may be one of its
+    inputs, which must not change) and is added into in place from then on."""
+
+    __slots__ = ("values", "owned", "add", "add_into", "backend")
+
+    def __init__(self, n: int, backend):
+        self.values: list = [None] * n
+        self.owned: set = set()  # ids of the sums made here
+        self.backend = backend
+        self.add = _kernel("Add", backend, "WhileGrad")
+        self.add_into = _kernel("InplaceAdd", backend, "WhileGrad")
+
+    def __call__(self, j: int, g) -> None:
+        total, b = self.values[j], self.backend
+        if total is None:
+            self.values[j] = g
+        elif id(total) in self.owned:
+            self.add_into({"ref": total, "value": g}, {}, b)
+        else:
+            total = self.values[j] = _native(self.add({"x": total, "y": g}, {}, b), b)
+            self.owned.add(id(total))
+
+
+def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
+    """Input gradients of a While from its final cotangents, running the loop backwards.
+
+    The loop state is stored only every k iterations (a first pass from the initial
+    state, up to the last stored state); then, segment by segment from the last, the
+    segment's iterations are recomputed from its checkpoint with the body's forward
+    variant (keeping what the body's backward function reads) and the body's backward
+    function runs over them in reverse. Memory: n/k checkpoints plus one segment of k
+    iterations' saved tensors, O(sqrt(n)) for the automatic k.
+
+    Example (the gradient of a traced `tf.while_loop` runs through here):
+        >>> @tf.function
+        ... def f(x):
+        ...     with tf.GradientTape() as tape:
+        ...         tape.watch(x)
+        ...         y = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x),
+        ...                           (0, tf.constant(1.0)))[1]
+        ...     return tape.gradient(y, x)
+        >>> float(f(tf.constant(2.0)))  # d(x^3)/dx
+        12.0
+    """
+    grad = attrs["grad"]
+    if grad.state_change:
+        raise InvalidArgumentError(
+            f"while_loop: cannot differentiate the loop {grad.body.name}: its body changes "
+            f"state ({grad.state_change}), and the gradient recomputes iterations from stored "
+            "loop states, which would change it again. Make the values loop variables, or "
+            "move the state change out of the loop")
+    b = backend
+    x0, args = list(inputs["loop_vars"]), list(inputs["args"])
+    n = int(inputs["count"])
+    k = checkpoint_stride(n, attrs["k"])
+    n_vars = grad.n_vars
+    body = _Runner(grad.body, b, x0 + args)
+    variant = _Runner(grad.variant, b, x0 + args)
+    backward = None  # compiled at its first call (its inputs are the cotangents)
+    captured = grad.backward_captures(b)
+    saved_at, slots = grad.saved_positions, grad.slots
+    # the cotangent of every loop variable (zeros for the non-trainable ones: the body's
+    # backward function takes a cotangent for each output)
+    given = iter(inputs["cots"])
+    cot = [next(given) if trainable else _zeros(b, x.shape, dt, "WhileGrad")
+           for trainable, x, dt in zip(grad.var_trainable, x0, grad.var_dtypes)]
+    arg_sums, res_sums = _Sums(grad.n_args, b), _Sums(grad.n_resources, b)
+    checkpoints, x = [], x0
+    for step in range(n):
+        if step % k == 0:
+            checkpoints.append(x)
+            if step + k >= n:  # the last stored state: no segment starts after it
+                break
+        x = list(body(x + args))
+    del x
+    for start in range(k * (len(checkpoints) - 1), -1, -k):
+        x = checkpoints.pop()
+        segment = []
+        for _ in range(start, min(start + k, n)):
+            outs = variant(x + args)
+            segment.append(([v.shape for v in x], [outs[p] for p in saved_at]))
+            x = list(outs[:n_vars])
+        del x
+        while segment:
+            shapes, saved = segment.pop()
+            feed = cot + saved + captured
+            if backward is None:
+                backward = _Runner(grad.backward, b, feed)
+            grads = backward(feed)
+            new = [None] * n_vars
+            for slot, g in zip(slots, grads):
+                if slot < n_vars:
+                    new[slot] = g
+                elif slot < n_vars + grad.n_args:
+                    arg_sums(slot - n_vars, g)
+                else:
+                    res_sums(grad.resource_of_slot[slot], g)
+            cot = [g if g is not None else _zeros(b, s, dt, "WhileGrad")
+                   for g, s, dt in zip(new, shapes, grad.var_dtypes)]
+    out = [c for c, trainable in zip(cot, grad.var_trainable) if trainable]
+    out += [g if g is not None else _zeros(b, x.shape, dt, "WhileGrad")
+            for g, x, dt, trainable in zip(arg_sums.values, args, grad.arg_dtypes,
+                                           grad.arg_trainable) if trainable]
+    out += [g if g is not None else _zeros(b, shape, dt, "WhileGrad")
+            for g, (shape, dt) in zip(res_sums.values, grad.resource_specs)]
+    out = [_native(g, b) for g in out]
+    return out[0] if len(out) == 1 else out
+
+
+# ---------------------------------------------------------------------- FusedElementwise
+
+
+def run_fused(inputs: dict, attrs: dict, backend):
+    """A FusedElementwise node: its region's compiled loop (function/fuse.py) over the
+    native inputs (the fusion pass makes such nodes only for backends whose arrays the
+    loop takes)."""
+    return attrs["kernel"](inputs["inputs"])
+
+
+# ---------------------------------------------------------------------- eager dispatch
+
+# op -> how it runs, the same function on every backend
+EXECUTORS: dict[str, Callable] = {"If": run_if, "While": run_while,
+                                  "WhileGrad": run_while_grad, "FusedElementwise": run_fused}
+
+
+def install_kernels(name: str, backend=None) -> None:
+    """Register the higher-order ops' functions as backend `name`'s kernels (where it has
+    none of its own), so that `run_kernel` runs them eagerly there too.
+
+    Example:
+        >>> install_kernels("numpy")
+        >>> tf.get_kernel("While", "numpy").kernel_func is run_while
+        True
+    """
+    for op, run in EXECUTORS.items():
+        if _reg.get_kernel(op, name) is None:
+            _reg.register_kernel(op, name, run)
+
+
+for _name in _backends.names():
+    install_kernels(_name)
+_backends.on_activate.append(install_kernels)
