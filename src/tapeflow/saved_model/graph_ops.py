@@ -469,6 +469,8 @@ class Library:
 
     def __init__(self, functions: dict):
         self.functions = functions
+        self._node_ops: dict = {}
+        self._orders: dict = {}
 
     def check(self, names) -> None:
         """Raise UnsupportedOpError for the first op tapeflow cannot run in functions
@@ -505,7 +507,10 @@ class Library:
             env[arg.name] = [value]
         needed = {ref.lstrip("^").split(":")[0] for ref in fdef.ret.values()}
         needed |= set(fdef.control_ret.values())
-        for node in _order(fdef, needed):
+        order = self._orders.get(name)
+        if order is None:
+            order = self._orders[name] = _order(fdef, needed)
+        for node in order:
             ins = [self._lookup(env, ref, fdef, node) for ref in node.inputs
                    if not ref.startswith("^")]
             env[node.name] = self._run(node, ins, fdef)
@@ -521,11 +526,17 @@ class Library:
             return values[0]
         index = int(parts[-1])
         if len(parts) == 3:
-            producer = next((n for n in fdef.nodes if n.name == parts[0]), None)
-            names = _OUTPUT_ARGS.get(producer.op) if producer is not None else None
+            names = _OUTPUT_ARGS.get(self._ops_of(fdef).get(parts[0], ""))
             if names and parts[1] in names:
                 index += names.index(parts[1])
         return values[index]
+
+    def _ops_of(self, fdef) -> dict:
+        """{node name: op} of a function (cached: traces look producers up per input)."""
+        ops = self._node_ops.get(fdef.name)
+        if ops is None:
+            ops = self._node_ops[fdef.name] = {n.name: n.op for n in fdef.nodes}
+        return ops
 
     def _run(self, node, ins: list, fdef) -> list:
         op = node.op
