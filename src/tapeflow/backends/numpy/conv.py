@@ -10,6 +10,7 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ..._core import registry
 from ..._core.buffers import Spares
 from ..._core.jit import Loop
 from ..._core.threads import run_images
@@ -217,19 +218,32 @@ def _depthwise_filters(w, groups):
 
 
 def _direct(x, w, bias, attrs, activation: str):
-    """act(conv(x, w) + bias) by a generated direct loop (conv_direct), or None where it
-    does not apply or is not compiled yet."""
+    """act(conv(x, w) + bias) by a direct loop (conv_direct: dense with few channels, or
+    depthwise), or None where none applies (or without numba). `activation` is one the
+    loops apply themselves (conv_direct.ACTIVATIONS)."""
     work = _work_dtype(x.dtype)
     x = _nhwc(x, attrs["data_format"])
-    if not conv_direct.applies(x.shape, w.shape, work, attrs["groups"]):
+    groups = attrs["groups"]
+    if conv_direct.applies(x.shape, w.shape, work, groups):
+        run = conv_direct.forward
+    elif conv_direct.depthwise_applies(x.shape, w.shape, work, groups):
+        run = conv_direct.depthwise_forward
+    else:
         return None
     x = x.astype(work, copy=False)
     out, pads = _geometry(x.shape[1:3], w.shape[:2], attrs)
     xp = _pad(x, pads, scratch="pad")
-    y = conv_direct.forward(xp, w.astype(work, copy=False), bias, out, attrs["strides"],
-                            attrs["dilations"], activation,
-                            _SPARE_CONV.empty((x.shape[0],) + out + w.shape[-1:], work))
+    y = run(xp, w.astype(work, copy=False), bias, out, attrs["strides"], attrs["dilations"],
+            activation, _SPARE_CONV.empty((x.shape[0],) + out + w.shape[-1:], work))
     return None if y is None else _from_nhwc(y, attrs["data_format"], x.dtype)
+
+
+def _pointwise(x, w, attrs) -> bool:
+    """Whether a convolution is a 1x1 one reading every pixel (no stride, no padding):
+    a product of the NHWC input's rows by the filters, with no im2col copy."""
+    return (w.shape[:2] == (1, 1) and tuple(attrs["strides"]) == (1, 1)
+            and (attrs["padding"] in ("SAME", "VALID")
+                 or not any(v for pair in attrs["padding"] for v in pair)))
 
 
 @kernel("Conv2D", blas=True)
@@ -251,7 +265,10 @@ def conv2d(inputs, attrs, backend):
         # No batch on the filters: one (rows, K) x (K, O) product over every leading dim.
         # (Sizes spelled out, no -1: it is ambiguous when a dimension is 0.)
         k = kh * kw * x.shape[-1]
-        if x.ndim == 4:
+        if x.ndim == 4 and _pointwise(x, w, attrs):
+            rows = x.reshape(n * h * wd, k)  # (a copy only for a transposed NCHW view)
+            y = np.matmul(rows, w.reshape(k, o), out=_SPARE_CONV.empty((rows.shape[0], o), work))
+        elif x.ndim == 4:
             tap_major = _tap_major(x.shape[-1], kw, attrs["dilations"][1], work)
             cols = _cols(p, tap_major)
             rows = cols.T if tap_major else cols
@@ -286,6 +303,14 @@ def conv2d_backprop_input(inputs, attrs, backend):
                          f"gives {out}")
     m = o // groups
     lead_dy = dy.shape[:-4]
+    if dy.ndim == 4 and conv_direct.depthwise_applies((n,) + tuple(hw) + (groups,), w.shape,
+                                                      work, groups):
+        (pt, pb), (pl, pr) = pads
+        dxp = conv_direct.depthwise_input_grad(
+            dy, w, (n, hw[0] + pt + pb, hw[1] + pl + pr, groups), attrs["strides"],
+            attrs["dilations"])
+        if dxp is not None:
+            return _from_nhwc(dxp[:, pt:pt + hw[0], pl:pl + hw[1]], fmt, dtype)
     if _depthwise(groups, w.shape[-2]):
         # Per tap: dx window element (i, j) of channel g = sum_m dy[..., g, m] w[i, j, g, m].
         dyg = dy.reshape(lead_dy + (n, oh, ow, groups, m))
@@ -365,30 +390,47 @@ def conv2d_backprop_filter(inputs, attrs, backend):
 
 
 def _direct_filter_grad(x, dy, pads, attrs):
-    """(filter gradient, bias gradient) by a generated direct loop (conv_direct) for
-    NHWC work-dtype `x` and `dy`, or None where it does not apply or is not compiled yet."""
-    if x.ndim != 4 or dy.ndim != 4 or dy.shape[0] != x.shape[0] or not conv_direct.applies(
-            x.shape, tuple(attrs["filter_hw"]) + (x.shape[-1], dy.shape[-1]), x.dtype,
-            attrs["groups"]):
+    """(filter gradient, bias gradient) by a direct loop (conv_direct: dense with few
+    channels, or depthwise) for NHWC work-dtype `x` and `dy`, or None where none applies
+    (or without numba)."""
+    if x.ndim != 4 or dy.ndim != 4 or dy.shape[0] != x.shape[0]:
         return None
-    return conv_direct.filter_grad(_pad(x, pads, scratch="pad"), dy, attrs["filter_hw"],
-                                   attrs["strides"], attrs["dilations"])
+    groups, (kh, kw) = attrs["groups"], attrs["filter_hw"]
+    if conv_direct.applies(x.shape, (kh, kw, x.shape[-1], dy.shape[-1]), x.dtype, groups):
+        run = conv_direct.filter_grad
+    elif conv_direct.depthwise_applies(x.shape, (kh, kw, 1, dy.shape[-1]), x.dtype, groups):
+        run = conv_direct.depthwise_filter_grad
+    else:
+        return None
+    return run(_pad(x, pads, scratch="pad"), dy, (kh, kw), attrs["strides"],
+               attrs["dilations"])
 
 
 @kernel("FusedConv2D", blas=True)
 def fused_conv2d(inputs, attrs, backend):
-    """act(conv2d(x, filters) + bias) (ops/conv.py): one direct loop where it applies."""
+    """act(conv2d(x, filters) + bias) (ops/conv.py): one direct loop where it applies.
+    `activation` is "" or any unary op's name: Relu and Relu6 are applied in the loop (or
+    in place after the bias), any other by its own NumPy kernel after the bias."""
     x, w, bias = inputs["x"], inputs["filters"], inputs["bias"]
-    y = _direct(x, w, bias, attrs, attrs["activation"])
+    activation = attrs["activation"]
+    inline = activation in conv_direct.ACTIVATIONS
+    y = _direct(x, w, bias, attrs, activation if inline else "")
     if y is not None:
-        return y.astype(x.dtype, copy=False)
-    y = conv2d({"x": x, "filters": w}, attrs, backend)
-    y += bias  # (a new array: Conv2D's output is this kernel's alone)
-    if attrs["activation"] == "Relu":
-        np.maximum(y, 0, out=y)
-    elif attrs["activation"] == "Relu6":
-        np.clip(y, 0, 6, out=y)
-    return y
+        y = y.astype(x.dtype, copy=False)
+    else:
+        y = conv2d({"x": x, "filters": w}, attrs, backend)
+        y += bias  # (a new array: Conv2D's output is this kernel's alone)
+        if activation == "Relu":
+            np.maximum(y, 0, out=y)
+        elif activation == "Relu6":
+            np.clip(y, 0, 6, out=y)
+    if inline:
+        return y
+    entry = registry.KERNELS.get(activation, {}).get("numpy")
+    if entry is None:
+        raise ValueError(f"FusedConv2D: activation {activation!r} has no NumPy kernel "
+                         f"(output {list(y.shape)} {y.dtype})")
+    return entry.func({"x": y}, {}, backend)
 
 
 @kernel("Conv2DBackpropFilterWithBias", blas=True)
