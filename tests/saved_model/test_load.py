@@ -85,6 +85,27 @@ def test_keras_export_cnn():
     _close(m.serve(io["in/x"]).numpy(), io["serve/output"])
 
 
+def test_keras_export_rnn_any_batch_and_gradient():
+    """LSTM and GRU: TensorList ops in a While loop over an unknown batch size."""
+    io, m = _io("keras_rnn"), _load("keras_rnn")
+    x = io["in/x"]
+    _close(m.serve(x).numpy(), io["serve/output"])
+    _close(m.serve(x[:1]).numpy(), io["serve_one/output"])
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        total = tf.reduce_sum(m.serve(xt))
+    grad = tape.gradient(total, xt).numpy()
+    fd, eps = np.zeros(x.shape), 1e-2
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        hi = m.serve(x + d).numpy().astype(np.float64).sum()
+        lo = m.serve(x - d).numpy().astype(np.float64).sum()
+        fd[i] = (hi - lo) / (2 * eps)
+    np.testing.assert_allclose(grad, fd, atol=1e-4)
+
+
 def _control_numpy(x, w):
     """The Control module of the generator in float64 NumPy."""
     y = np.tanh(x) if x.sum() > 0 else 2.0 * x

@@ -21,6 +21,7 @@ import numpy as np
 from .._core.tensor import Tensor, TensorShape
 from .._core.variable import Variable
 from ..function.control_flow import cond, while_loop
+from ..function.tensor_array import TensorArray
 from ..ops import array as A
 from ..ops import conv as C
 from ..ops import creation as K
@@ -360,6 +361,55 @@ def _stop_gradient(ins, attrs, node):
     return [A.stop_gradient(_t(ins[0]))]
 
 
+def _split(ins, attrs, node):
+    axis = _ints(ins[0], "axis", node)[0]
+    return A.split(_t(ins[1]), int(attrs["num_split"]), axis=axis)
+
+
+def _split_v(ins, attrs, node):
+    sizes = _ints(ins[1], "size_splits", node)
+    return A.split(_t(ins[0]), sizes, axis=_ints(ins[2], "axis", node)[0])
+
+
+# TensorFlow's TensorList ops (what tf.TensorArray and Keras's RNN loops lower to) as
+# tapeflow TensorArrays, which while_loop carries as loop variables
+def _element_shape(x):
+    value = _static(x)
+    if value is None or value.ndim == 0:  # -1 as a scalar: any shape
+        return None
+    return [None if v < 0 else int(v) for v in value.reshape(-1)]
+
+
+def _list_reserve(ins, attrs, node):
+    return [TensorArray(_dtype(attrs["element_dtype"]), size=_ints(ins[1], "size", node)[0],
+                        element_shape=_element_shape(ins[0]))]
+
+
+def _list_from_tensor(ins, attrs, node):
+    t = _t(ins[0])
+    n = t.shape[0]
+    if n is None:
+        raise UnsupportedOpError(f"saved_model.load: {node.op} (node {node.name}) of a "
+                                 "tensor whose first dim is known only at run time")
+    return [TensorArray(t.dtype, size=int(n), element_shape=list(t.shape)[1:]).unstack(t)]
+
+
+def _list_get(ins, attrs, node):
+    return [ins[0].read(_t(ins[1]))]
+
+
+def _list_set(ins, attrs, node):
+    return [ins[0].write(_t(ins[1]), _t(ins[2]))]
+
+
+def _list_stack(ins, attrs, node):
+    return [ins[0].stack()]
+
+
+def _list_length(ins, attrs, node):
+    return [ins[0].size()]
+
+
 def _np_or(fn, npfn):
     return _binary(fn, npfn)
 
@@ -410,6 +460,10 @@ OPS: dict[str, Callable] = {
     "GatherV2": _gather, "Select": _select, "SelectV2": _select, "Pad": _pad, "PadV2": _pad,
     "Tile": _tile, "BroadcastTo": _broadcast_to,
     "FusedBatchNormV3": _fused_batch_norm, "FusedBatchNorm": _fused_batch_norm,
+    "Split": _split, "SplitV": _split_v,
+    "TensorListReserve": _list_reserve, "TensorListFromTensor": _list_from_tensor,
+    "TensorListGetItem": _list_get, "TensorListSetItem": _list_set,
+    "TensorListStack": _list_stack, "TensorListLength": _list_length,
 }
 
 # ops whose outputs are several named args (a tensor each): where each starts
@@ -585,16 +639,23 @@ class Library:
         def test(*values):
             return _t(self.call(cond_name, full(values))[0])
 
+        def carried(value, like):
+            if isinstance(value, TensorArray):
+                return value
+            return _t(value, _t(like).dtype if not isinstance(like, TensorArray) else None)
+
         def step(*values):
             out = self.call(body_name, full(values))
-            return [_t(out[i], _t(ins[i]).dtype) for i in slots]
+            return [carried(out[i], ins[i]) for i in slots]
 
-        loop_vars = [_t(ins[i]) for i in slots]
+        loop_vars = [v if isinstance(v, TensorArray) else _t(v) for v in
+                     (ins[i] for i in slots)]
         shapes = node.attrs.get("output_shapes") or []
         invariants = None
-        if len(shapes) == len(ins):
+        if len(shapes) == len(ins) and not any(isinstance(v, TensorArray)
+                                               for v in loop_vars):
             invariants = [TensorShape(shapes[i]) for i in slots]
         result = while_loop(test, step, loop_vars, shape_invariants=invariants)
-        if isinstance(result, Tensor):
+        if isinstance(result, (Tensor, TensorArray)):
             result = [result]
         return full(list(result))

@@ -186,7 +186,8 @@ class RestoredConcreteFunction:
             raise ValueError(f"saved_model.load: function {name} takes {len(fdef.inputs)} "
                              f"inputs, its signature has {len(self._specs)} tensors and "
                              f"{len(bound)} captured values")
-        self._traced = None
+        self._traced = None      # one trace for the signature's shapes ...
+        self._exact: dict = {}   # ... or, where that cannot trace, one per input shape
 
     @property
     def variables(self) -> list:
@@ -197,18 +198,16 @@ class RestoredConcreteFunction:
     def trainable_variables(self) -> list:
         return [v for v in self.variables if v.trainable]
 
-    def _graph_function(self):
-        if self._traced is None:
-            lib, name, bound = self._library, self.name, self._bound
+    def _graph_function(self, specs: list):
+        """A tapeflow tf.function running the FunctionDef, traced for `specs`."""
+        lib, name, bound = self._library, self.name, self._bound
 
-            def run(flat):
-                outs = lib.call(name, list(flat) + bound)
-                return [o if isinstance(o, Tensor) else K.constant(np.asarray(o))
-                        for o in outs]
-            run.__name__ = name
-            self._traced = function(run, input_signature=[[
-                TensorSpec(s.shape, s.dtype) for s in self._specs]], autograph=False)
-        return self._traced
+        def run(flat):
+            outs = lib.call(name, list(flat) + bound)
+            return [o if isinstance(o, Tensor) else K.constant(np.asarray(o)) for o in outs]
+        run.__name__ = name
+        return function(run, input_signature=[[TensorSpec(s.shape, s.dtype) for s in specs]],
+                        autograph=False)
 
     def _bind(self, args: tuple, kwargs: dict) -> list:
         """The call's tensors in the order of the FunctionDef's inputs; _Mismatch when
@@ -254,8 +253,28 @@ class RestoredConcreteFunction:
                             f"{self.structured_input_signature} ({e})") from None
         return self._call_flat(flat)
 
+    def _run_traced(self, flat: list):
+        if not self._exact:
+            if self._traced is None:
+                self._traced = self._graph_function(self._specs)
+                try:
+                    return self._traced(list(flat))
+                except Exception:
+                    # a graph that needs sizes the signature leaves open (a TensorArray
+                    # loop over an unknown batch): traced per input shape instead
+                    self._traced = None
+                    self._exact[None] = None
+                    return self._run_traced(flat)
+            return self._traced(list(flat))
+        key = tuple((tuple(t.shape), t.dtype.name) for t in flat)
+        fn = self._exact.get(key)
+        if fn is None:
+            fn = self._exact[key] = self._graph_function(
+                [TensorSpec(tuple(t.shape), t.dtype) for t in flat])
+        return fn(list(flat))
+
     def _call_flat(self, flat: list):
-        outs = self._graph_function()(list(flat))
+        outs = self._run_traced(flat)
         if isinstance(outs, Tensor):
             outs = [outs]
         return nest.pack_sequence_as(self.structured_outputs, list(outs)) \
