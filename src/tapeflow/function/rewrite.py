@@ -98,7 +98,7 @@ class Pat:
     """
 
     __slots__ = ("op", "name", "src", "where", "value", "once", "commute", "effects",
-                 "index")
+                 "index", "_orders")
 
     def __init__(self, op=None, *, name: str | None = None, src: dict | None = None,
                  where: Callable | None = None, value: Callable | None = None,
@@ -108,6 +108,10 @@ class Pat:
             frozenset(op) if isinstance(op, (tuple, list, set, frozenset)) else op)
         self.name, self.src, self.where, self.value = name, src or _EMPTY, where, value
         self.once, self.commute, self.effects, self.index = once, commute, effects, index
+        orders = [tuple(self.src.items())] if self.src else []
+        if commute and "x" in self.src and "y" in self.src:
+            orders.append(tuple({**self.src, "x": self.src["y"], "y": self.src["x"]}.items()))
+        self._orders = tuple(orders)
 
     def op_matches(self, op: str) -> bool:
         if self.op is None:
@@ -142,7 +146,8 @@ class Pat:
         return caps
 
     def match_root(self, node: Candidate, rw: "Rewriter") -> dict | None:
-        if (not self.op_matches(node.op) or (node.stateful and not self.effects)
+        """Captures when `node` (of an op `op_matches` accepts) matches, else None."""
+        if ((node.stateful and not self.effects)
                 or (self.where is not None and not self.where(node))):
             return None
         caps = self._inputs(node.inputs, rw, _EMPTY)
@@ -154,23 +159,24 @@ class Pat:
         return caps
 
     def _inputs(self, inputs: dict, rw: "Rewriter", caps: dict) -> dict | None:
-        if not self.src:
+        if not self._orders:
             return caps
-        orders = [self.src]
-        if self.commute and "x" in self.src and "y" in self.src:
-            orders.append({**self.src, "x": self.src["y"], "y": self.src["x"]})
-        for order in orders:
+        for order in self._orders:
             found = caps
-            for key, pat in order.items():
-                if key not in inputs:
+            for key, pat in order:
+                value = inputs.get(key, _MISSING)
+                if value is _MISSING:
                     found = None
                     break
-                found = pat.match(inputs[key], rw, found)
+                found = pat.match(value, rw, found)
                 if found is None:
                     break
             if found is not None:
                 return found
         return None
+
+
+_MISSING = object()
 
 
 class PatternMatcher:
@@ -202,18 +208,6 @@ class PatternMatcher:
         if found is None:
             found = self._by_op[op] = [r for r in self.rules if r[0].op_matches(op)]
         return found
-
-    def rewrite(self, node: Candidate, rw: "Rewriter"):
-        """The first replacement a rule gives for `node`, with the rule's counter; or
-        (None, None)."""
-        for pat, fn, counter in self.for_op(node.op):
-            caps = pat.match_root(node, rw)
-            if caps is None:
-                continue
-            result = fn(rw, node, **caps)
-            if result is not None:
-                return result, counter
-        return None, None
 
 
 class Report:
@@ -255,13 +249,16 @@ class Rewriter:
         for t in outputs:
             if isinstance(t, Tensor):
                 self._old_uses[t.id] = self._old_uses.get(t.id, 0) + 1
-        self._depth = 0
+        self._matching: list = []  # the candidates being matched, outermost first
 
     # ------------------------------------------------------------------ reading
     def uses(self, t: Tensor) -> int:
         """How many node inputs and graph outputs read `t` (a new-graph tensor): those made
         so far, those of nodes still to walk, and the node being matched."""
-        return self._pending.get(t.id, 0) + self._made.get(t.id, 0)
+        n = self._pending.get(t.id, 0) + self._made.get(t.id, 0)
+        for node in self._matching:  # (read by the nodes being matched, not made yet)
+            n += sum(v is t for v in _values(node.inputs))
+        return n
 
     def existing(self, op: str, inputs: dict, attrs: dict):
         """The outputs of a pure node (op, inputs, attrs) the new graph has, else None."""
@@ -297,24 +294,22 @@ class Rewriter:
 
     def rewrite(self, node: Candidate) -> list:
         """`node`'s outputs: a rule's replacement, or the node made (hash-consed)."""
-        reading = [t for t in _values(node.inputs) if isinstance(t, Tensor)]
-        for t in reading:  # (the node being matched reads its inputs too)
-            self._made[t.id] = self._made.get(t.id, 0) + 1
-        try:
-            if self._depth < MAX_DEPTH and node.op != "Const" and (
-                    not late_attrs(node.attrs) or node.stateful):
-                self._depth += 1
-                try:
-                    result, counter = self.matcher.rewrite(node, self)
-                finally:
-                    self._depth -= 1
-                if result is not None:
-                    if counter is not None:
-                        self.count(counter)
-                    return list(result) if type(result) in (list, tuple) else [result]
-        finally:
-            for t in reading:
-                self._made[t.id] -= 1
+        rules = self.matcher.for_op(node.op)
+        if rules and len(self._matching) < MAX_DEPTH and node.op != "Const" and (
+                node.stateful or not late_attrs(node.attrs)):
+            self._matching.append(node)
+            try:
+                for pat, fn, counter in rules:
+                    caps = pat.match_root(node, self)
+                    if caps is None:
+                        continue
+                    result = fn(self, node, **caps)
+                    if result is not None:
+                        if counter is not None:
+                            self.count(counter)
+                        return list(result) if type(result) in (list, tuple) else [result]
+            finally:
+                self._matching.pop()
         return self._make(node)
 
     def _make(self, node: Candidate) -> list:
@@ -346,10 +341,10 @@ class Rewriter:
     # ------------------------------------------------------------------ the walk
     def visit(self, node, ins: dict):
         """eval_graph's `apply`: the node of the graph rewritten, rewritten."""
-        for t in _tensor_inputs(node):  # its reads are no longer pending
-            new = self.env[t.id]
-            if isinstance(new, Tensor):
-                self._pending[new.id] -= 1
+        pending = self._pending
+        for t in _values(ins):  # its reads are no longer pending
+            if isinstance(t, Tensor):
+                pending[t.id] -= 1
         outs = self.provided.pop(id(node), None)
         if outs is None:
             cand = Candidate(node.op, ins, remap_dims(node.attrs, self.env), node.stateful,
