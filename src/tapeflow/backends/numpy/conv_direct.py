@@ -405,41 +405,46 @@ def _activate(s: np.ndarray, zero, activation: str) -> np.ndarray:
 
 def _forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations, activation) -> None:
     """`_forward`'s arithmetic, op for op, as NumPy operations over whole arrays (so the
-    same bits): what runs while the loop compiles."""
-    kh, kw, c, _ = w.shape
+    same bits): what runs while the loop compiles. The sums are kept filters-major,
+    [F, pixels], so each operation runs along the pixels (a loop along F's few elements
+    would cost NumPy an inner loop call per pixel)."""
+    kh, kw, c, f = w.shape
     s = None
     for a in range(kh):  # the sum over taps in the loop's order, then the bias
         for q in range(kw):
             p = _patch(xp, a, q, out_hw, strides, dilations)
             for ch in range(c):
-                term = p[..., ch, None] * w[a, q, ch]
+                v = np.ascontiguousarray(p[..., ch]).reshape(1, -1)
+                term = w[a, q, ch][:, None] * v
                 s = term if s is None else np.add(s, term, out=s)
-    y[...] = _activate(s + b, zero, activation)
+    s += b[:, None]
+    y[...] = _activate(s, zero, activation).T.reshape(y.shape)
 
 
-def _sequential_sum(values: np.ndarray) -> np.ndarray:
-    """values [N, P, F] summed over P one after another from zero, as the loops add
-    (np.add.reduce may sum pairwise): the last of the running sums."""
-    padded = np.concatenate([np.zeros_like(values[:, :1]), values], axis=1)
-    return np.add.accumulate(padded, axis=1)[:, -1]
+def _sequential_sum(values: np.ndarray, axis: int = 1) -> np.ndarray:
+    """`values` summed along `axis` one after another from zero, as the loops add
+    (np.add.reduce may sum pairwise): the last of the running sums, plus zero (a sum from
+    zero differs from one from the first term only where that is -0.0: it is +0.0)."""
+    last = np.add.accumulate(values, axis=axis).take(-1, axis=axis)
+    return last + values.dtype.type(0)
 
 
 def _filter_grad_numpy(xp, dy, per_image, w_shape, strides, dilations) -> None:
     """`_filter_grad`'s arithmetic as NumPy operations: per image, each weight's and
     bias's sum over the pixels in row-major order, from zero (so the same bits): what runs
-    while the loop compiles."""
+    while the loop compiles. Products are kept [N, F, pixels]: sums along the last axis."""
     kh, kw, c, f = w_shape
     n, oh, ow = dy.shape[:3]
-    g = dy.reshape(n, oh * ow, f)
+    g = np.ascontiguousarray(dy.reshape(n, oh * ow, f).transpose(0, 2, 1))
     m = 0
     for a in range(kh):
         for q in range(kw):
             p = _patch(xp, a, q, (oh, ow), strides, dilations)
             for ch in range(c):
-                v = p[..., ch].reshape(n, oh * ow, 1)
-                per_image[:, m * f:(m + 1) * f] = _sequential_sum(v * g)
+                v = np.ascontiguousarray(p[..., ch]).reshape(n, 1, oh * ow)
+                per_image[:, m * f:(m + 1) * f] = _sequential_sum(v * g, axis=2)
                 m += 1
-    per_image[:, -f:] = _sequential_sum(g)
+    per_image[:, -f:] = _sequential_sum(g, axis=2)
 
 
 def _run(run, args: tuple, size: int) -> None:
@@ -525,7 +530,8 @@ def _depthwise_forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations,
     s = None
     for a in range(kh):
         for q in range(kw):
-            term = _patch(xp, a, q, out_hw, strides, dilations)[..., None] * wg[a, q]
+            p = _patch(xp, a, q, out_hw, strides, dilations)
+            term = p * wg[a, q, :, 0] if wg.shape[-1] == 1 else p[..., None] * wg[a, q]
             s = term if s is None else np.add(s, term, out=s)
     y[...] = _activate(s.reshape(y.shape) + b, zero, activation)
 
