@@ -1,7 +1,7 @@
-"""Fused convolutions (API §6.5, TensorFlow's remapper): the `fuse_convolutions` pass on
-small graphs (optimized graphs printed on failure), the FusedConv2D and
-Conv2DBackpropFilterWithBias ops on every backend, and the NumPy backend's generated direct
-loops against its im2col + BLAS kernels."""
+"""Fused convolutions (API §6.5, TensorFlow's remapper): the convolution rules
+(function/rules/convolution.py) on small graphs (optimized graphs printed on failure), the
+FusedConv2D and Conv2DBackpropFilterWithBias ops on every backend, and the NumPy backend's
+generated direct loops against its im2col + BLAS kernels."""
 from __future__ import annotations
 
 import numpy as np
@@ -174,7 +174,8 @@ def test_fused_ops_check_their_operands():
     attrs = {"strides": (1, 1), "padding": "VALID", "dilations": (1, 1),
              "data_format": "NHWC", "groups": 1}
     with pytest.raises(tf.errors.InvalidArgumentError, match="FusedConv2D.*bias"):
-        tf.engine.run_kernel("FusedConv2D", {"x": X, "filters": W, "bias": tf.ones([3], tf.float64)},
+        tf.engine.run_kernel("FusedConv2D",
+                             {"x": X, "filters": W, "bias": tf.ones([3], tf.float64)},
                              dict(attrs, activation="Relu"))
     with pytest.raises(tf.errors.InvalidArgumentError, match="FusedConv2D.*activation"):
         tf.engine.run_kernel("FusedConv2D", {"x": X, "filters": W, "bias": B},

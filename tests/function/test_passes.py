@@ -1,7 +1,8 @@
-"""Graph optimization passes (API §6.5): each pass on a small graph (its optimized graph
-printed on failure), the options that switch them, and a property test that random
-elementwise / broadcast / reduction graphs give the same values and gradients optimized
-and unoptimized."""
+"""Graph optimization (API §6.5, function/optimizer.py and the rule tables of
+function/rules/): each kind of rule on a small graph (its optimized graph printed on
+failure), the options that switch them, and a property test that random elementwise /
+broadcast / reduction graphs give the same values and gradients optimized and
+unoptimized."""
 from __future__ import annotations
 
 import numpy as np
