@@ -1,12 +1,20 @@
 """Rule tables keyed by op name: kernels (per backend), shape rules, VJP, JVP and batching
-rules.
+rules, and the facts the compiler reads about elementwise ops (`Pointwise`).
 
 Every registration remembers the source line that made it and a second one for the
 same key is refused, naming both places, unless `override=True` is passed.
+
+An elementwise op declares what the graph compiler may do with it where it is defined,
+as `define_op(..., pointwise=Pointwise(...))` (or `declare_pointwise` beside an op
+defined elsewhere): its expression over scalars for fused loops (function/fuse.py), the
+ufunc that is its whole kernel and may write into a dying input (function/executor.py),
+and whether float32 loops may use vectorized exp/tanh (function/vmath.py). The compiler
+reads only `POINTWISE`: an op declared there fuses with no compiler edit.
 """
 from __future__ import annotations
 
 import inspect
+import string
 import sys
 from operator import itemgetter
 from typing import Any, Callable
@@ -105,9 +113,94 @@ BATCHING: dict[str, Callable] = {}
 ONNX: dict[str, Callable] = {}
 # name -> implementation over tensors of composite ops (the same on every backend)
 COMPOSITES: dict[str, Callable] = {}
+# name -> the op's facts as an elementwise function (see Pointwise); an op missing here is
+# never fused nor run in place
+POINTWISE: dict[str, "Pointwise"] = {}
 _SITES: dict[tuple, str] = {}
 # Hooks the engine installs so kernels registered for an active backend get set up.
 kernel_listeners: list[Callable[[KernelEntry], None]] = []
+
+
+def _source_literal(value) -> str:
+    """An attribute's value as source text (`repr`; inf and NaN as NumPy's names)."""
+    if isinstance(value, float) and value != value:
+        return "np.nan"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return "np.inf" if value > 0 else "(-np.inf)"
+    return repr(value)
+
+
+class Pointwise:
+    """What the graph compiler may rely on about an elementwise op (one output, each
+    element a function of the operands' elements at the same index, after broadcasting).
+
+    - `expression`: the element's value as Python source that numba compiles, with
+      `{name}` for each operand (a scalar of the output's dtype) and for each attribute
+      named in `attrs` (its `repr`); `T` is the dtype's scalar type (`T(0)`, `T(x > 0)`)
+      and `np` is NumPy. Or a callable `expression(*operands, **attrs) -> str` given the
+      operands' source text (for list inputs: AddN's `" + ".join(operands)`). The fused
+      loop must give the same bits as the op's kernel: each arithmetic operation in the
+      kernel's order and precision (`T(0.1)`, not a Python float mixed into float32).
+    - `inputs`: the operands in the order `expression` reads them (default: the op's
+      inputs); a list input contributes all its members.
+    - `ufunc`: the NumPy ufunc that is the op's whole kernel on the operands in `inputs`
+      order, when it is one: a compiled program may then run it with `out=` into an
+      operand whose buffer dies there.
+    - `multi_pass`: the op's kernel makes several passes and temporaries (`dy * (y > 0)`),
+      so even alone it runs as one fused loop on large arrays.
+    - `vector_math`: in float32 loops, `np.exp`/`np.tanh` in the region's expressions
+      become vmath's vectorizable polynomials (function/vmath.py).
+
+    Example:
+        >>> define_op("Cube", ["x"], shape=same_shape,
+        ...           pointwise=Pointwise("{x} * {x} * {x}"))
+    """
+
+    __slots__ = ("expression", "inputs", "attrs", "ufunc", "multi_pass", "vector_math")
+
+    def __init__(self, expression: str | Callable[..., str], *, inputs=None, attrs=(),
+                 ufunc: Callable | None = None, multi_pass: bool = False,
+                 vector_math: bool = False):
+        self.expression = expression
+        self.inputs = None if inputs is None else tuple(inputs)
+        self.attrs = tuple(attrs)
+        self.ufunc, self.multi_pass, self.vector_math = ufunc, multi_pass, vector_math
+
+    def source(self, operands: list, attrs: dict) -> str:
+        """The expression over the operands' source text (`operands` in `inputs` order,
+        list inputs flattened), the declared attributes filled in from `attrs`."""
+        values = {name: attrs[name] for name in self.attrs}
+        if callable(self.expression):
+            return self.expression(*operands, **values)
+        named = dict(zip(self.inputs, operands))
+        named.update((name, _source_literal(value)) for name, value in values.items())
+        return self.expression.format(**named)
+
+    def _bind(self, op: OpDef) -> "Pointwise":
+        """This declaration for `op`, checked (a copy: its inputs filled in when omitted)."""
+        inputs = self.inputs or op.inputs
+        where = f"the pointwise facts of {op.name}"
+        unknown = [n for n in inputs if n not in op.inputs]
+        if unknown:
+            raise ValueError(f"{where}: inputs {unknown} are not among the op's inputs "
+                             f"{list(op.inputs)}")
+        if isinstance(self.expression, str):
+            used = {f for _, f, _, _ in string.Formatter().parse(self.expression) if f}
+            stray = sorted(used - set(inputs) - set(self.attrs))
+            if stray:
+                raise ValueError(f"{where}: the expression {self.expression!r} reads "
+                                 f"{stray}, neither inputs {list(inputs)} nor attrs "
+                                 f"{list(self.attrs)}")
+        if self.ufunc is not None and (self.attrs or set(inputs) & op.list_inputs):
+            raise ValueError(f"{where}: a ufunc kernel takes plain operands only (no "
+                             "attributes, no list inputs)")
+        return Pointwise(self.expression, inputs=inputs, attrs=self.attrs, ufunc=self.ufunc,
+                         multi_pass=self.multi_pass, vector_math=self.vector_math)
+
+    def __repr__(self):
+        shown = self.expression if isinstance(self.expression, str) else \
+            getattr(self.expression, "__name__", "<callable>")
+        return f"Pointwise({shown!r}, inputs={self.inputs})"
 
 
 def _claim(table: str, key, override: bool, site: str) -> None:
@@ -367,13 +460,19 @@ class JVPRule:
 def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, vjp=None,
               jvp=None, batch=None, impl=None, differentiable: bool = True,
               zeros_for_none: bool = False, stateful: bool = False, native=None,
-              onnx=None, override: bool = False) -> OpDef:
+              onnx=None, pointwise: Pointwise | None = None,
+              override: bool = False) -> OpDef:
     """Declare an op: its inputs, output count, shape rule, its VJP and JVP rules and its
     batching rule (see `BATCHING`).
 
     `impl(inputs, attrs)` makes a composite op: implemented over tensors by other ops,
     the same on every backend, recorded as one op with its own rules. `onnx` is its ONNX
-    lowering (see `ONNX`).
+    lowering (see `ONNX`). `pointwise` declares an elementwise op's facts for the graph
+    compiler (see `Pointwise`): with it the op fuses with its neighbours.
+
+    Example:
+        >>> define_op("Cube", ["x"], shape=same_shape, vjp={"x": lambda g, x: 3 * g * x * x},
+        ...           pointwise=Pointwise("{x} * {x} * {x}"))
     """
     site = _caller_site()
     _claim("op", name, override, site)
@@ -392,6 +491,9 @@ def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, v
     if onnx is not None:
         _claim("onnx", name, override, site)
         ONNX[name] = onnx
+    if pointwise is not None:
+        _claim("pointwise", name, override, site)
+        POINTWISE[name] = pointwise._bind(op)
     # the rules count as registrations too: replacing them needs override=True
     if not differentiable:
         _claim("gradient", name, override, site)
@@ -406,6 +508,32 @@ def define_op(name: str, inputs, *, list_inputs=(), num_outputs=1, shape=None, v
         _claim("jvp", name, override, site)
         JVPS[name] = JVPRule.from_rules(op, jvp)
     return op
+
+
+def declare_pointwise(op_name: str, facts: Pointwise, override: bool = False) -> None:
+    """Declare the elementwise facts of an op already defined (the `pointwise=` slot of
+    `define_op`, for an op whose definition cannot carry them). Example:
+        >>> declare_pointwise("Cube", Pointwise("{x} * {x} * {x}"))
+    """
+    op = OPS.get(op_name)
+    if op is None:
+        raise NotFoundError(f"declare_pointwise: no op {op_name!r} is defined")
+    _claim("pointwise", op_name, override, _caller_site())
+    POINTWISE[op_name] = facts._bind(op)
+
+
+def undefine_op(name: str) -> None:
+    """Remove an op's definition and every rule and fact registered with it (its kernels
+    stay: `unregister_kernel`). For tests and plugins that define ops for a while.
+    Example:
+        >>> define_op("Cube", ["x"]); undefine_op("Cube")
+    """
+    if name not in OPS:
+        raise NotFoundError(f"undefine_op: no op {name!r} is defined")
+    for table in (OPS, SHAPES, GRADIENTS, JVPS, BATCHING, ONNX, COMPOSITES, POINTWISE):
+        table.pop(name, None)
+    for key in [k for k in _SITES if k[1] == name]:
+        del _SITES[key]
 
 
 def ensure_op(name: str, inputs: dict) -> OpDef:

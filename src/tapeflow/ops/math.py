@@ -9,6 +9,7 @@ from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.memory import scalar_constant, wrap_native
+from .._core.registry import Pointwise
 from .._core.shape import broadcast_shapes
 from .._core.tensor import Tensor
 from ._args import binary_operands, dtype_arg, to_tensor
@@ -154,7 +155,8 @@ def add(x, y, name=None) -> Tensor:
 
 defop("Add", ["x", "y"], shape=_binary_shape("add"),
       vjp={"x": passthrough, "y": passthrough},
-      jvp={"x": lambda t: t, "y": lambda t: t}, batch=batch_broadcasting)
+      jvp={"x": lambda t: t, "y": lambda t: t}, batch=batch_broadcasting,
+      pointwise=Pointwise("{x} + {y}", ufunc=np.add))
 
 
 def subtract(x, y, name=None) -> Tensor:
@@ -167,7 +169,8 @@ def subtract(x, y, name=None) -> Tensor:
 
 defop("Sub", ["x", "y"], shape=_binary_shape("subtract"),
       vjp={"x": passthrough, "y": lambda g: negative(g)},
-      jvp={"x": lambda t: t, "y": lambda t: negative(t)}, batch=batch_broadcasting)
+      jvp={"x": lambda t: t, "y": lambda t: negative(t)}, batch=batch_broadcasting,
+      pointwise=Pointwise("{x} - {y}", ufunc=np.subtract))
 
 
 def multiply(x, y, name=None) -> Tensor:
@@ -181,7 +184,8 @@ def multiply(x, y, name=None) -> Tensor:
 defop("Mul", ["x", "y"], shape=_binary_shape("multiply"),
       vjp={"x": lambda g, y: g * conj(y), "y": lambda g, x: conj(x) * g},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * y,
-           "y": lambda t, x, y: x * align_tangent(t, y, x.ndim)}, batch=batch_broadcasting)
+           "y": lambda t, x, y: x * align_tangent(t, y, x.ndim)}, batch=batch_broadcasting,
+      pointwise=Pointwise("{x} * {y}", ufunc=np.multiply))
 
 
 def truediv(x, y, name=None) -> Tensor:
@@ -209,7 +213,7 @@ defop("RealDiv", ["x", "y"], shape=_binary_shape("truediv"),
       vjp={"x": lambda g, y: g / conj(y), "y": lambda g, y, ans: -g * conj(ans / y)},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) / y,
            "y": lambda t, x, y, ans: -align_tangent(t, y, x.ndim) * ans / y},
-      batch=batch_broadcasting)
+      batch=batch_broadcasting, pointwise=Pointwise("{x} / {y}", ufunc=np.true_divide))
 
 
 def floordiv(x, y, name=None) -> Tensor:
@@ -251,7 +255,8 @@ def negative(x, name=None) -> Tensor:
 
 
 defop("Neg", ["x"], shape=_same_shape,
-      vjp={"x": lambda g: negative(g)}, **linear(negative), batch=batch_elementwise)
+      vjp={"x": lambda g: negative(g)}, **linear(negative), batch=batch_elementwise,
+      pointwise=Pointwise("-{x}", ufunc=np.negative))
 
 
 def abs(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
@@ -262,7 +267,8 @@ def abs(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
     return run_kernel("Abs", {"x": x})
 
 
-defop("Abs", ["x"], shape=_same_shape, **elementwise(lambda x: sign(x)), batch=batch_elementwise)
+defop("Abs", ["x"], shape=_same_shape, **elementwise(lambda x: sign(x)), batch=batch_elementwise,
+      pointwise=Pointwise("np.abs({x})", ufunc=np.abs))
 # d|z| = Re(conj(s) dz) with s = sign(z) = z / |z|; the VJP (TF convention) is g * s.
 # Through sign, both are 0 at z = 0 (TF's div_no_nan) and differentiate again correctly.
 defop("ComplexAbs", ["x"], shape=_unary_shape(_real_out),
@@ -279,7 +285,9 @@ def sign(x, name=None) -> Tensor:
 
 
 defop("Sign", ["x"], shape=_same_shape, vjp={}, jvp={},  # piecewise constant
-      batch=batch_elementwise)
+      batch=batch_elementwise,
+      # (+0: NumPy's sign of -0.0 is 0.0, numba's -0.0)
+      pointwise=Pointwise("np.sign({x}) + T(0)", ufunc=np.sign))
 
 
 # s = z / |z| moves with z: ds = (dz - s Re(conj(s) dz)) / |z|, and the VJP (TF's
@@ -301,7 +309,8 @@ def exp(x, name=None) -> Tensor:
     return run_kernel("Exp", {"x": _unary("exp", x, _FC)})
 
 
-defop("Exp", ["x"], shape=_same_shape, **elementwise(lambda ans: ans), batch=batch_elementwise)
+defop("Exp", ["x"], shape=_same_shape, **elementwise(lambda ans: ans), batch=batch_elementwise,
+      pointwise=Pointwise("np.exp({x})", ufunc=np.exp, vector_math=True))
 
 
 def expm1(x, name=None) -> Tensor:
@@ -310,7 +319,7 @@ def expm1(x, name=None) -> Tensor:
 
 
 defop("Expm1", ["x"], shape=_same_shape, **elementwise(lambda ans: ans + 1),
-      batch=batch_elementwise)
+      batch=batch_elementwise, pointwise=Pointwise("np.expm1({x})", ufunc=np.expm1))
 
 
 def log(x, name=None) -> Tensor:
@@ -319,7 +328,7 @@ def log(x, name=None) -> Tensor:
 
 
 defop("Log", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(x)),
-      batch=batch_elementwise)
+      batch=batch_elementwise, pointwise=Pointwise("np.log({x})", ufunc=np.log))
 
 
 def log1p(x, name=None) -> Tensor:
@@ -328,7 +337,7 @@ def log1p(x, name=None) -> Tensor:
 
 
 defop("Log1p", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(x + 1)),
-      batch=batch_elementwise)
+      batch=batch_elementwise, pointwise=Pointwise("np.log1p({x})", ufunc=np.log1p))
 
 
 def sqrt(x, name=None) -> Tensor:
@@ -337,7 +346,7 @@ def sqrt(x, name=None) -> Tensor:
 
 
 defop("Sqrt", ["x"], shape=_same_shape, **elementwise(lambda ans: 0.5 / ans),
-      batch=batch_elementwise)
+      batch=batch_elementwise, pointwise=Pointwise("np.sqrt({x})", ufunc=np.sqrt))
 
 
 def rsqrt(x, name=None) -> Tensor:
@@ -346,7 +355,8 @@ def rsqrt(x, name=None) -> Tensor:
 
 
 defop("Rsqrt", ["x"], shape=_same_shape,
-      **elementwise(lambda ans: -0.5 * ans * square(ans)), batch=batch_elementwise)
+      **elementwise(lambda ans: -0.5 * ans * square(ans)), batch=batch_elementwise,
+      pointwise=Pointwise("T(1) / np.sqrt({x})", multi_pass=True))
 
 
 def square(x, name=None) -> Tensor:
@@ -354,7 +364,8 @@ def square(x, name=None) -> Tensor:
     return run_kernel("Square", {"x": _unary("square", x, _NUMBER)})
 
 
-defop("Square", ["x"], shape=_same_shape, **elementwise(lambda x: 2 * x), batch=batch_elementwise)
+defop("Square", ["x"], shape=_same_shape, **elementwise(lambda x: 2 * x), batch=batch_elementwise,
+      pointwise=Pointwise("{x} * {x}", ufunc=np.square))
 
 
 def reciprocal(x, name=None) -> Tensor:
@@ -363,7 +374,7 @@ def reciprocal(x, name=None) -> Tensor:
 
 
 defop("Reciprocal", ["x"], shape=_same_shape, **elementwise(lambda ans: -square(ans)),
-      batch=batch_elementwise)
+      batch=batch_elementwise, pointwise=Pointwise("T(1) / {x}", ufunc=np.reciprocal))
 
 
 def _safe_log(x: Tensor) -> Tensor:
@@ -396,7 +407,8 @@ defop("SquaredDifference", ["x", "y"], shape=_binary_shape("squared_difference")
       vjp={"x": lambda g, x, y: (2 * g) * (x - y), "y": lambda g, x, y: (-2 * g) * (x - y)},
       jvp={"x": lambda t, x, y: (2 * align_tangent(t, x, y.ndim)) * (x - y),
            "y": lambda t, x, y: (-2 * align_tangent(t, y, x.ndim)) * (x - y)},
-      batch=batch_broadcasting)
+      batch=batch_broadcasting,
+      pointwise=Pointwise("({x} - {y}) * ({x} - {y})", multi_pass=True))
 
 
 def maximum(x, y, name=None) -> Tensor:
@@ -405,12 +417,14 @@ def maximum(x, y, name=None) -> Tensor:
     return run_kernel("Maximum", {"x": x, "y": y})
 
 
+# Where x == y (0.0 and -0.0), NumPy's maximum and minimum give y (x86), numba's the first
+# argument: the fused expressions name y first.
 defop("Maximum", ["x", "y"], shape=_binary_shape("maximum"),
       vjp={"x": lambda g, x, y: g * _mask(greater_equal(x, y), g),
            "y": lambda g, x, y: g * _mask(less(x, y), g)},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * _mask(greater_equal(x, y), t),
            "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(less(x, y), t)},
-      batch=batch_broadcasting)
+      batch=batch_broadcasting, pointwise=Pointwise("np.maximum({y}, {x})", ufunc=np.maximum))
 
 
 def minimum(x, y, name=None) -> Tensor:
@@ -424,7 +438,7 @@ defop("Minimum", ["x", "y"], shape=_binary_shape("minimum"),
            "y": lambda g, x, y: g * _mask(greater(x, y), g)},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * _mask(less_equal(x, y), t),
            "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(greater(x, y), t)},
-      batch=batch_broadcasting)
+      batch=batch_broadcasting, pointwise=Pointwise("np.minimum({y}, {x})", ufunc=np.minimum))
 
 
 # --------------------------------------------------------------------------- trigonometric
@@ -435,7 +449,8 @@ def sin(x, name=None) -> Tensor:
     return run_kernel("Sin", {"x": _unary("sin", x, _FC)})
 
 
-defop("Sin", ["x"], shape=_same_shape, **elementwise(lambda x: cos(x)), batch=batch_elementwise)
+defop("Sin", ["x"], shape=_same_shape, **elementwise(lambda x: cos(x)), batch=batch_elementwise,
+      pointwise=Pointwise("np.sin({x})", ufunc=np.sin))
 
 
 def cos(x, name=None) -> Tensor:
@@ -443,7 +458,8 @@ def cos(x, name=None) -> Tensor:
     return run_kernel("Cos", {"x": _unary("cos", x, _FC)})
 
 
-defop("Cos", ["x"], shape=_same_shape, **elementwise(lambda x: -sin(x)), batch=batch_elementwise)
+defop("Cos", ["x"], shape=_same_shape, **elementwise(lambda x: -sin(x)), batch=batch_elementwise,
+      pointwise=Pointwise("np.cos({x})", ufunc=np.cos))
 
 
 def tan(x, name=None) -> Tensor:
@@ -537,7 +553,8 @@ def _tanh_grad(y, dy) -> Tensor:
 # Real inputs take the fused kernel; complex ones the generic conj(dfdx) form.
 defop("Tanh", ["x"], shape=_same_shape, jvp=elementwise(lambda ans: 1 - square(ans))["jvp"],
       vjp={"x": lambda g, ans: _tanh_grad(ans, g) if not ans.dtype.is_complex
-           else g * conj(1 - square(ans))}, batch=batch_elementwise)
+           else g * conj(1 - square(ans))}, batch=batch_elementwise,
+      pointwise=Pointwise("np.tanh({x})", ufunc=np.tanh, vector_math=True))
 
 
 def _fused_grad_shape(op: str):
@@ -550,7 +567,8 @@ def _fused_grad_shape(op: str):
 defop("TanhGrad", ["y", "dy"], shape=_fused_grad_shape("TanhGrad"),
       vjp={"dy": lambda g, y: _tanh_grad(y, g), "y": lambda g, y, dy: -2.0 * y * dy * g},
       jvp={"dy": lambda t, y, dy: _tanh_grad(y, align_tangent(t, dy, y.ndim)),
-           "y": lambda t, y, dy: -2.0 * y * dy * align_tangent(t, y, dy.ndim)})
+           "y": lambda t, y, dy: -2.0 * y * dy * align_tangent(t, y, dy.ndim)},
+      pointwise=Pointwise("(T(1) - {y} * {y}) * {dy}", multi_pass=True))
 
 
 def asinh(x, name=None) -> Tensor:
@@ -596,13 +614,15 @@ def _sigmoid_grad(y, dy) -> Tensor:
 defop("Sigmoid", ["x"], shape=_same_shape,
       jvp=elementwise(lambda ans: ans * (1 - ans))["jvp"],
       vjp={"x": lambda g, ans: _sigmoid_grad(ans, g) if not ans.dtype.is_complex
-           else g * conj(ans * (1 - ans))}, batch=batch_elementwise)
+           else g * conj(ans * (1 - ans))}, batch=batch_elementwise,
+      pointwise=Pointwise("T(1) / (T(1) + np.exp(-{x}))", multi_pass=True, vector_math=True))
 
 
 defop("SigmoidGrad", ["y", "dy"], shape=_fused_grad_shape("SigmoidGrad"),
       vjp={"dy": lambda g, y: _sigmoid_grad(y, g), "y": lambda g, y, dy: (1 - 2.0 * y) * dy * g},
       jvp={"dy": lambda t, y, dy: _sigmoid_grad(y, align_tangent(t, dy, y.ndim)),
-           "y": lambda t, y, dy: (1 - 2.0 * y) * dy * align_tangent(t, y, dy.ndim)})
+           "y": lambda t, y, dy: (1 - 2.0 * y) * dy * align_tangent(t, y, dy.ndim)},
+      pointwise=Pointwise("((T(1) - {y}) * {y}) * {dy}", multi_pass=True))
 
 
 def softplus(features, name=None) -> Tensor:
@@ -620,7 +640,8 @@ def softsign(features, name=None) -> Tensor:
 
 
 defop("Softsign", ["x"], shape=_same_shape,
-      **elementwise(lambda x: reciprocal(square(1 + abs(x)))), batch=batch_elementwise)
+      **elementwise(lambda x: reciprocal(square(1 + abs(x)))), batch=batch_elementwise,
+      pointwise=Pointwise("{x} / (T(1) + np.abs({x}))"))
 
 
 # --------------------------------------------------------------------------- special functions
@@ -702,9 +723,12 @@ def round(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
 
 
 # Piecewise constant: zero derivative almost everywhere (a symbolic zero).
-defop("Floor", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise)
-defop("Ceil", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise)
-defop("Round", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise)
+defop("Floor", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise,
+      pointwise=Pointwise("np.floor({x})", ufunc=np.floor))
+defop("Ceil", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise,
+      pointwise=Pointwise("np.ceil({x})", ufunc=np.ceil))
+defop("Round", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise,
+      pointwise=Pointwise("np.rint({x})"))  # (half to even, as np.round)
 
 
 # --------------------------------------------------------------------------- predicates

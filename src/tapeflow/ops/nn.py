@@ -10,6 +10,7 @@ from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.memory import scalar_constant
+from .._core.registry import Pointwise
 from .._core.shape import broadcast_shapes, compatible
 from .._core.tensor import Tensor
 from . import conv
@@ -110,7 +111,7 @@ def _leaky_relu_grad(dy, x, alpha):
     return run_kernel("LeakyReluGrad", {"dy": dy, "x": x}, {"alpha": alpha})
 
 
-def _masked_grad_op(name: str, other: str, grad) -> None:
+def _masked_grad_op(name: str, other: str, grad, pointwise: Pointwise) -> None:
     def vjp(d, m, **attrs):
         return grad(d, m, **attrs)
 
@@ -125,12 +126,18 @@ def _masked_grad_op(name: str, other: str, grad) -> None:
 
     defop(name, ["dy", other], shape=shape,
           vjp={"dy": derived(["g", other], vjp)},
-          jvp={"dy": derived(["t", other], jvp)})
+          jvp={"dy": derived(["t", other], jvp)}, pointwise=pointwise)
 
 
-_masked_grad_op("ReluGrad", "y", _relu_grad)
-_masked_grad_op("Relu6Grad", "y", _relu6_grad)
-_masked_grad_op("LeakyReluGrad", "x", _leaky_relu_grad)
+# (the expressions repeat the kernels' arithmetic: dy times the mask as a 0/1 float; the
+# leaky slope (x > 0) * (1 - alpha) + alpha, each factor rounded to the dtype first)
+_masked_grad_op("ReluGrad", "y", _relu_grad,
+                Pointwise("{dy} * T({y} > T(0))", multi_pass=True))
+_masked_grad_op("Relu6Grad", "y", _relu6_grad,
+                Pointwise("{dy} * T(({y} > T(0)) & ({y} < T(6)))", multi_pass=True))
+_masked_grad_op("LeakyReluGrad", "x", _leaky_relu_grad,
+                Pointwise("{dy} * (T({x} > T(0)) * T(1.0 - {alpha}) + T({alpha}))",
+                          attrs=("alpha",), multi_pass=True))
 
 
 # --------------------------------------------------------------------------- activations
@@ -145,9 +152,12 @@ def relu(features, name=None) -> Tensor:
     return run_kernel("Relu", {"x": x})
 
 
+# numba's np.maximum(a, b) gives a where a == b, NumPy's b (x86): 0 first, so that
+# relu(-0.0) is 0.0 fused as in the kernel's np.maximum(x, 0)
 defop("Relu", ["x"], shape=same_shape,
       vjp={"x": lambda g, ans: _relu_grad(g, ans)},
-      jvp={"x": lambda t, ans: _relu_grad(t, ans)}, batch=batch_elementwise)
+      jvp={"x": lambda t, ans: _relu_grad(t, ans)}, batch=batch_elementwise,
+      pointwise=Pointwise("np.maximum(T(0), {x})"))
 
 
 def relu6(features, name=None) -> Tensor:
@@ -158,7 +168,9 @@ def relu6(features, name=None) -> Tensor:
 
 defop("Relu6", ["x"], shape=same_shape,
       vjp={"x": lambda g, ans: _relu6_grad(g, ans)},
-      jvp={"x": lambda t, ans: _relu6_grad(t, ans)}, batch=batch_elementwise)
+      jvp={"x": lambda t, ans: _relu6_grad(t, ans)}, batch=batch_elementwise,
+      # (np.clip keeps -0.0, as numba's np.maximum(x, 0) does)
+      pointwise=Pointwise("np.minimum(np.maximum({x}, T(0)), T(6))"))
 
 
 def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
@@ -176,7 +188,9 @@ def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
 
 defop("LeakyRelu", ["x"], shape=same_shape,
       vjp={"x": lambda g, x, *, alpha: _leaky_relu_grad(g, x, alpha)},
-      jvp={"x": lambda t, x, *, alpha: _leaky_relu_grad(t, x, alpha)}, batch=batch_elementwise)
+      jvp={"x": lambda t, x, *, alpha: _leaky_relu_grad(t, x, alpha)}, batch=batch_elementwise,
+      pointwise=Pointwise("np.maximum(T(0), {x}) + T({alpha}) * np.minimum(T(0), {x})",
+                          attrs=("alpha",)))
 
 
 def elu(features, name=None) -> Tensor:

@@ -7,6 +7,7 @@ from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
 from .._core.indexed_slices import IndexedSlices
+from .._core.registry import Pointwise
 from .._core.shape import broadcast_shapes, is_dim, num_elements
 from .._core.tensor import Tensor
 from .._core.variable import Variable
@@ -625,9 +626,14 @@ def _add_n_rule(shapes, dtypes, attrs):
 
 
 # t lists the members' tangents, None where a member has none (at least one has one).
+def _sum_left_to_right(*operands: str) -> str:
+    return " + ".join(operands)  # as the AddN kernel adds them
+
+
 defop("AddN", ["inputs"], list_inputs=["inputs"], shape=_add_n_rule,
       vjp={"inputs": lambda g, *, N: [g] * N},
-      jvp={"inputs": lambda t: add_n([v for v in t if v is not None])})
+      jvp={"inputs": lambda t: add_n([v for v in t if v is not None])},
+      pointwise=Pointwise(_sum_left_to_right))
 
 
 # --------------------------------------------------------------------------- norms
