@@ -102,18 +102,6 @@ def _reporter(nodes: list) -> Callable:
     return report
 
 
-# Ops whose kernel is exactly this ufunc: the program may run them with `out=` into an
-# input that dies there (memory planning: no new buffer when an old one is free).
-IN_PLACE = {"Add": (np.add, ("x", "y")), "Sub": (np.subtract, ("x", "y")),
-            "Mul": (np.multiply, ("x", "y")), "RealDiv": (np.true_divide, ("x", "y")),
-            "Maximum": (np.maximum, ("x", "y")), "Minimum": (np.minimum, ("x", "y")),
-            "Neg": (np.negative, ("x",)), "Abs": (np.abs, ("x",)),
-            "Square": (np.square, ("x",)), "Reciprocal": (np.reciprocal, ("x",)),
-            "Exp": (np.exp, ("x",)), "Expm1": (np.expm1, ("x",)), "Log": (np.log, ("x",)),
-            "Log1p": (np.log1p, ("x",)), "Sqrt": (np.sqrt, ("x",)), "Sin": (np.sin, ("x",)),
-            "Cos": (np.cos, ("x",)), "Tanh": (np.tanh, ("x",))}
-
-
 def _alone() -> int:
     """References a local array nobody else holds shows to sys.getrefcount (measured, not
     assumed: it depends on the interpreter)."""
@@ -126,11 +114,14 @@ _ALONE = _alone()
 
 def _reusable(node, j: int, last: dict, keep: set, inputs: set):
     """(ufunc, names of its operands, the operand whose buffer the output may take) for a
-    node that can write into an input dying at it, else None. At run time the buffer is
+    node that can write into an input dying at it, else None: an op whose kernel is
+    exactly a ufunc (its declared `Pointwise.ufunc`) may run with `out=` into that input
+    (memory planning: no new buffer when an old one is free). At run time the buffer is
     taken only if no one else holds it (see Program._compile)."""
-    spec = IN_PLACE.get(node.op)
-    if spec is None or len(node.outputs) != 1:
+    facts = _reg.POINTWISE.get(node.op)
+    if facts is None or facts.ufunc is None or len(node.outputs) != 1:
         return None
+    spec = (facts.ufunc, facts.inputs)
     out = node.outputs[0]
     if not (out.dtype.is_floating or out.dtype.is_complex) or None in out._shape:
         return None
