@@ -106,6 +106,22 @@ def test_keras_export_rnn_any_batch_and_gradient():
     np.testing.assert_allclose(grad, fd, atol=1e-4)
 
 
+def test_keras_export_transformer_traces_once_for_any_batch():
+    io, m = _io("keras_transformer"), _load("keras_transformer")
+    _close(m.serve(io["in/x"]).numpy(), io["serve/output"])
+    _close(m.serve(io["in/x"][:1]).numpy(), io["serve/output"][:1])
+    # run-time sizes (Tensordot's reshapes of [batch * time, units]) trace for the
+    # signature's unknown batch: no per-shape traces
+    assert not m.serve.concrete_functions[0]._exact
+
+
+def test_keras_export_two_inputs_dict_output():
+    io, m = _io("keras_two_inputs"), _load("keras_two_inputs")
+    _close(m.serve([io["in/a"], io["in/b"]])["z"].numpy(), io["serve/z"])
+    out = m.signatures["serving_default"](a=io["in/a"], b=io["in/b"])
+    _close(out["z"].numpy(), io["serving_default/z"])
+
+
 def _control_numpy(x, w):
     """The Control module of the generator in float64 NumPy."""
     y = np.tanh(x) if x.sum() > 0 else 2.0 * x

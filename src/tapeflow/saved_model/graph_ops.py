@@ -117,10 +117,23 @@ def _binary(fn: Callable, numpy_fn: Callable | None = None) -> Callable:
     return run
 
 
-def _reduce(fn: Callable) -> Callable:
+def _reduce(fn: Callable, numpy_fn: Callable | None = None) -> Callable:
     def run(ins, attrs, node):
         axis = _ints(ins[1], "axis", node)
-        return [fn(_t(ins[0]), axis=axis, keepdims=bool(attrs.get("keep_dims", False)))]
+        keep = bool(attrs.get("keep_dims", False))
+        if numpy_fn is not None and isinstance(ins[0], np.ndarray):  # sizes of a shape
+            return [np.asarray(numpy_fn(ins[0], axis=tuple(axis), keepdims=keep),
+                               ins[0].dtype)]
+        if numpy_fn is np.prod and isinstance(ins[0], _Sizes) and not keep:
+            # a product of sizes, some known at run time only (Tensordot's reshapes)
+            known = [v for v in ins[0] if isinstance(v, np.ndarray)]
+            total = np.asarray(np.prod(known) if known else 1, _t(ins[0]).dtype
+                               .as_numpy_dtype)
+            for v in ins[0]:
+                if not isinstance(v, np.ndarray):
+                    total = M.multiply(_t(total), v)
+            return [total]
+        return [fn(_t(ins[0]), axis=axis, keepdims=keep)]
     return run
 
 
@@ -211,18 +224,31 @@ def _reshape(ins, attrs, node):
     x, shape = ins
     if isinstance(x, np.ndarray) and _static(shape) is not None:
         return [x.reshape(_ints(shape, "shape", node))]
-    return [A.reshape(_t(x), _shape_arg(shape))]
+    dims = _shape_arg(shape)
+    if isinstance(dims, list):
+        computed = [i for i, d in enumerate(dims) if isinstance(d, Tensor)]
+        if len(computed) == 1 and not any(isinstance(d, int) and d == -1 for d in dims):
+            # one size computed at run time (a product of dims, as Keras flattens batch
+            # and time): the only size Reshape can infer, so it is left to infer it
+            dims = [-1 if i == computed[0] else d for i, d in enumerate(dims)]
+    return [A.reshape(_t(x), dims)]
 
 
 def _shape(ins, attrs, node):
     x = ins[0]
-    out = _dtype(attrs.get("out_type", 3)).as_numpy_dtype
+    dtype = _dtype(attrs.get("out_type", 3))
+    out = dtype.as_numpy_dtype
     if isinstance(x, np.ndarray):
         return [np.asarray(x.shape, out)]
     dims = list(_t(x).shape)
     if all(d is not None for d in dims):
         return [np.asarray(dims, out)]
-    return [M.cast(A.shape(_t(x)), _dtype(attrs.get("out_type", 3)))]
+    # sizes one by one: the known ones stay constants (products of them fold), each
+    # run-time one a slice of the shape, which tapeflow's shape arguments accept
+    full = A.shape(_t(x), out_type=dtype)
+    return [_Sizes(np.asarray(d, out) if d is not None else
+                   I.strided_slice(full, [i], [i + 1], [1], shrink_axis_mask=1)
+                   for i, d in enumerate(dims))]
 
 
 def _pack(ins, attrs, node):
@@ -246,6 +272,10 @@ def _concat(ins, attrs, node):
     values = ins[:-1]
     if all(isinstance(x, np.ndarray) for x in values):
         return [np.concatenate(values, axis=axis)]
+    if any(isinstance(x, _Sizes) for x in values) and all(
+            isinstance(x, _Sizes) or (isinstance(x, np.ndarray) and x.ndim == 1)
+            for x in values):
+        return [_Sizes(v for x in values for v in (x if isinstance(x, _Sizes) else list(x)))]
     return [A.concat([_t(x) for x in values], axis=axis)]
 
 
@@ -255,14 +285,18 @@ def _strided_slice(ins, attrs, node):
     masks = {k: int(attrs.get(k, 0)) for k in ("begin_mask", "end_mask", "ellipsis_mask",
                                                 "new_axis_mask", "shrink_axis_mask")}
     x = ins[0]
-    if isinstance(x, np.ndarray) and not (masks["ellipsis_mask"] or masks["new_axis_mask"]):
+    plain = not (masks["ellipsis_mask"] or masks["new_axis_mask"])
+    if plain and (isinstance(x, np.ndarray) or (isinstance(x, _Sizes) and len(begin) == 1)):
         index = []
-        for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        for i, (b, e, st) in enumerate(zip(begin, end, strides)):
             if masks["shrink_axis_mask"] >> i & 1:
                 index.append(b)
                 continue
             index.append(slice(None if masks["begin_mask"] >> i & 1 else b,
-                               None if masks["end_mask"] >> i & 1 else e, s))
+                               None if masks["end_mask"] >> i & 1 else e, st))
+        if isinstance(x, _Sizes):
+            picked = x[index[0]]
+            return [_Sizes(picked) if isinstance(index[0], slice) else picked]
         return [np.asarray(x[tuple(index)])]
     return [I.strided_slice(_t(x), begin, end, strides, **masks)]
 
@@ -303,6 +337,13 @@ def _range(ins, attrs, node):
 
 def _gather(ins, attrs, node):
     axis = _ints(ins[2], "axis", node)[0] if len(ins) > 2 else 0
+    params, indices = ins[0], _static(ins[1])
+    if indices is not None and axis == 0:
+        if isinstance(params, np.ndarray):
+            return [np.take(params, indices, axis=0)]
+        if isinstance(params, _Sizes):  # sizes picked from a shape
+            return [_Sizes(params[int(i)] for i in indices.reshape(-1))
+                    if indices.ndim else params[int(indices)]]
     return [I.gather(_t(ins[0]), _t(ins[1]), axis=axis,
                      batch_dims=int(attrs.get("batch_dims", 0)))]
 
@@ -410,6 +451,35 @@ def _list_length(ins, attrs, node):
     return [ins[0].size()]
 
 
+def _band_part(ins, attrs, node):
+    return [L.band_part(_t(ins[0]), _ints(ins[1], "num_lower", node)[0],
+                        _ints(ins[2], "num_upper", node)[0])]
+
+
+def _cumsum(ins, attrs, node):
+    return [R.cumsum(_t(ins[0]), axis=_ints(ins[1], "axis", node)[0],
+                     exclusive=bool(attrs.get("exclusive")), reverse=bool(attrs.get("reverse")))]
+
+
+def _one_hot(ins, attrs, node):
+    return [K.one_hot(_t(ins[0]), _ints(ins[1], "depth", node)[0], on_value=_t(ins[2]),
+                      off_value=_t(ins[3]), axis=int(attrs.get("axis", -1)))]
+
+
+def _clip(ins, attrs, node):
+    return [M.clip_by_value(_t(ins[0]), _t(ins[1]), _t(ins[2]))]
+
+
+def _top_k(ins, attrs, node):
+    values, indices = R.top_k(_t(ins[0]), k=_ints(ins[1], "k", node)[0],
+                              sorted=bool(attrs.get("sorted", True)))
+    return [values, indices]
+
+
+def _reverse(ins, attrs, node):
+    return [A.reverse(_t(ins[0]), _ints(ins[1], "axis", node))]
+
+
 def _np_or(fn, npfn):
     return _binary(fn, npfn)
 
@@ -449,8 +519,9 @@ OPS: dict[str, Callable] = {
     "Floor": _unary(M.floor), "Ceil": _unary(M.ceil), "Round": _unary(M.round),
     "Sign": _unary(M.sign), "LeakyRelu": _leaky_relu,
     "Softmax": _softmax(N.softmax), "LogSoftmax": _softmax(N.log_softmax),
-    "Sum": _reduce(R.reduce_sum), "Mean": _reduce(R.reduce_mean), "Max": _reduce(R.reduce_max),
-    "Min": _reduce(R.reduce_min), "Prod": _reduce(R.reduce_prod), "All": _reduce(R.reduce_all),
+    "Sum": _reduce(R.reduce_sum, np.sum), "Mean": _reduce(R.reduce_mean),
+    "Max": _reduce(R.reduce_max, np.max), "Min": _reduce(R.reduce_min, np.min),
+    "Prod": _reduce(R.reduce_prod, np.prod), "All": _reduce(R.reduce_all),
     "Any": _reduce(R.reduce_any), "ArgMax": _arg_reduce(R.argmax),
     "ArgMin": _arg_reduce(R.argmin), "AddN": _add_n,
     "Cast": _cast, "Reshape": _reshape, "Shape": _shape, "Pack": _pack, "Unpack": _unpack,
@@ -460,7 +531,8 @@ OPS: dict[str, Callable] = {
     "GatherV2": _gather, "Select": _select, "SelectV2": _select, "Pad": _pad, "PadV2": _pad,
     "Tile": _tile, "BroadcastTo": _broadcast_to,
     "FusedBatchNormV3": _fused_batch_norm, "FusedBatchNorm": _fused_batch_norm,
-    "Split": _split, "SplitV": _split_v,
+    "Split": _split, "SplitV": _split_v, "MatrixBandPart": _band_part, "Cumsum": _cumsum,
+    "OneHot": _one_hot, "ClipByValue": _clip, "TopKV2": _top_k, "ReverseV2": _reverse,
     "TensorListReserve": _list_reserve, "TensorListFromTensor": _list_from_tensor,
     "TensorListGetItem": _list_get, "TensorListSetItem": _list_set,
     "TensorListStack": _list_stack, "TensorListLength": _list_length,
@@ -468,6 +540,7 @@ OPS: dict[str, Callable] = {
 
 # ops whose outputs are several named args (a tensor each): where each starts
 _OUTPUT_ARGS = {
+    "TopKV2": ["values", "indices"],
     "FusedBatchNormV3": ["y", "batch_mean", "batch_variance", "reserve_space_1",
                          "reserve_space_2", "reserve_space_3"],
     "FusedBatchNorm": ["y", "batch_mean", "batch_variance", "reserve_space_1",
