@@ -51,7 +51,9 @@ def is_all(t, number) -> bool:
         return number == 1
     if node.op == "Const":
         value = node.attrs["value"]
-        return value.size > 0 and bool(np.all(value == number))
+        if value.size == 1:  # (most constants: no array reduction to call)
+            return bool(value.reshape(-1)[0] == number)
+        return value.size > 0 and bool((value == number).all())
     if node.op == "BroadcastTo":  # a constant spread out (a gradient seed of ones)
         return is_all(node.inputs["x"], number)
     return False
