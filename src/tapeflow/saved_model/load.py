@@ -15,6 +15,7 @@ Example:
 """
 from __future__ import annotations
 
+import collections
 import os
 from collections.abc import Mapping
 
@@ -87,10 +88,12 @@ def _structure(buf: bytes):
     if 53 in f:
         return {k: _structure(v) for k, v in P.parse_map(P.parse(f[53][-1]).get(1, []))
                 .items()}
-    if 54 in f:
+    if 54 in f:  # a namedtuple: rebuilt as one of its name and fields (field order)
         nt = P.parse(f[54][-1])
-        return {P.text(P.parse(p), 1): _structure(P.parse(p).get(2, [b""])[-1])
-                for p in nt.get(2, [])}
+        pairs = [P.parse(p) for p in nt.get(2, [])]
+        kind = collections.namedtuple(P.text(nt, 1) or "NamedTuple",
+                                      [P.text(p, 1) for p in pairs], rename=True)
+        return kind(*(_structure(p.get(2, [b""])[-1]) for p in pairs))
     if 34 in f:
         raise ValueError("saved_model.load: a signature holds a composite tensor (TypeSpec); "
                          "only tensors are supported")
@@ -105,8 +108,9 @@ def _function_spec(buf: bytes) -> tuple[list, list]:
     """(positional parameter names, keyword-only names) of a FunctionSpec."""
     spec = P.parse(buf)
     full = _structure(spec.get(1, [b""])[-1]) if 1 in spec else None
-    if not isinstance(full, dict):
+    if not hasattr(full, "_asdict"):
         return [], []
+    full = full._asdict()
     args = [a for a in (full.get("args") or [])]
     if spec.get(2, [0])[-1] and args and args[0] == "self":  # is_method
         args = args[1:]
@@ -170,8 +174,9 @@ class RestoredConcreteFunction:
     """
 
     def __init__(self, name: str, library: Library, inputs, outputs, bound: list,
-                 keywords: list | None = None):
+                 keywords: list | None = None, params: list | None = None):
         self.name = name
+        self._param_names = list(params or [])  # the Python names of positional inputs
         self._library = library
         self.structured_input_signature = inputs
         self.structured_outputs = outputs
@@ -224,7 +229,7 @@ class RestoredConcreteFunction:
         if len(args) > len(sig_args):
             raise _Mismatch("too many positional arguments")
         values = list(args)
-        names = list(getattr(self, "_param_names", []))
+        names = self._param_names
         for i in range(len(args), len(sig_args)):
             name = names[i] if i < len(names) else None
             if name is not None and name in kwargs:
@@ -530,9 +535,7 @@ def load(export_dir, tags=None, options: LoadOptions | None = None):
         outputs = _structure(rec[4][-1]) if 4 in rec else None
         bound = [build(i) for i in P.varints(rec.get(2, []))]
         bound = [b.numpy() if isinstance(b, Tensor) else b for b in bound]
-        cf = RestoredConcreteFunction(name, lib, inputs, outputs, bound, keywords)
-        cf._param_names = params or []
-        return cf
+        return RestoredConcreteFunction(name, lib, inputs, outputs, bound, keywords, params)
 
     def build(nid: int):
         if nid in built:
