@@ -205,3 +205,27 @@ def test_the_gradient_recomputes_no_iteration_past_the_last_checkpoint():
     np.testing.assert_allclose(float(v), 1.1 ** 10, rtol=1e-14)
     np.testing.assert_allclose(float(g), 10 * 1.1 ** 9, rtol=1e-14)
     assert len(runs) == 10 + 9 + 10 + 10
+
+
+def test_a_small_loop_gradient_stores_every_iteration_and_recomputes_none():
+    """Automatic k: ten iterations' saved tensors fit in STORE_ALL_BYTES, so the gradient
+    keeps them all from one pass of the forward variant: 10 + 10 + 10 calls."""
+    runs = []
+
+    def count(v):
+        runs.append(1)
+        return v
+
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            _, v = tf.while_loop(
+                lambda i, v: i < 10,
+                lambda i, v: (i + 1, tf.py_function(count, [v], tf.float64) * 0.0 + v * x),
+                (tf.constant(0), tf.ones_like(x)))
+        return v, tape.gradient(v, x)
+
+    v, g = f(tf.constant(1.1, tf.float64))
+    np.testing.assert_allclose(float(g), 10 * 1.1 ** 9, rtol=1e-14)
+    assert len(runs) == 10 + 10 + 10

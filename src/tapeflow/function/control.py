@@ -29,6 +29,9 @@ import numpy as np
 from .._core import registry as _reg
 from .._core.backends import REGISTRY as _backends
 from .._core.errors import InvalidArgumentError, NotFoundError
+from .._core.tensor import TensorSpec
+from .concrete import ConcreteFunction
+from .graph import FuncGraph, tracing
 
 __all__ = ["checkpoint_stride", "install_kernels", "run_fused", "run_if", "run_while",
            "run_while_grad"]
@@ -124,6 +127,30 @@ def _limit(inputs: dict) -> int | None:
     return int(limit[0]) if limit else None
 
 
+def _step_function(cond_cf, body_cf):
+    """One iteration as one function: the body, then the cond on its results (with the
+    same arguments), returning the new loop variables and whether to go on; so an
+    iteration is one program call. None when the cond changes state (it then runs only
+    where the loop asks it, as written)."""
+    if any(n.stateful and n.op != "ReadVariableOp" for n in cond_cf.graph.nodes):
+        return None
+
+    def build():
+        n_vars = len(body_cf._flat_outputs)
+        g = FuncGraph(body_cf.name + "_step")
+        params = [g.placeholder(t._shape, t.dtype) for t in body_cf.graph.inputs]
+        with tracing(g):  # both functions inlined: one graph to optimize and fuse
+            outs = body_cf._call_flat(params)
+            pred = cond_cf._call_flat(list(outs) + params[n_vars:])[0]
+        if g.captures:  # (sealed functions capture nothing: a safety net)
+            return None
+        specs = tuple(TensorSpec(t._shape, t.dtype) for t in params)
+        step = ConcreteFunction(g, (specs, {}), list(outs) + [pred], len(params), g.name)
+        step.jit_compile = body_cf.jit_compile
+        return step
+    return body_cf.derived(("step", cond_cf), build)
+
+
 def run_while(inputs: dict, attrs: dict, backend) -> list:
     """A While node: the body's program while the cond's program says so (at most
     `maximum_iterations` times); the final loop variables, then the iteration count.
@@ -144,9 +171,18 @@ def run_while(inputs: dict, attrs: dict, backend) -> list:
             n += 1
     else:
         cond = _Runner(attrs["cond"], backend, xs + args)
-        while (limit is None or n < limit) and cond(xs + args)[0]:
-            xs = list(body(xs + args))
-            n += 1
+        step_cf = _step_function(attrs["cond"], attrs["body"])
+        if step_cf is None:
+            while (limit is None or n < limit) and cond(xs + args)[0]:
+                xs = list(body(xs + args))
+                n += 1
+        elif cond(xs + args)[0]:
+            step = _Runner(step_cf, backend, xs + args)
+            while limit is None or n < limit:
+                *xs, go = step(xs + args)
+                n += 1
+                if not go:
+                    break
     return [_native(x, backend) for x in xs] + [_count(n, backend)]
 
 
@@ -164,6 +200,16 @@ def checkpoint_stride(n: int, given=None) -> int:
     if given:
         return int(given)
     return max(1, math.isqrt(max(n - 1, 0)) + 1)
+
+
+# The loop gradient keeps every iteration's saved tensors (no recomputation: k = n) when
+# they take at most this many bytes; above it, k ~ sqrt(n) bounds the memory (API 8.5).
+STORE_ALL_BYTES = 32 << 20
+
+
+def _nbytes(a) -> int:
+    size = getattr(a, "nbytes", None)
+    return int(size) if size is not None else math.prod(a.shape) * 8
 
 
 class _Sums:
@@ -199,7 +245,9 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
     segment's iterations are recomputed from its checkpoint with the body's forward
     variant (keeping what the body's backward function reads) and the body's backward
     function runs over them in reverse. Memory: n/k checkpoints plus one segment of k
-    iterations' saved tensors, O(sqrt(n)) for the automatic k.
+    iterations' saved tensors. The automatic k is n when all iterations' saved tensors
+    fit in STORE_ALL_BYTES (one segment: no first pass), else about sqrt(n), O(sqrt(n))
+    memory.
 
     Example (the gradient of a traced `tf.while_loop` runs through here):
         >>> @tf.function
@@ -222,13 +270,20 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
     b = backend
     x0, args = list(inputs["loop_vars"]), list(inputs["args"])
     n = int(inputs["count"])
-    k = checkpoint_stride(n, attrs["k"])
     n_vars = grad.n_vars
-    body = _Runner(grad.body, b, x0 + args)
+    saved_at, slots = grad.saved_positions, grad.slots
     variant = _Runner(grad.variant, b, x0 + args)
+    k, first = attrs["k"], None
+    if not k and n > 1:  # the first iteration's saved tensors tell what storing all costs
+        first = variant(x0 + args)
+        per_step = sum(_nbytes(first[p]) for p in saved_at) + sum(_nbytes(x) for x in x0)
+        if per_step * n <= STORE_ALL_BYTES:
+            k = n
+        else:
+            first = None
+    k = checkpoint_stride(n, k)
     backward = None  # compiled at its first call (its inputs are the cotangents)
     captured = grad.backward_captures(b)
-    saved_at, slots = grad.saved_positions, grad.slots
     # the cotangent of every loop variable (zeros for the non-trainable ones: the body's
     # backward function takes a cotangent for each output)
     given = iter(inputs["cots"])
@@ -236,18 +291,24 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
            for trainable, x, dt in zip(grad.var_trainable, x0, grad.var_dtypes)]
     arg_sums, res_sums = _Sums(grad.n_args, b), _Sums(grad.n_resources, b)
     checkpoints, x = [], x0
+    body = None
     for step in range(n):
         if step % k == 0:
             checkpoints.append(x)
             if step + k >= n:  # the last stored state: no segment starts after it
                 break
+        if body is None:
+            body = _Runner(grad.body, b, x + args)
         x = list(body(x + args))
     del x
     for start in range(k * (len(checkpoints) - 1), -1, -k):
         x = checkpoints.pop()
         segment = []
-        for _ in range(start, min(start + k, n)):
-            outs = variant(x + args)
+        for step in range(start, min(start + k, n)):
+            if step == 0 and first is not None:  # already computed
+                outs, first = first, None
+            else:
+                outs = variant(x + args)
             segment.append(([v.shape for v in x], [outs[p] for p in saved_at]))
             x = list(outs[:n_vars])
         del x

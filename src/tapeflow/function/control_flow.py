@@ -425,8 +425,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     one "While" node: the loop variables keep their shapes and dtypes across iterations,
     unless `shape_invariants` (the same structure of shapes, None for a dimension that
     may vary) allows more. The gradient (tapeflow extension: `checkpoint_every`, the
-    iterations between stored loop states, about sqrt(n) when None) keeps O(sqrt(n))
-    loop states instead of n.
+    iterations between stored loop states; when None, all of them if every iteration's
+    saved tensors fit in `control.STORE_ALL_BYTES`, 32 MiB, else about sqrt(n)) keeps
+    O(sqrt(n)) loop states instead of n.
 
     Example:
         >>> i, total = tf.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + i),
