@@ -51,9 +51,9 @@ def is_all(t, number) -> bool:
         return number == 1
     if node.op == "Const":
         value = node.attrs["value"]
-        if value.size == 1:  # (most constants: no array reduction to call)
+        if type(value) is np.ndarray and value.size == 1:  # (most: no reduction to call)
             return bool(value.reshape(-1)[0] == number)
-        return value.size > 0 and bool((value == number).all())
+        return value.size > 0 and bool(np.all(value == number))
     if node.op == "BroadcastTo":  # a constant spread out (a gradient seed of ones)
         return is_all(node.inputs["x"], number)
     return False
