@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import collections
+import inspect
 import os
 from collections.abc import Mapping
 
@@ -118,6 +119,14 @@ def _function_spec(buf: bytes) -> tuple[list, list]:
 
 
 # ---------------------------------------------------------------- functions
+
+def _named(spec, name: str):
+    """A single TensorSpec renamed `name` (a signature's input key); structures as they
+    are."""
+    if isinstance(spec, TensorSpec):
+        return TensorSpec(spec.shape, spec.dtype, name=name)
+    return spec
+
 
 def _compatible(spec: TensorSpec, value: Tensor) -> bool:
     if value.dtype != spec.dtype:
@@ -285,6 +294,38 @@ class RestoredConcreteFunction:
         return nest.pack_sequence_as(self.structured_outputs, list(outs)) \
             if self.structured_outputs is not None else None
 
+    def _parameters(self) -> tuple[list, list] | None:
+        """(Python parameter names, their spec structures) of this function as a Python
+        function of its inputs, or None when a Python value (not a tensor) is one."""
+        sig_args, sig_kwargs = self.structured_input_signature
+        sig_args, sig_kwargs = list(sig_args or ()), dict(sig_kwargs or {})
+        for leaf in _flatten((sig_args, sig_kwargs)):
+            if not isinstance(leaf, TensorSpec):
+                return None
+        names = [self._param_names[i] if i < len(self._param_names) else f"arg_{i}"
+                 for i in range(len(sig_args))]
+        keys = [k for k in (self._keywords or sorted(sig_kwargs)) if k in sig_kwargs]
+        keys += [k for k in sorted(sig_kwargs) if k not in keys]
+        specs = list(sig_args) + [_named(sig_kwargs[k], k) for k in keys]
+        return names + keys, specs
+
+    def as_function(self):
+        """This function as a tapeflow `tf.function` with an input_signature (what
+        `saved_model.save` writes again), or None when a Python value is one of its
+        inputs."""
+        params = self._parameters()
+        if params is None:
+            return None
+        names, specs = params
+        n_args = len(self.structured_input_signature[0] or ())
+
+        def run(*values):
+            return self(*values[:n_args], **dict(zip(names[n_args:], values[n_args:])))
+        run.__signature__ = inspect.Signature([
+            inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+        run.__name__ = self.name.replace("__inference_", "").rsplit("_", 1)[0] or "restored"
+        return function(run, input_signature=specs, autograph=False)
+
     def __repr__(self) -> str:
         return f"<RestoredConcreteFunction {self.name} {self.structured_input_signature}>"
 
@@ -344,6 +385,29 @@ class RestoredFunction:
     def __get__(self, instance, owner=None):
         return self
 
+    def as_function(self):
+        """A tapeflow `tf.function` running this function, traced for each restored
+        concrete function whose inputs are all tensors (what `saved_model.save` writes
+        again), or None when none is."""
+        usable = [(cf, cf._parameters()) for cf in self.concrete_functions]
+        usable = [(cf, p) for cf, p in usable if p is not None]
+        if not usable:
+            return None
+        names, _ = usable[0][1]
+        restored = self
+
+        def run(*args, **kwargs):
+            return restored(*args, **kwargs)
+        run.__signature__ = inspect.Signature([
+            inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+        run.__name__ = self.name if self.name.isidentifier() else "restored"
+        if len(usable) == 1:
+            return function(run, input_signature=usable[0][1][1], autograph=False)
+        fn = function(run, autograph=False)
+        for cf, (_, specs) in usable:
+            fn.get_concrete_function(*specs)
+        return fn
+
     def __repr__(self) -> str:
         return f"<RestoredFunction {self.name}: {len(self.concrete_functions)} traces>"
 
@@ -377,6 +441,27 @@ class _UserObject:
         return {k: v for k, v in self._children.items()
                 if not isinstance(v, (RestoredFunction, RestoredConcreteFunction,
                                       _SignatureMap))}
+
+    def _restored_functions(self) -> dict:
+        """{name: tapeflow tf.function} of the restored functions this object holds,
+        those `saved_model.save` can write again."""
+        out = {}
+        for name, value in self._children.items():
+            if isinstance(value, (RestoredFunction, RestoredConcreteFunction)):
+                fn = value.as_function()
+                if fn is not None:
+                    out[name] = fn
+        return out
+
+    def _restored_signatures(self) -> dict:
+        """{key: concrete function} of this object's signatures, as tapeflow traces."""
+        sigs = self._children.get("signatures")
+        out = {}
+        for key, value in (sigs.items() if isinstance(sigs, _SignatureMap) else ()):
+            fn = value.as_function()
+            if fn is not None:
+                out[key] = fn.get_concrete_function()
+        return out
 
     def _add_child(self, name: str, value) -> None:
         self._children[name] = value

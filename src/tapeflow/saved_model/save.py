@@ -214,10 +214,16 @@ def _function_attrs(obj) -> dict:
     for k, v in getattr(obj, "__dict__", {}).items():
         if isinstance(v, (Function, ConcreteFunction)) and public(k):
             found[k] = v
+    restored = getattr(obj, "_restored_functions", None)  # an object `load` rebuilt
+    if restored is not None:
+        found.update((k, v) for k, v in restored().items() if public(k))
     return found
 
 
 def _normalize_signatures(obj, signatures) -> dict:
+    if signatures is None and hasattr(obj, "_restored_signatures"):
+        # an object `load` rebuilt keeps the signatures it was loaded with (as TensorFlow)
+        return obj._restored_signatures()
     if signatures is None:
         # as TensorFlow: exactly one tf.function with an input_signature is the default
         # signature; with none or several, the SavedModel has no signature
