@@ -229,3 +229,23 @@ def test_a_small_loop_gradient_stores_every_iteration_and_recomputes_none():
     v, g = f(tf.constant(1.1, tf.float64))
     np.testing.assert_allclose(float(g), 10 * 1.1 ** 9, rtol=1e-14)
     assert len(runs) == 10 + 10 + 10
+
+
+def test_map_fn_and_tensor_array_loops_on_the_array_api_backend(strict):
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.map_fn(lambda r: tf.reduce_sum(r * r), x)
+            ta = tf.TensorArray(tf.float64, size=3)
+            for i in tf.range(3):
+                ta = ta.write(i, x[i] * 2.0)
+            z = tf.reduce_sum(y) + tf.reduce_sum(ta.stack())
+        return y, z, tape.gradient(z, x)
+
+    x = np.arange(6.0).reshape(3, 2)
+    y, z, g = f(tf.constant(x))
+    assert type(y._native) is Strict
+    np.testing.assert_allclose(y.numpy(), (x * x).sum(1), rtol=1e-15)
+    np.testing.assert_allclose(float(z), (x * x).sum() + 2.0 * x.sum(), rtol=1e-15)
+    np.testing.assert_allclose(g.numpy(), 2.0 * x + 2.0, rtol=1e-15)
