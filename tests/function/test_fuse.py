@@ -15,9 +15,21 @@ from hypothesis import given, settings, strategies as st
 import tapeflow as tf
 from tapeflow._core import jit
 from tapeflow._core.threads import ThreadChoice
-from tapeflow.function import fuse, passes
+from tapeflow.function import fuse, optimizer as passes
 
 pytestmark = pytest.mark.skipif(not fuse.available(), reason="the jit extra (numba)")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _compile_on_the_first_call():
+    """These tests test the compiled loops: every kernel compiles on its first call
+    (tests of background compiling switch back, and compile from a kernel's second call:
+    the rent policy has its own test)."""
+    fuse.set_background(False)
+    rent, fuse.COMPILE_AFTER_SECONDS = fuse.COMPILE_AFTER_SECONDS, 0.0
+    yield
+    fuse.COMPILE_AFTER_SECONDS = rent
+    fuse.set_background(True)
 
 
 def w3(x):
@@ -203,6 +215,7 @@ def test_a_kernel_compiles_in_the_background_while_numpy_blocks_run(monkeypatch,
         assert 0 not in kernel._ready and fuse.COMPILE_AFTER == 2
         second = g(x).numpy()  # NumPy blocks again; the loop compiles meanwhile
         assert not isinstance(kernel._ready[0], (bool, str))  # a background future
+        assert kernel._rent > 0  # (the blocks' time: what decides when to compile)
         np.testing.assert_allclose(first, want, rtol=1e-13)
         fuse.wait_compiled()
         later = g(x).numpy()  # the compiled loop from now on
@@ -217,6 +230,27 @@ def test_a_kernel_compiles_in_the_background_while_numpy_blocks_run(monkeypatch,
                                  tf.float64, kernel.members)
         fresh(list(np.broadcast_arrays(x.numpy())))  # (inputs of the same types)
         assert fresh._ready[0] is True
+    finally:
+        fuse.set_background(False)
+
+
+def test_a_kernel_that_runs_a_little_is_never_compiled(monkeypatch, tmp_path):
+    """Rent or buy: blocks that took less than COMPILE_AFTER_SECONDS in all start no
+    compile (a compile costs far more than they do)."""
+    monkeypatch.setenv("TAPEFLOW_CACHE", str(tmp_path))
+    monkeypatch.setattr(fuse, "COMPILE_AFTER_SECONDS", 3600.0)
+    fuse.set_background(True)
+    try:
+        g = tf.function(lambda x: tf.reduce_sum(tf.cos(x) * 2.25 + x * x / (x * x + 3.0)))
+        x = tf.constant(np.linspace(-1, 1, 32), dtype=tf.float64)
+        values = {g(x).numpy().tobytes() for _ in range(5)}
+        kernel = fused_nodes(g.get_concrete_function(x))[0].attrs["kernel"]
+        assert kernel._calls == 5 and 0 < kernel._rent < 3600 and not kernel._ready
+        assert len(values) == 1
+        monkeypatch.setattr(fuse, "COMPILE_AFTER_SECONDS", kernel._rent / 2)
+        g(x)  # its blocks have cost more than that now: the compile starts
+        assert 0 in kernel._ready
+        fuse.wait_compiled()
     finally:
         fuse.set_background(False)
 

@@ -13,13 +13,24 @@ instead; `wait_compiled()` waits for every compile started so far).
 Generated code (fused kernels, convolutions specialized to their filter sizes) is a
 module written once under `$TAPEFLOW_CACHE` (default `~/.cache/tapeflow`) and imported
 from there (`source_module`), so numba's disk cache serves it to later processes.
+
+Background compiles run in a compile *process* (`compile_worker.py`, started on the first
+compile, one per process, niced): numba's passes are Python and would hold this
+process's GIL (and its memory: LLVM's peak) for the whole compile. The worker writes
+numba's disk cache; the compile thread here then loads the kernel from it in
+milliseconds. Without a worker (`TAPEFLOW_JIT_WORKER=0`, or it failed to start) the
+thread compiles in this process as before.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import importlib.util
 import os
+import pickle
+import struct
+import subprocess
 import sys
 import threading
 import time
@@ -79,6 +90,7 @@ def set_threads(n: int) -> None:
 
 # ------------------------------------------------------------------ generated modules
 _modules: dict = {}  # source -> module
+_sources: dict = {}  # module name -> (source, kind): what a compile worker must import
 
 
 def cache_dir() -> str:
@@ -180,6 +192,7 @@ def source_module(source: str, kind: str = "fused"):
     sys.modules[name] = module  # numba's cache finds a module's functions through it
     spec.loader.exec_module(module)
     _modules[source] = module
+    _sources[name] = (source, kind)
     return module
 
 
@@ -198,6 +211,121 @@ def slp_vectorized():
             yield
         finally:
             config.SLP_VECTORIZE = old
+
+
+# ------------------------------------------------------------------ compile worker
+_worker_on = [os.environ.get("TAPEFLOW_JIT_WORKER", "1") != "0"]
+_worker: list = []  # [_Worker | None] of this process (a forked child starts its own)
+_worker_lock = threading.Lock()
+
+
+def make_dispatcher(fn: Callable, parallel: bool = False, cache: bool = True):
+    """numba's dispatcher of a loop function, made alike in this process and in the compile
+    worker (so the worker's disk-cache entry is the one this process looks up). With
+    `parallel`, the same code with its global `prange` bound to numba's."""
+    import numba  # optional: the jit extra
+    if parallel:
+        scope = dict(fn.__globals__, prange=numba.prange)
+        copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
+                                  fn.__closure__)
+        copy.__module__, copy.__qualname__ = fn.__module__, fn.__qualname__
+        fn = copy
+    return numba.njit(cache=cache, nogil=True, error_model="numpy", parallel=parallel)(fn)
+
+
+class _Worker:
+    """The compile process: requests and replies are length-prefixed pickles on its stdin
+    and on a duplicate of its stdout (its own fd 1 goes to stderr, so nothing numba prints
+    can corrupt a reply)."""
+
+    def __init__(self):
+        src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        paths = [src] + [os.path.abspath(p) for p in sys.path if p]
+        code = (f"import sys; sys.path[:0] = {paths!r}; "
+                "from tapeflow._core.compile_worker import main; main()")
+        env = dict(os.environ, TAPEFLOW_JIT_WORKER="0", TAPEFLOW_JIT_BACKGROUND="0")
+        self.pid = os.getpid()
+        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=env, close_fds=True)
+        atexit.register(self.close)
+
+    def ask(self, request: tuple):
+        data = pickle.dumps(request, protocol=4)
+        self.proc.stdin.write(struct.pack("<I", len(data)) + data)
+        self.proc.stdin.flush()
+        head = self.proc.stdout.read(4)
+        if len(head) < 4:
+            raise EOFError("the compile worker ended")
+        (size,) = struct.unpack("<I", head)
+        return pickle.loads(self.proc.stdout.read(size))
+
+    def close(self) -> None:
+        # (an unfinished compile is only a cache entry not written: numba writes its cache
+        # files whole, by rename)
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+def set_worker(on: bool) -> None:
+    """Compile background kernels in a separate process (the default) or in this one."""
+    _worker_on[0] = bool(on)
+
+
+def _the_worker():
+    if _worker and (_worker[0] is None or _worker[0].pid == os.getpid()):
+        return _worker[0]
+    _worker.clear()
+    try:
+        _worker.append(_Worker())
+    except OSError:  # (no interpreter to start: compile here)
+        _worker.append(None)
+    return _worker[0]
+
+
+def signature(args) -> tuple:
+    """numba's types of `args` (what a compile request carries)."""
+    import numba  # optional: the jit extra
+    return tuple(numba.typeof(a) for a in args)
+
+
+def compile_elsewhere(fn: Callable, signature: tuple, parallel: bool = False,
+                      slp: bool = False) -> bool | None:
+    """Compile `fn` (a plain loop function as `Loop` takes it, or a numba dispatcher of a
+    generated module) for the numba `signature` in the compile worker, into numba's disk
+    cache. True: compiled there (this process now loads it); False: numba could not
+    compile it; None: no worker, or `fn` cannot be imported by another process (compile it
+    here)."""
+    if not _worker_on[0]:
+        return None
+    fn = getattr(fn, "py_func", fn)  # (a dispatcher: the function it compiles)
+    name = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", "")
+    if not name or name == "__main__" or "<" in qualname:
+        return None
+    request = ("compile", _sources.get(name), name, qualname, parallel, slp, signature,
+               os.environ.get("TAPEFLOW_CACHE"))  # (this process's cache, as it is now)
+    with _worker_lock:
+        worker = _the_worker()
+        if worker is None:
+            return None
+        try:
+            reply = worker.ask(request)
+        except (OSError, EOFError, pickle.PickleError, struct.error):
+            worker.close()
+            _worker[0] = None  # (it died: compile here from now on)
+            return None
+    if reply[0] == "ok":
+        return True
+    if reply[0] == "numba":
+        return False
+    return None  # (the worker could not do it: e.g. the module does not import there)
 
 
 class Loop:
@@ -242,7 +370,7 @@ class Loop:
             if wait or not _background[0]:
                 return self._jit if self._compile(key, args) else None
             # importing numba takes most of a second: that too happens on the thread
-            self._state[key] = submit(self._compile, key, args)
+            self._state[key] = submit(self._compile, key, args, True)
             return None
         if isinstance(state, Future):
             if not wait and not state.done():
@@ -250,20 +378,18 @@ class Loop:
             state = self._state[key] = state.result()
         return self._jit if state else None
 
-    def _compile(self, key: tuple, args: tuple) -> bool:
-        import numba  # optional: the jit extra
+    def _compile(self, key: tuple, args: tuple, elsewhere: bool = False) -> bool:
         if self._jit is None:
-            fn = self.fn
-            if self.parallel:  # the same code, its global `prange` bound to numba's
-                scope = dict(fn.__globals__, prange=numba.prange)
-                fn = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
-                                        fn.__closure__)
-                fn.__module__, fn.__qualname__ = self.fn.__module__, self.fn.__qualname__
-            self._jit = numba.njit(cache=self.cache, nogil=True, error_model="numpy",
-                                   parallel=self.parallel)(fn)
+            self._jit = make_dispatcher(self.fn, self.parallel, self.cache)
+        types_ = signature(args)
+        if elsewhere and self.cache:
+            done = compile_elsewhere(self.fn, types_, self.parallel, self.slp)
+            if done is False:
+                self._state[key] = False
+                return False
         try:
             with slp_vectorized() if self.slp else contextlib.nullcontext():
-                self._jit.compile(tuple(numba.typeof(a) for a in args))
+                self._jit.compile(types_)
         except Exception as e:  # noqa: BLE001 - numba could not compile: NumPy runs
             if "numba" not in type(e).__module__:
                 raise

@@ -2,7 +2,9 @@
 dtype, with full reductions (`reduce_sum` over all axes) at their end, become one
 `FusedElementwise` node whose kernel is generated code compiled by numba (the optional
 `jit` extra): one loop that reads each input once and writes each output once, across
-the machine's cores for large arrays.
+the machine's cores for large arrays. Which ops fuse, and as what expression, each op
+declares where it is defined (`pointwise=Pointwise(...)`, _core/registry.py): nothing here
+names an op but the full sums.
 
 A region grows in program order: a node joins the region of one of its producers when
 every other input of the node is made before that region starts (so the fused node can
@@ -32,48 +34,19 @@ from .._core.buffers import Spares
 from .._core.context import intra_op_threads
 from .._core.jit import available, set_background, wait_compiled  # noqa: F401 (API)
 from .._core.summation import ordered_sum
-from .._core.registry import define_op
+from .._core.registry import POINTWISE, define_op
 from .._core.threads import ThreadChoice, pool
 from .._core.tensor import Tensor
 from .graph import FuncGraph
 from . import vmath
 from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
 
-# op -> (input names, expression over them; T is the dtype's scalar type)
-EXPRESSIONS = {
-    "Add": (("x", "y"), "{x} + {y}"),
-    "Sub": (("x", "y"), "{x} - {y}"),
-    "Mul": (("x", "y"), "{x} * {y}"),
-    "RealDiv": (("x", "y"), "{x} / {y}"),
-    "Maximum": (("x", "y"), "np.maximum({x}, {y})"),
-    "Minimum": (("x", "y"), "np.minimum({x}, {y})"),
-    "SquaredDifference": (("x", "y"), "({x} - {y}) * ({x} - {y})"),
-    "Neg": (("x",), "-{x}"),
-    "Abs": (("x",), "np.abs({x})"),
-    "Square": (("x",), "{x} * {x}"),
-    "Sqrt": (("x",), "np.sqrt({x})"),
-    "Rsqrt": (("x",), "T(1) / np.sqrt({x})"),
-    "Reciprocal": (("x",), "T(1) / {x}"),
-    "Exp": (("x",), "np.exp({x})"),
-    "Expm1": (("x",), "np.expm1({x})"),
-    "Log": (("x",), "np.log({x})"),
-    "Log1p": (("x",), "np.log1p({x})"),
-    "Sin": (("x",), "np.sin({x})"),
-    "Cos": (("x",), "np.cos({x})"),
-    "Tanh": (("x",), "np.tanh({x})"),
-    "Sigmoid": (("x",), "T(1) / (T(1) + np.exp(-{x}))"),
-    "Relu": (("x",), "np.maximum({x}, T(0))"),
-    "TanhGrad": (("y", "dy"), "(T(1) - {y} * {y}) * {dy}"),
-    "SigmoidGrad": (("y", "dy"), "((T(1) - {y}) * {y}) * {dy}"),
-    "ReluGrad": (("dy", "y"), "{dy} * T({y} > T(0))"),
-}
 _FLOATS = ("float32", "float64")
 PARALLEL_FROM = 1 << 16  # elements: below this one thread is faster than starting several
 MIN_MEMBERS = 2          # a region of one op is left to its NumPy kernel, except:
-# ops whose NumPy kernel makes several passes and temporaries (`dy * (y > 0)`) run as one
-# loop when their arrays are large enough to repay a kernel call
-MULTI_PASS = {"ReluGrad", "TanhGrad", "SigmoidGrad", "Sigmoid", "SquaredDifference",
-              "Rsqrt"}
+# ops whose NumPy kernel makes several passes and temporaries (`dy * (y > 0)`, declared
+# `multi_pass` with the op) run as one loop when their arrays are large enough to repay a
+# kernel call
 ALONE_FROM = 1 << 14     # elements
 # Longer regions are cut: numba's compile time grows faster than a kernel's size, and much
 # faster for the parallel loop (its parfor analysis) that large arrays use.
@@ -89,22 +62,26 @@ def _full_reduction(node) -> bool:
 
 
 def _operands(node) -> list:
-    """The tensors an elementwise node combines, in the order its expression reads them."""
-    if node.op == "AddN":
-        return list(node.inputs["inputs"])
-    return [node.inputs.get(name) for name in EXPRESSIONS[node.op][0]]
+    """The tensors an elementwise node combines, in the order its expression reads them
+    (the op's declared `Pointwise.inputs`, list inputs member by member)."""
+    out = []
+    for name in POINTWISE[node.op].inputs:
+        v = node.inputs.get(name)
+        if isinstance(v, (list, tuple)):
+            out.extend(v)
+        else:
+            out.append(v)
+    return out
 
 
 def _expression(node, args: list) -> str:
-    if node.op == "AddN":  # summed left to right, as the AddN kernel does
-        return " + ".join(args)
-    names = EXPRESSIONS[node.op][0]
-    return EXPRESSIONS[node.op][1].format(**dict(zip(names, args)))
+    return POINTWISE[node.op].source(args, node.attrs)
 
 
 def _fusible(node) -> bool:
-    if (node.op not in EXPRESSIONS and node.op != "AddN") or node.stateful \
-            or len(node.outputs) != 1:
+    facts = POINTWISE.get(node.op)
+    if facts is None or node.stateful or len(node.outputs) != 1 \
+            or any(name not in node.attrs for name in facts.attrs):
         return False
     out = node.outputs[0]
     if out.dtype.name not in _FLOATS:
@@ -226,7 +203,7 @@ def find_regions(graph: FuncGraph) -> list:
                                 index)):
                 region.reductions.append(node)
     return [r for r in regions if r.size() >= MIN_MEMBERS or (
-        r.members[0].op in MULTI_PASS and int(np.prod(r.shape)) >= ALONE_FROM)]
+        POINTWISE[r.members[0].op].multi_pass and int(np.prod(r.shape)) >= ALONE_FROM)]
 
 
 def _region(members: list, index: dict) -> Region:
@@ -562,8 +539,8 @@ def generate(region: Region, exported: set) -> tuple:
 
 
 def _vector_math(dtype_name: str, members) -> bool:
-    """Whether a region's loops use vmath's functions."""
-    return dtype_name == "float32" and any(op in vmath.OPS for op in members)
+    """Whether a region's loops use vmath's functions (a member declared `vector_math`)."""
+    return dtype_name == "float32" and any(POINTWISE[op].vector_math for op in members)
 BLOCK = 1 << 17  # elements per NumPy block: temporaries stay in cache, calls stay few
 
 _compiled: dict = {}  # source -> (numba loop, NumPy block function, parallel numba loop)
@@ -581,12 +558,18 @@ def compile_source(source: str):
     return kernels
 
 
-# Tiered compilation: a kernel not yet in the disk cache is compiled by one background
-# thread while its region runs as NumPy blocks; the compiled loop takes over from the
-# first call after it is ready. A first call then costs tracing and optimizing only: the
-# compile starts on the COMPILE_AFTER-th call (numba's passes are Python, holding the
-# GIL for much of a compile: begun during a first call, they slowed W3's from 25 to
-# 155 ms), and never for a kernel that runs once.
+# Tiered compilation: a kernel not yet in the disk cache is compiled in the background
+# (in the compile worker process, jit.compile_elsewhere) while its region runs as NumPy
+# blocks; the compiled loop takes over from the first call after it is ready. A first
+# call then costs tracing and optimizing only.
+#
+# When to compile is a rent-or-buy choice: a compile costs tenths of a second to
+# seconds of CPU, the NumPy blocks cost a little more than the loop on every call. A
+# kernel is compiled once its NumPy blocks have taken COMPILE_AFTER_SECONDS in all (and
+# never before its COMPILE_AFTER-th call): a kernel that runs a few times on small arrays
+# (most of a program's first steps, most of a test suite) is never compiled, and one
+# that runs on is compiled after costing at most that much more than its loop would
+# have. Kernels in the disk cache load on their first call.
 #
 # The tiers take turns because they give the same bits (API §6.7): each arithmetic op
 # is correctly rounded in NumPy and in numba alike, the NumPy blocks call the compiled
@@ -594,6 +577,7 @@ def compile_source(source: str):
 # polynomials), and every tier stores the values it sums, which `ordered_sum` adds in
 # one order.
 COMPILE_AFTER = 2
+COMPILE_AFTER_SECONDS = float(os.environ.get("TAPEFLOW_JIT_AFTER_MS", "20")) / 1000
 
 
 def _deep_recursion(members: int) -> int:
@@ -632,6 +616,7 @@ class FusedKernel:
         self._ready: dict = {}
         self._loop = None  # the compiled loop once it ran (a static shape: one variant)
         self._calls = 0  # calls before the loop took over (see COMPILE_AFTER)
+        self._rent = 0.0  # seconds spent in NumPy blocks so far (see COMPILE_AFTER_SECONDS)
         self._size, self._parallel = 0, False
         # serial or parallel loop, by measured time: both give the same bits
         self._threads = ThreadChoice()
@@ -673,7 +658,9 @@ class FusedKernel:
         if self.compiled and self._loop_ready(variant, args, outs, stored):
             self._run_loop(variant, n, args, outs, stored)
         else:
+            start = time.perf_counter()
             self._split(self._kernels[1], n, args, outs, stored, BLOCK)
+            self._rent += time.perf_counter() - start
         return [o.reshape(shape) for o in outs] + self._sums(stored)
 
     def _outputs(self, n: int) -> list:
@@ -704,8 +691,8 @@ class FusedKernel:
             if not jit.background() or os.path.exists(self._marker(variant)):
                 self._ready[variant] = "now"  # compiled (or loaded) by this call
                 return True
-            if self._calls < COMPILE_AFTER:
-                return False  # not yet: a compile now would slow this (first) call
+            if self._calls < COMPILE_AFTER or self._rent < COMPILE_AFTER_SECONDS:
+                return False  # not yet (see COMPILE_AFTER_SECONDS)
             # a zero-length call with arrays of the same types compiles the loop
             dummy = [np.empty(1, a.dtype) if isinstance(a, np.ndarray) else a
                      for a in args + outs + stored]
@@ -717,9 +704,16 @@ class FusedKernel:
         return self.compiled
 
     def _compile_now(self, variant: int, dummy: list) -> None:
+        args = [0, 0, *([1] if variant == 2 else []), *dummy]
+        # in the compile worker when there is one (this thread then loads it from the
+        # disk cache: no GIL held for the compile's seconds)
+        done = jit.compile_elsewhere(self._kernels[variant], jit.signature(args))
+        if done is False:
+            self.compiled = False
+            return
         try:
             with _RecursionLimit(len(self.members)):
-                self._kernels[variant](0, 0, *([1] if variant == 2 else []), *dummy)
+                self._kernels[variant](*args)
         except Exception as e:  # noqa: BLE001 - numba could not compile this region
             if "numba" not in type(e).__module__ and not isinstance(e, RecursionError):
                 raise

@@ -24,8 +24,8 @@ import numpy as np
 
 from .._core import jit
 
-OPS = ("Exp", "Tanh", "Sigmoid")  # the float32 ops whose numba loops use these
-# (np.exp and np.tanh in generated expressions become these in float32 numba loops)
+# np.exp and np.tanh in generated expressions become these in the float32 numba loops of
+# a region holding an op declared `vector_math` (its Pointwise facts, with the op)
 RENAMES = (("np.exp(", "vexp("), ("np.tanh(", "vtanh("))
 
 PRELUDE = '''
