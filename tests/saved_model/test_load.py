@@ -64,6 +64,16 @@ def test_tf_multi_outputs_dict_signature_and_second_method():
         m.double(np.ones((4, 2), np.float32))  # traced for [3, 2] only
 
 
+def test_python_arguments_pick_the_trace_and_defaults_apply():
+    io, m = _io("python_args"), _load("python_args")
+    x = io["in/x"]
+    _close(m.f(x).numpy(), io["default/output"])            # training=False by default
+    _close(m.f(x, False).numpy(), io["default/output"])
+    _close(m.f(x, training=True).numpy(), io["training/output"])
+    with pytest.raises(ValueError, match="matching concrete function"):
+        m.f(x, scale=2.0)  # traced with scale=3.0 only
+
+
 def test_tf_cond_and_while_loop():
     io, m = _io("control"), _load("control")
     _close(m(io["in/x"]).numpy(), io["call/output"])      # cond's true branch

@@ -105,17 +105,20 @@ def _flatten(structure) -> list:
     return nest.flatten(structure)
 
 
-def _function_spec(buf: bytes) -> tuple[list, list]:
-    """(positional parameter names, keyword-only names) of a FunctionSpec."""
+def _function_spec(buf: bytes) -> tuple[list, dict]:
+    """(positional parameter names, {name: default}) of a FunctionSpec."""
     spec = P.parse(buf)
     full = _structure(spec.get(1, [b""])[-1]) if 1 in spec else None
     if not hasattr(full, "_asdict"):
-        return [], []
+        return [], {}
     full = full._asdict()
-    args = [a for a in (full.get("args") or [])]
+    args = list(full.get("args") or [])
+    defaults = list(full.get("defaults") or [])
+    named = dict(zip(args[len(args) - len(defaults):], defaults)) if defaults else {}
     if spec.get(2, [0])[-1] and args and args[0] == "self":  # is_method
         args = args[1:]
-    return args, list(full.get("kwonlyargs") or [])
+    named.update(full.get("kwonlydefaults") or {})
+    return args, named
 
 
 # ---------------------------------------------------------------- functions
@@ -183,9 +186,11 @@ class RestoredConcreteFunction:
     """
 
     def __init__(self, name: str, library: Library, inputs, outputs, bound: list,
-                 keywords: list | None = None, params: list | None = None):
+                 keywords: list | None = None, params: list | None = None,
+                 defaults: dict | None = None):
         self.name = name
         self._param_names = list(params or [])  # the Python names of positional inputs
+        self._defaults = dict(defaults or {})   # their defaults, from the FunctionSpec
         self._library = library
         self.structured_input_signature = inputs
         self.structured_outputs = outputs
@@ -226,6 +231,7 @@ class RestoredConcreteFunction:
     def _bind(self, args: tuple, kwargs: dict) -> list:
         """The call's tensors in the order of the FunctionDef's inputs; _Mismatch when
         the call does not fit this function."""
+        kwargs = dict(kwargs)  # (consumed below; the caller tries other functions with it)
         sig_args, sig_kwargs = self.structured_input_signature
         sig_args, sig_kwargs = list(sig_args or ()), dict(sig_kwargs or {})
         if not sig_args and sig_kwargs and args:
@@ -243,6 +249,8 @@ class RestoredConcreteFunction:
             name = names[i] if i < len(names) else None
             if name is not None and name in kwargs:
                 values.append(kwargs.pop(name))
+            elif name in self._defaults:  # as the Python function would: its default
+                values.append(self._defaults[name])
             elif not any(isinstance(s, TensorSpec) for s in _flatten(sig_args[i])):
                 values.append(sig_args[i])  # a Python value traced as it is (training=False)
             else:
@@ -251,6 +259,8 @@ class RestoredConcreteFunction:
         for k, spec in sig_kwargs.items():
             if k in kwargs:
                 given_kw[k] = kwargs.pop(k)
+            elif k in self._defaults:
+                given_kw[k] = self._defaults[k]
             elif not any(isinstance(s, TensorSpec) for s in _flatten(spec)):
                 given_kw[k] = spec
             else:
@@ -614,13 +624,15 @@ def load(export_dir, tags=None, options: LoadOptions | None = None):
 
     built: dict[int, object] = {}
 
-    def concrete_fn(name: str, keywords=None, params=None) -> RestoredConcreteFunction:
+    def concrete_fn(name: str, keywords=None, params=None,
+                    defaults=None) -> RestoredConcreteFunction:
         rec = concrete.get(name, {})
         inputs = _structure(rec[3][-1]) if 3 in rec else ((), {})
         outputs = _structure(rec[4][-1]) if 4 in rec else None
         bound = [build(i) for i in P.varints(rec.get(2, []))]
         bound = [b.numpy() if isinstance(b, Tensor) else b for b in bound]
-        return RestoredConcreteFunction(name, lib, inputs, outputs, bound, keywords, params)
+        return RestoredConcreteFunction(name, lib, inputs, outputs, bound, keywords, params,
+                                        defaults)
 
     def build(nid: int):
         if nid in built:
@@ -664,17 +676,18 @@ def load(export_dir, tags=None, options: LoadOptions | None = None):
             return obj
         if kind == 6:
             names = [n.decode("utf-8") for n in body.get(1, [])]
-            params, _ = _function_spec(body[2][-1]) if 2 in body else ([], [])
+            params, defaults = _function_spec(body[2][-1]) if 2 in body else ([], {})
             spec = P.parse(body[2][-1]) if 2 in body else {}
             sig = _structure(spec[5][-1]) if 5 in spec else None
             label = next((n for n, c in _parents.get(nid, [])), "function")
             obj = built[nid] = RestoredFunction(
-                label, [concrete_fn(n, params=params) for n in names], sig)
+                label, [concrete_fn(n, params=params, defaults=defaults) for n in names], sig)
             return obj
         if kind == 8:
             keywords = [k.decode("utf-8") for k in body.get(2, [])]
-            params, _ = _function_spec(body[4][-1]) if 4 in body else ([], [])
-            obj = built[nid] = concrete_fn(P.text(body, 1), keywords, params or keywords)
+            params, defaults = _function_spec(body[4][-1]) if 4 in body else ([], {})
+            obj = built[nid] = concrete_fn(P.text(body, 1), keywords, params or keywords,
+                                           defaults)
             return obj
         if kind == 9:
             const = graph_nodes.get(P.text(body, 1))
