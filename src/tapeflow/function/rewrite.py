@@ -344,7 +344,7 @@ class Rewriter:
         pending = self._pending
         for t in _values(ins):  # its reads are no longer pending
             if isinstance(t, Tensor):
-                pending[t.id] -= 1
+                pending[t.id] = pending.get(t.id, 0) - 1
         outs = self.provided.pop(id(node), None)
         if outs is None:
             cand = Candidate(node.op, ins, remap_dims(node.attrs, self.env), node.stateful,
