@@ -1,6 +1,7 @@
 """ConcreteFunction: one traced graph of a `function` for one input signature, callable
 (by its structured or flat signature), differentiable (a PartitionedCall op with its own
-VJP and JVP over the graph) and compiled by the executor."""
+VJP and JVP over the graph) and compiled by the executor (`compile`: the public step that
+higher-order ops use for their branches and loop bodies)."""
 from __future__ import annotations
 
 import abc
