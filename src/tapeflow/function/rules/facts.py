@@ -1,24 +1,18 @@
-"""Facts about ops that the rule tables ask, read from where the ops declare them.
-
-Each question is one function, so where the facts live can change without touching the
-rules (the elementwise facts are moving into the ops' own definitions in the registry).
+"""Facts about ops that the rule tables ask, one function per question: read from where
+the ops declare them (the registry: `define_op`'s pointwise facts and batching rules),
+except the one below that no declaration states yet (which gradients are masks).
 """
 from __future__ import annotations
 
 from ..._core import registry as _reg
 from ...ops._batching import batch_elementwise
-from .. import fuse
 
 
 def _pointwise(op: str):
-    """(operand names, attribute names) of `op`'s declared elementwise facts, or None.
-    (The registry's POINTWISE table replaces fuse.EXPRESSIONS; either is read.)"""
-    table = getattr(_reg, "POINTWISE", None)
-    if table is not None:
-        facts = table.get(op)
-        return None if facts is None else (tuple(facts.inputs or ()), tuple(facts.attrs))
-    found = getattr(fuse, "EXPRESSIONS", {}).get(op)
-    return None if found is None else (tuple(found[0]), ())
+    """(operand names, attribute names) of `op`'s declared elementwise facts
+    (`define_op(..., pointwise=...)`), or None."""
+    facts = _reg.POINTWISE.get(op)
+    return None if facts is None else (tuple(facts.inputs or ()), tuple(facts.attrs))
 
 
 def unary_elementwise(op: str) -> bool:
