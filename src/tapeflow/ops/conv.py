@@ -856,10 +856,9 @@ defop("AvgPoolGrad", ["dy"], shape=_avg_pool_grad_shape,
 # Each is its ops one after another on every backend; a backend with a kernel of the
 # fused op's name (NumPy: generated direct convolutions) runs that instead.
 # FusedConv2D's `activation`: "" (none) or the name of an op of one input `x` that runs
-# with no attributes and keeps x's shape and dtype (any unary elementwise activation).
-# Backends' fused kernels apply these in their own loops; any other runs after them,
-# through its own kernel.
-KERNEL_ACTIVATIONS = ("", "Relu", "Relu6")
+# with no attributes and keeps x's shape and dtype (any unary elementwise activation); a
+# backend's fused kernel applies the ones it knows in its loops and runs any other's
+# kernel after the bias.
 
 
 def fused_activation(name: str, shape=(), dtype=None) -> bool:
@@ -919,10 +918,7 @@ def _native_kernel(name: str, backend):
 def _fused_conv2d_native(inputs, attrs, backend):
     fused = _reg.KERNELS.get("FusedConv2D", {}).get(backend.name)
     if fused is not None:
-        if attrs["activation"] in KERNEL_ACTIVATIONS:
-            return fused.func(inputs, attrs, backend)
-        y = fused.func(inputs, {**attrs, "activation": ""}, backend)
-        return _native_kernel(attrs["activation"], backend)({"x": y}, {}, backend)
+        return fused.func(inputs, attrs, backend)
     y = _native_kernel("Conv2D", backend)({"x": inputs["x"], "filters": inputs["filters"]},
                                           {k: attrs[k] for k in _CONV_ATTRS}, backend)
     y = _native_kernel("Add", backend)({"x": y, "y": inputs["bias"]}, {}, backend)
