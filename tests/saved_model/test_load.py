@@ -64,6 +64,17 @@ def test_tf_multi_outputs_dict_signature_and_second_method():
         m.double(np.ones((4, 2), np.float32))  # traced for [3, 2] only
 
 
+def test_tf_op_mix():
+    """ResourceGather, depthwise and transposed convolutions (an output shape with the
+    run-time batch), elementwise math, top-k, one-hot, cumsum, pad, tile, where."""
+    io, m = _io("op_mix"), _load("op_mix")
+    out = m(io["in/ids"], io["in/img"])
+    assert sorted(out) == ["emb", "hot", "indices", "misc", "padded", "up", "where"]
+    for k in out:
+        _close(out[k].numpy(), io[f"call/{k}"])
+    assert out["indices"].dtype == tf.int32
+
+
 def test_python_arguments_pick_the_trace_and_defaults_apply():
     io, m = _io("python_args"), _load("python_args")
     x = io["in/x"]

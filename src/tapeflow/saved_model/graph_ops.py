@@ -174,6 +174,21 @@ def _conv2d(ins, attrs, node):
                      dilations=_spatial(attrs.get("dilations", [1, 1, 1, 1]), attrs))]
 
 
+def _depthwise(ins, attrs, node):
+    return [C.depthwise_conv2d(_t(ins[0]), _t(ins[1]), strides=list(attrs["strides"]),
+                               padding=_padding(attrs), data_format=_format(attrs),
+                               dilations=_spatial(attrs.get("dilations", [1, 1, 1, 1]),
+                                                  attrs))]
+
+
+def _conv2d_transpose(ins, attrs, node):
+    return [C.conv2d_transpose(_t(ins[2]), _t(ins[1]), _shape_arg(ins[0]),
+                               strides=_spatial(attrs["strides"], attrs),
+                               padding=_padding(attrs), data_format=_format(attrs),
+                               dilations=_spatial(attrs.get("dilations", [1, 1, 1, 1]),
+                                                  attrs))]
+
+
 def _pool(fn: Callable) -> Callable:
     def run(ins, attrs, node):
         return [fn(_t(ins[0]), ksize=_spatial(attrs["ksize"], attrs),
@@ -211,6 +226,11 @@ def _read(ins, attrs, node):
         raise UnsupportedOpError(f"saved_model.load: ReadVariableOp (node {node.name}) reads "
                                  f"a {type(v).__name__}, not a variable")
     return [v.read_value()]
+
+
+def _resource_gather(ins, attrs, node):
+    return [I.gather(ins[0].read_value(), _t(ins[1]),
+                     batch_dims=int(attrs.get("batch_dims", 0)))]
 
 
 def _assign(method: str) -> Callable:
@@ -495,7 +515,8 @@ OPS: dict[str, Callable] = {
     "AssignVariableOp": _assign("assign"), "AssignAddVariableOp": _assign("assign_add"),
     "AssignSubVariableOp": _assign("assign_sub"),
     "MatMul": _matmul, "BatchMatMulV2": _batch_matmul, "BatchMatMulV3": _batch_matmul,
-    "BiasAdd": _bias_add, "Conv2D": _conv2d, "MaxPool": _pool(N.max_pool),
+    "BiasAdd": _bias_add, "Conv2D": _conv2d, "DepthwiseConv2dNative": _depthwise,
+    "Conv2DBackpropInput": _conv2d_transpose, "ResourceGather": _resource_gather, "MaxPool": _pool(N.max_pool),
     "AvgPool": _pool(N.avg_pool), "Einsum": _einsum,
     "AddV2": _np_or(M.add, np.add), "Add": _np_or(M.add, np.add),
     "Sub": _np_or(M.subtract, np.subtract), "Mul": _np_or(M.multiply, np.multiply),
@@ -517,7 +538,12 @@ OPS: dict[str, Callable] = {
     "Reciprocal": _unary(M.reciprocal), "Inv": _unary(M.reciprocal), "Abs": _unary(M.abs),
     "Erf": _unary(M.erf), "Erfc": _unary(M.erfc), "Sin": _unary(M.sin), "Cos": _unary(M.cos),
     "Floor": _unary(M.floor), "Ceil": _unary(M.ceil), "Round": _unary(M.round),
-    "Sign": _unary(M.sign), "LeakyRelu": _leaky_relu,
+    "Sign": _unary(M.sign), "LeakyRelu": _leaky_relu, "Expm1": _unary(M.expm1),
+    "Tan": _unary(M.tan), "Asin": _unary(M.asin), "Acos": _unary(M.acos),
+    "Atan": _unary(M.atan), "Sinh": _unary(M.sinh), "Cosh": _unary(M.cosh),
+    "IsNan": _unary(M.is_nan), "IsInf": _unary(M.is_inf), "IsFinite": _unary(M.is_finite),
+    "Atan2": _binary(M.atan2), "Xlogy": _binary(M.xlogy), "Xdivy": _binary(M.xdivy),
+    "TruncateDiv": _binary(M.truncatediv), "LogicalXor": _binary(M.logical_xor),
     "Softmax": _softmax(N.softmax), "LogSoftmax": _softmax(N.log_softmax),
     "Sum": _reduce(R.reduce_sum, np.sum), "Mean": _reduce(R.reduce_mean),
     "Max": _reduce(R.reduce_max, np.max), "Min": _reduce(R.reduce_min, np.min),
