@@ -32,12 +32,18 @@ from ..ops import nn as N
 from ..ops import reduction as R
 from . import proto as P
 
-__all__ = ["Library", "OPS", "UnsupportedOpError"]
+__all__ = ["Library", "OPS", "UnsupportedOpError", "as_tensor"]
 
 
 class UnsupportedOpError(ValueError):
     """A SavedModel function uses a TensorFlow op tapeflow cannot run (the message names
-    the op, the node and the function)."""
+    the op, the node and the function).
+
+    Example:
+        >>> tf.saved_model.load("/tmp/uses_an_unknown_op")
+        UnsupportedOpError: saved_model.load: TensorFlow op Foo (node foo of function
+        __inference_f_12) has no tapeflow equivalent
+    """
 
 
 class _Sizes(list):
@@ -55,6 +61,17 @@ def _t(x, dtype=None):
     if isinstance(x, Tensor):
         return x if dtype is None or x.dtype == dtype else M.cast(x, dtype)
     return K.constant(np.asarray(x), dtype=dtype)
+
+
+def as_tensor(x):
+    """A value `Library.call` returns as a tapeflow tensor (constants and sizes known
+    while tracing are kept as arrays or lists of sizes inside a call).
+
+    Example:
+        >>> as_tensor(np.float32(2.0))
+        tf.Tensor(2.0, shape=(), dtype=float32)
+    """
+    return _t(x)
 
 
 def _static(x):

@@ -29,7 +29,7 @@ from ..function.trace import function
 from ..ops import creation as K
 from ..train.checkpoint import tensor_bundle
 from . import proto as P
-from .graph_ops import Library
+from .graph_ops import Library, as_tensor
 
 __all__ = ["load", "LoadOptions"]
 
@@ -223,7 +223,7 @@ class RestoredConcreteFunction:
 
         def run(flat):
             outs = lib.call(name, list(flat) + bound)
-            return [o if isinstance(o, Tensor) else K.constant(np.asarray(o)) for o in outs]
+            return [as_tensor(o) for o in outs]
         run.__name__ = name
         return function(run, input_signature=[[TensorSpec(s.shape, s.dtype) for s in specs]],
                         autograph=False)
