@@ -329,3 +329,14 @@ def test_tfsm_layer_config_and_endpoints():
     _close(again(io["in/x"])["output_0"].numpy(), io["serving_default/output_0"])
     with pytest.raises(ValueError, match="endpoint 'nope'"):
         tf.keras.layers.TFSMLayer(path, call_endpoint="nope")
+
+
+def test_tfsm_layer_in_a_keras_file(tmp_path):
+    io = _io("keras_sequential")
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.TFSMLayer(
+        os.path.join(TF_WRITTEN, "keras_sequential"))])
+    model.save(str(tmp_path / "wrapped.keras"))
+    with pytest.raises(ValueError, match="safe_mode=False"):
+        tf.keras.models.load_model(str(tmp_path / "wrapped.keras"))
+    again = tf.keras.models.load_model(str(tmp_path / "wrapped.keras"), safe_mode=False)
+    _close(again(io["in/x"]).numpy(), io["serve/output"])
