@@ -16,6 +16,9 @@ then the steady state. Both libraries get the same thread counts (`--threads`, d
 OPENBLAS/OMP/MKL/NUMBA_NUM_THREADS and both libraries' intra- and inter-op thread pools),
 so that on a shared 2-core machine neither waits for a core held by someone else.
 
+Both are also taken in CPU time (user + system seconds of the process over the same
+span, every thread counted), which other processes on a shared machine disturb less.
+
 Printed: progress lines and a table (ratios are tapeflow / TF: below 1 means tapeflow is
 faster); written: <out>.json, <out>.md and <out>.png (bar chart of the ratios, lines at
 1.0 and 1.5). A model that fails under a library gets its error in its row; the run goes on.
@@ -71,6 +74,12 @@ def _wait_compiled(library: str) -> None:
     jit.wait_compiled()
 
 
+def _cpu_s() -> float:
+    """CPU seconds this process has used so far, all its threads (a compile thread too)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def child(library: str, name: str, mode: str, cold_steps: int, steady_steps: int,
           threads: int) -> dict:
     """Measure model `name` under `library` in this process; the figures as a dict."""
@@ -79,10 +88,11 @@ def child(library: str, name: str, mode: str, cold_steps: int, steady_steps: int
     data = zoo_models.make_data(name, max(cold_steps, steady_steps, 8))
     result: dict = {"library": library, "model": name, "version": lib.__version__}
     if mode in ("cold", "both"):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_s()
         trainer = zoo_models.build(name, data)
         result["cold_loss"] = trainer.train(cold_steps)
         result["cold_s"] = time.perf_counter() - start
+        result["cold_cpu_s"] = _cpu_s() - cpu
     else:
         trainer = zoo_models.build(name, data)
         trainer.train(8)
@@ -94,7 +104,9 @@ def child(library: str, name: str, mode: str, cold_steps: int, steady_steps: int
         _wait_compiled(library)
         trainer.train(3)
         trainer.step_end.clear()
+        cpu = _cpu_s()
         result["steady_loss"] = trainer.train(steady_steps)
+        result["steady_cpu_ms"] = 1e3 * (_cpu_s() - cpu) / steady_steps
         steps = np.diff(np.asarray(trainer.step_end))  # the first step's setup is left out
         result["steady_ms"] = 1e3 * float(np.median(steps))
         result["steady_mean_ms"] = 1e3 * float(np.mean(steps))
@@ -159,6 +171,10 @@ def rows_of(results: dict) -> list:
             "steady_ratio": _ratio(tp.get("steady_ms"), tf_.get("steady_ms")),
             "tapeflow_cold_s": tp.get("cold_s"), "tf_cold_s": tf_.get("cold_s"),
             "cold_ratio": _ratio(tp.get("cold_s"), tf_.get("cold_s")),
+            "tapeflow_cpu_ms": tp.get("steady_cpu_ms"), "tf_cpu_ms": tf_.get("steady_cpu_ms"),
+            "steady_cpu_ratio": _ratio(tp.get("steady_cpu_ms"), tf_.get("steady_cpu_ms")),
+            "tapeflow_cold_cpu_s": tp.get("cold_cpu_s"), "tf_cold_cpu_s": tf_.get("cold_cpu_s"),
+            "cold_cpu_ratio": _ratio(tp.get("cold_cpu_s"), tf_.get("cold_cpu_s")),
             "error": errors or None})
     return rows
 
@@ -196,6 +212,18 @@ def markdown(rows: list, meta: dict) -> str:
                      f"{_fmt(r['tf_ms'], '.2f')} | {_fmt(r['steady_ratio'], '.2f')} | "
                      f"{_fmt(r['tapeflow_cold_s'], '.2f')} | {_fmt(r['tf_cold_s'], '.2f')} | "
                      f"{_fmt(r['cold_ratio'], '.2f')} |")
+    lines += ["", "The same runs in CPU time (user + system seconds of the process, all its "
+              "threads, tapeflow's compile thread included): less disturbed by other "
+              "processes on the machine than wall time, but blind to time spent waiting.", "",
+              "| model | tapeflow CPU ms/step | TF CPU ms/step | ratio | cold CPU s tapeflow "
+              "| cold CPU s TF | ratio |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {_fmt(r.get('tapeflow_cpu_ms'), '.2f')} | "
+                     f"{_fmt(r.get('tf_cpu_ms'), '.2f')} | "
+                     f"{_fmt(r.get('steady_cpu_ratio'), '.2f')} | "
+                     f"{_fmt(r.get('tapeflow_cold_cpu_s'), '.2f')} | "
+                     f"{_fmt(r.get('tf_cold_cpu_s'), '.2f')} | "
+                     f"{_fmt(r.get('cold_cpu_ratio'), '.2f')} |")
     failed = [r for r in rows if r["error"]]
     if failed:
         lines += ["", "Failures:", ""] + [f"- {r['model']}: {r['error']}" for r in failed]
@@ -305,9 +333,11 @@ def main() -> None:
             if "error" in r:
                 print(f"    failed: {r['error']}", flush=True)
             else:
-                print(f"    steady {_fmt(r.get('steady_ms'), '.2f')} ms/step, cold "
-                      f"{_fmt(r.get('cold_s'), '.2f')} s, peak RSS {r['peak_rss_mb']:.0f} MB, "
-                      f"process {r['process_s']:.1f} s", flush=True)
+                print(f"    steady {_fmt(r.get('steady_ms'), '.2f')} ms/step "
+                      f"(CPU {_fmt(r.get('steady_cpu_ms'), '.2f')} ms), cold "
+                      f"{_fmt(r.get('cold_s'), '.2f')} s (CPU {_fmt(r.get('cold_cpu_s'), '.2f')}"
+                      f" s), peak RSS {r['peak_rss_mb']:.0f} MB, process "
+                      f"{r['process_s']:.1f} s", flush=True)
     rows = rows_of(results)
     tf_version = next((r["version"] for pair in results.values() for lib, r in pair.items()
                        if lib == "tf" and "version" in r), "?")
