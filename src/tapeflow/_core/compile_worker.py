@@ -13,6 +13,7 @@ looks up. The reply is `("ok",)`, `("numba", message)` when numba cannot compile
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
 import pickle
@@ -26,7 +27,6 @@ from . import jit
 
 def _die_with_parent() -> None:
     try:  # Linux: SIGKILL this process when the one that started it ends
-        import ctypes
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
