@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -207,9 +208,42 @@ def test_the_gradient_recomputes_no_iteration_past_the_last_checkpoint():
     assert len(runs) == 10 + 9 + 10 + 10
 
 
-def test_a_small_loop_gradient_stores_every_iteration_and_recomputes_none():
-    """Automatic k: ten iterations' saved tensors fit in STORE_ALL_BYTES, so the gradient
-    keeps them all from one pass of the forward variant: 10 + 10 + 10 calls."""
+def _counting_loop(runs: list):
+    """v <- v * x ten times, the body calling Python once per run (py_function)."""
+    def count(v):
+        runs.append(1)
+        return v
+
+    return lambda x: tf.while_loop(
+        lambda i, v: i < 10,
+        lambda i, v: (i + 1, tf.py_function(count, [v], tf.float64) * 0.0 + v * x),
+        (tf.constant(0), tf.ones_like(x)))[1]
+
+
+def test_a_loop_whose_gradient_is_traced_keeps_what_the_gradient_reads():
+    """The WhileGrad is built while tracing: the forward loop runs the body's forward
+    variant and keeps each iteration's saved tensors, so the gradient recomputes nothing:
+    10 forward + 10 backward calls."""
+    runs = []
+    loop = _counting_loop(runs)
+
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            v = loop(x)
+        return v, tape.gradient(v, x)
+
+    v, g = f(tf.constant(1.1, tf.float64))
+    np.testing.assert_allclose(float(v), 1.1 ** 10, rtol=1e-14)
+    np.testing.assert_allclose(float(g), 10 * 1.1 ** 9, rtol=1e-14)
+    assert len(runs) == 10 + 10
+
+
+def test_a_printing_loop_prints_once_and_its_gradient_recomputes_every_iteration(capfd):
+    """A body that prints runs as written (its forward variant, which prints nothing,
+    cannot stand in): the gradient recomputes the iterations once, keeping them all (they
+    fit in STORE_ALL_BYTES: no first pass): 10 + 10 + 10 calls, 10 lines printed."""
     runs = []
 
     def count(v):
@@ -218,17 +252,19 @@ def test_a_small_loop_gradient_stores_every_iteration_and_recomputes_none():
 
     @tf.function
     def f(x):
+        def body(i, v):
+            tf.print("step", i, output_stream=sys.stderr)
+            return i + 1, tf.py_function(count, [v], tf.float64) * 0.0 + v * x
+
         with tf.GradientTape() as tape:
             tape.watch(x)
-            _, v = tf.while_loop(
-                lambda i, v: i < 10,
-                lambda i, v: (i + 1, tf.py_function(count, [v], tf.float64) * 0.0 + v * x),
-                (tf.constant(0), tf.ones_like(x)))
+            _, v = tf.while_loop(lambda i, v: i < 10, body, (tf.constant(0), tf.ones_like(x)))
         return v, tape.gradient(v, x)
 
     v, g = f(tf.constant(1.1, tf.float64))
     np.testing.assert_allclose(float(g), 10 * 1.1 ** 9, rtol=1e-14)
     assert len(runs) == 10 + 10 + 10
+    assert capfd.readouterr().err.count("step") == 10
 
 
 def test_map_fn_and_tensor_array_loops_on_the_array_api_backend(strict):

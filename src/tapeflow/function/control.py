@@ -22,6 +22,7 @@ which every array library supports.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -33,8 +34,8 @@ from .._core.tensor import TensorSpec
 from .concrete import ConcreteFunction
 from .graph import FuncGraph, tracing
 
-__all__ = ["checkpoint_stride", "install_kernels", "run_fused", "run_if", "run_while",
-           "run_while_grad"]
+__all__ = ["SaveForGradient", "checkpoint_stride", "install_kernels", "run_fused", "run_if",
+           "run_while", "run_while_grad"]
 
 
 # ---------------------------------------------------------------------- array primitives
@@ -151,6 +152,79 @@ def _step_function(cond_cf, body_cf):
     return body_cf.derived(("step", cond_cf), build)
 
 
+# The loop gradient keeps every iteration's saved tensors (no recomputation: k = n) when
+# they take at most this many bytes; above it, k ~ sqrt(n) bounds the memory (API 8.5).
+STORE_ALL_BYTES = 32 << 20
+
+
+def _nbytes(a) -> int:
+    size = getattr(a, "nbytes", None)
+    return int(size) if size is not None else math.prod(a.shape) * 8
+
+
+class SaveForGradient:
+    """A While node's note that its gradient was asked for (`grad`: the loop's gradient
+    data, set when the WhileGrad is built). Such a loop then runs the body's forward
+    variant and keeps, per iteration, what the body's backward function reads, as long
+    as it all fits in STORE_ALL_BYTES: its WhileGrad then recomputes nothing (as
+    TensorFlow's loop accumulators). What a run kept is found by its iteration-count
+    output (`kept`), and goes with it."""
+
+    __slots__ = ("grad",)
+
+    def __init__(self):
+        self.grad = None
+
+    def __repr__(self) -> str:
+        return "<saves for gradient>" if self.grad is not None else "<no saves>"
+
+
+# id(count array of a While run) -> (weak reference to it, what its gradient reads)
+_KEPT: dict[int, tuple] = {}
+
+
+def _keep(count, record) -> None:
+    key = id(count)
+    try:
+        ref = weakref.ref(count, lambda _, key=key: _KEPT.pop(key, None))
+    except TypeError:  # an array type without weak references: nothing is kept
+        return
+    _KEPT[key] = (ref, record)
+
+
+def kept(count, x0: list, args: list):
+    """(shapes, saved tensors) per iteration that the While run which returned `count`
+    kept for its gradient, if it kept them and ran on exactly `x0` and `args`; else None."""
+    hit = _KEPT.get(id(count))
+    if hit is None or hit[0]() is not count:
+        return None
+    ins, steps = hit[1]
+    if len(ins) != len(x0) + len(args) or any(a is not b for a, b in zip(ins, x0 + args)):
+        return None
+    return steps
+
+
+def _run_saving(grad, xs: list, args: list, cond, limit, backend):
+    """The loop through the body's forward variant, keeping each iteration's input shapes
+    and saved tensors; gives up keeping (None) past STORE_ALL_BYTES. Returns (final loop
+    variables, iteration count, kept steps or None)."""
+    variant = _Runner(grad.variant, backend, xs + args)
+    saved_at, n_vars = grad.saved_positions, grad.n_vars
+    steps, total, n = [], 0, 0
+    while (limit is None or n < limit) and (cond is None or cond(xs + args)[0]):
+        outs = variant(xs + args)
+        if steps is not None:
+            saved = [outs[p] for p in saved_at]
+            total += sum(_nbytes(a) for a in saved) + sum(_nbytes(a) for a in xs)
+            if total <= STORE_ALL_BYTES:
+                steps.append(([a.shape for a in xs], saved))
+            else:  # too much to keep: the gradient will recompute with checkpoints
+                steps = None
+        xs = list(outs[:n_vars])
+        n += 1
+    return xs, n, steps
+
+
 def run_while(inputs: dict, attrs: dict, backend) -> list:
     """A While node: the body's program while the cond's program says so (at most
     `maximum_iterations` times); the final loop variables, then the iteration count.
@@ -162,7 +236,16 @@ def run_while(inputs: dict, attrs: dict, backend) -> list:
         4
     """
     xs, args = list(inputs["loop_vars"]), list(inputs["args"])
-    limit = _limit(inputs)
+    x0, limit = xs, _limit(inputs)
+    saves = attrs.get("saves")
+    grad = saves.grad if saves is not None else None
+    if grad is not None and not grad.state_change and not grad.quiet:
+        cond = None if attrs["cond"] is None else _Runner(attrs["cond"], backend, xs + args)
+        xs, n, steps = _run_saving(grad, xs, args, cond, limit, backend)
+        count = _count(n, backend)
+        if steps is not None:
+            _keep(count, (x0 + args, steps))
+        return [_native(x, backend) for x in xs] + [count]
     body = _Runner(attrs["body"], backend, xs + args)
     n = 0
     if attrs["cond"] is None:  # a loop of exactly `limit` iterations
@@ -200,16 +283,6 @@ def checkpoint_stride(n: int, given=None) -> int:
     if given:
         return int(given)
     return max(1, math.isqrt(max(n - 1, 0)) + 1)
-
-
-# The loop gradient keeps every iteration's saved tensors (no recomputation: k = n) when
-# they take at most this many bytes; above it, k ~ sqrt(n) bounds the memory (API 8.5).
-STORE_ALL_BYTES = 32 << 20
-
-
-def _nbytes(a) -> int:
-    size = getattr(a, "nbytes", None)
-    return int(size) if size is not None else math.prod(a.shape) * 8
 
 
 class _Sums:
@@ -273,7 +346,8 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
     n_vars = grad.n_vars
     saved_at, slots = grad.saved_positions, grad.slots
     variant = _Runner(grad.variant, b, x0 + args)
-    k, first = attrs["k"], None
+    steps = kept(inputs["count"], x0, args)  # what the forward loop kept, if it did
+    k, first = (n if steps is not None else attrs["k"]), None
     if not k and n > 1:  # the first iteration's saved tensors tell what storing all costs
         first = variant(x0 + args)
         per_step = sum(_nbytes(first[p]) for p in saved_at) + sum(_nbytes(x) for x in x0)
@@ -303,14 +377,17 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
     del x
     for start in range(k * (len(checkpoints) - 1), -1, -k):
         x = checkpoints.pop()
-        segment = []
-        for step in range(start, min(start + k, n)):
-            if step == 0 and first is not None:  # already computed
-                outs, first = first, None
-            else:
-                outs = variant(x + args)
-            segment.append(([v.shape for v in x], [outs[p] for p in saved_at]))
-            x = list(outs[:n_vars])
+        if steps is not None:  # (k = n: the one segment, kept by the forward loop)
+            segment, steps = list(steps), None
+        else:
+            segment = []
+            for step in range(start, min(start + k, n)):
+                if step == 0 and first is not None:  # already computed
+                    outs, first = first, None
+                else:
+                    outs = variant(x + args)
+                segment.append(([v.shape for v in x], [outs[p] for p in saved_at]))
+                x = list(outs[:n_vars])
         del x
         while segment:
             shapes, saved = segment.pop()

@@ -27,7 +27,7 @@ from ..autodiff.forward import ForwardAccumulator
 from ..ops import array as array_ops, creation as creation_ops
 from .backprop import backward_function
 from .concrete import ConcreteFunction
-from .control import run_fused, run_if, run_while, run_while_grad
+from .control import run_fused, run_if, run_while, run_while_grad, SaveForGradient
 from .executor import natives_of
 from .graph import FuncGraph, tracing
 from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
@@ -648,7 +648,8 @@ def _while_node(cond_sub, body_sub, flat0, limit: list, k) -> _Loop:
     cond_cf, body_cf = (None, cfs[0]) if cond_sub is None else cfs
     specs = [(tuple(p._shape), p.dtype) for p in body_sub.params]
     attrs = {"cond": cond_cf, "body": body_cf, "specs": tuple(specs), "k": k,
-             "stateful": any(s.stateful for s in subs)}  # the loop assigns or prints
+             "stateful": any(s.stateful for s in subs),  # the loop assigns or prints
+             "saves": SaveForGradient()}
     outs = run_kernel("While", {"loop_vars": list(flat0), "args": list(outside),
                                 "resources": list(variables),
                                 "maximum_iterations": list(limit)}, attrs)
@@ -667,6 +668,8 @@ class _LoopGrad:
 
     def __init__(self, body_cf, n_vars: int, resources: list):
         self.body = _without_prints(body_cf)  # the gradient's reruns print nothing
+        # (then the forward loop cannot run the variant in the body's place)
+        self.quiet = self.body is not body_cf
         self.backward, self.slots, saved = backward_function(body_cf)
         variant = body_cf._forward_variant()
         position = {t.id: i for i, t in enumerate(variant._flat_outputs)}
@@ -719,11 +722,14 @@ def _loop_grad(body_cf, n_vars, resources) -> _LoopGrad:
     return body_cf.derived("loop_grad", lambda: _LoopGrad(body_cf, n_vars, resources))
 
 
-def _while_vjp(g, ans, loop_vars, args, resources, *, body, k, **_):
+def _while_vjp(g, ans, loop_vars, args, resources, *, body, k, saves=None, **_):
     """A WhileGrad node: the loop run backwards from the final cotangents (None ones are
-    zeros), over the initial loop variables, arguments and the iteration count."""
+    zeros), over the initial loop variables, arguments and the iteration count. From now
+    on the While keeps what its gradient reads when that is small (see control.py)."""
     n_vars = len(loop_vars)
     grad = _loop_grad(body, n_vars, resources)
+    if saves is not None and not k:
+        saves.grad = grad
     cots = [c if c is not None else _zeros_like(o)
             for c, o, tr in zip(g[:n_vars], ans[:n_vars], grad.var_trainable) if tr]
     outs = run_kernel("WhileGrad", {"cots": cots, "loop_vars": list(loop_vars),
