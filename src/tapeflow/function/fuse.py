@@ -80,8 +80,10 @@ def _expression(node, args: list) -> str:
 
 def _fusible(node) -> bool:
     facts = POINTWISE.get(node.op)
-    if facts is None or node.stateful or len(node.outputs) != 1 \
-            or any(name not in node.attrs for name in facts.attrs):
+    if facts is None or node.stateful or len(node.outputs) != 1:
+        return False
+    # attributes become literals of the source: plain numbers known when tracing only
+    if any(type(node.attrs.get(name)) not in (bool, int, float) for name in facts.attrs):
         return False
     out = node.outputs[0]
     if out.dtype.name not in _FLOATS:
