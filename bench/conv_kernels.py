@@ -122,8 +122,7 @@ def np_input_grad(dy, w, x_shape, a):
 # ------------------------------------------------------------------ runners
 def tapeflow_calls(case, batch, rng):
     sys.path.insert(0, os.path.join(HERE, "..", "src"))
-    import tapeflow  # noqa: F401,F811  (registers the kernels)
-    from tapeflow.backends.numpy import conv as K
+    from tapeflow.backends.numpy import conv as K  # (importing tapeflow registers kernels)
     o = operands(case, batch, rng)
     x, w, dy, a = o["x"], o["w"], o["dy"], o["attrs"]
     return {"Conv2D": lambda: K.conv2d({"x": x, "filters": w}, a, None),
@@ -160,6 +159,17 @@ def tf_calls(case, batch, rng):
                 "Conv2DBackpropFilter": lambda: tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(
                     input=x, filter_sizes=ws, out_backprop=dy, strides=s,
                     padding=a["padding"], dilations=d).numpy()}
+    if max(a["dilations"]) > 1:  # (TF's CPU backprop kernels take no dilation: atrous)
+        rate = a["dilations"][0]
+
+        def grads(wrt):
+            with tf.GradientTape() as tape:
+                tape.watch(wrt)
+                y = tf.nn.atrous_conv2d(x, w, rate, a["padding"])
+            return tape.gradient(y, wrt, output_gradients=dy).numpy()
+        return {"Conv2D": lambda: tf.nn.atrous_conv2d(x, w, rate, a["padding"]).numpy(),
+                "Conv2DBackpropInput": lambda: grads(x),
+                "Conv2DBackpropFilter": lambda: grads(w)}
     ws = tf.constant(o["w"].shape, tf.int32)
     return {"Conv2D": lambda: tf.nn.conv2d(x, w, s, a["padding"], dilations=d).numpy(),
             "Conv2DBackpropInput": lambda: tf.raw_ops.Conv2DBackpropInput(
@@ -239,7 +249,7 @@ def _run_child(python, mode, cases, batches, repeat, env=None) -> dict:
 def pooling(repeat: int) -> None:
     sys.path.insert(0, os.path.join(HERE, "..", "src"))
     from tapeflow._core import jit
-    from tapeflow.backends.numpy import conv as K
+    from tapeflow.backends.numpy import conv as K  # (importing tapeflow registers kernels)
     rng = np.random.default_rng(0)
     todo = []
     for case, ((h, w, c), k, s, p) in POOL.items():

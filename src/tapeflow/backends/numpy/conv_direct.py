@@ -22,6 +22,7 @@ compiled (in the background), NumPy does their arithmetic op for op (`_forward_n
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -170,12 +171,12 @@ def _filter_grad(xr, gr, off, totals, acc, zero, geo, lo, hi):  # pragma: no cov
 
 
 def _depthwise_forward(xp, wf, b, y, zero, geo, lo, hi):  # pragma: no cover (numba)
-    """Depthwise y[n, i, j, ch * M + m] = act(sum over taps (a, q) of xp's element of
-    channel ch times w[a, q, ch, m] + b), `wf` [KH*KW, C*M], the taps in order: each tap
-    one pass over the channels of the output pixel (contiguous: vectorized)."""
+    """Depthwise y[n, i, j, k] = act(sum over taps (a, q) of xp[..., k] times w[a, q, k]
+    + b), `wf` [KH*KW, C*M], the taps in order: each tap one pass over the channels of the
+    output pixel (contiguous: vectorized). With a channel multiplier M > 1 the caller
+    repeats each input channel M times (`xp` [N, HP, WP, C*M])."""
     kw, sh, sw, dh, dw, act = geo[1], geo[2], geo[3], geo[4], geo[5], geo[6]
-    oh_, ow_, cm, c = geo[7], geo[8], geo[9], geo[10]
-    m = cm // c
+    oh_, ow_, cm = geo[7], geo[8], geo[9]
     six = zero + 6
     for n in range(lo, hi):
         for i in range(oh_):
@@ -184,21 +185,12 @@ def _depthwise_forward(xp, wf, b, y, zero, geo, lo, hi):  # pragma: no cover (nu
                 for t in range(wf.shape[0]):
                     xr = xp[n, i * sh + (t // kw) * dh, j * sw + (t % kw) * dw]
                     wr = wf[t]
-                    if m == 1:
-                        if t == 0:
-                            for k in range(cm):
-                                o[k] = xr[k] * wr[k]
-                        else:
-                            for k in range(cm):
-                                o[k] += xr[k] * wr[k]
+                    if t == 0:
+                        for k in range(cm):
+                            o[k] = xr[k] * wr[k]
                     else:
-                        for ch in range(c):
-                            v = xr[ch]
-                            for k in range(ch * m, ch * m + m):
-                                if t == 0:
-                                    o[k] = v * wr[k]
-                                else:
-                                    o[k] += v * wr[k]
+                        for k in range(cm):
+                            o[k] += xr[k] * wr[k]
                 for k in range(cm):
                     s = o[k] + b[k]
                     if act > 0:
@@ -210,10 +202,10 @@ def _depthwise_forward(xp, wf, b, y, zero, geo, lo, hi):  # pragma: no cover (nu
 
 def _depthwise_filter_grad(xp, dy, totals, zero, geo, lo, hi):  # pragma: no cover (numba)
     """Depthwise totals[n] [KH*KW + 1, C*M] = [dw, db] of image n (zeros on entry): each
-    sum over the pixels row-major from zero."""
+    sum over the pixels row-major from zero (`xp`'s channels repeated M times, as for
+    `_depthwise_forward`)."""
     kw, sh, sw, dh, dw = geo[1], geo[2], geo[3], geo[4], geo[5]
-    oh_, ow_, cm, c = geo[7], geo[8], geo[9], geo[10]
-    m = cm // c
+    oh_, ow_, cm = geo[7], geo[8], geo[9]
     taps = totals.shape[1] - 1
     for n in range(lo, hi):
         tn = totals[n]
@@ -223,12 +215,8 @@ def _depthwise_filter_grad(xp, dy, totals, zero, geo, lo, hi):  # pragma: no cov
                 for t in range(taps):
                     xr = xp[n, i * sh + (t // kw) * dh, j * sw + (t % kw) * dw]
                     r = tn[t]
-                    if m == 1:
-                        for k in range(cm):
-                            r[k] += xr[k] * g[k]
-                    else:
-                        for k in range(cm):
-                            r[k] += xr[k // m] * g[k]
+                    for k in range(cm):
+                        r[k] += xr[k] * g[k]
                 r = tn[taps]
                 for k in range(cm):
                     r[k] += g[k]
@@ -296,11 +284,18 @@ def _geo(w_shape: tuple, strides: tuple, dilations: tuple, activation: str, out_
                     + (w_shape[3], xp_shape[3], xp_shape[2] * xp_shape[3]), np.int64)
 
 
-def _offsets(w_shape: tuple, dilations: tuple, row: int) -> np.ndarray:
+def _offsets(w_shape: tuple, dilations, row: int) -> np.ndarray:
     """Each tap's (a, q, ch) offset in a flattened padded image, in tap order."""
-    kh, kw, c = w_shape[:3]
+    return _offsets_of(*(int(v) for v in w_shape[:3]), int(dilations[0]), int(dilations[1]),
+                       int(row))
+
+
+@functools.lru_cache(maxsize=256)
+def _offsets_of(kh: int, kw: int, c: int, dh: int, dw: int, row: int) -> np.ndarray:
     a, q, ch = np.meshgrid(np.arange(kh), np.arange(kw), np.arange(c), indexing="ij")
-    return (a * dilations[0] * row + q * dilations[1] * c + ch).ravel().astype(np.int64)
+    off = (a * dh * row + q * dw * c + ch).ravel().astype(np.int64)
+    off.flags.writeable = False  # (shared by every call of this geometry)
+    return off
 
 
 def _blocks(a: np.ndarray, f: int) -> np.ndarray:
@@ -569,6 +564,13 @@ def _depthwise_input_grad_numpy(dy, w, dxp, strides, dilations) -> None:
             _patch(dxp, a, q, (oh, ow), strides, dilations)[...] += s
 
 
+def _repeated(xp: np.ndarray, cm: int) -> np.ndarray:
+    """`xp` with each channel repeated for its M = cm / C outputs (itself when M = 1): the
+    depthwise loops then run one contiguous pass over C*M channels per tap."""
+    m = cm // xp.shape[-1]
+    return xp if m == 1 else np.repeat(xp, m, axis=-1)
+
+
 def depthwise_forward(xp: np.ndarray, w: np.ndarray, b: np.ndarray | None, out_hw: tuple,
                       strides: tuple, dilations: tuple, activation: str,
                       out: np.ndarray | None = None):
@@ -585,8 +587,9 @@ def depthwise_forward(xp: np.ndarray, w: np.ndarray, b: np.ndarray | None, out_h
     y = out if out is not None else np.empty((xp.shape[0],) + tuple(out_hw) + (w.shape[-1],),
                                              dtype)
     zero = dtype.type(0)
-    geo = _geo(w.shape, strides, dilations, activation, out_hw, xp.shape)
-    args = (xp, w.reshape(-1, w.shape[-1]), b, y, zero, geo)
+    xm = _repeated(xp, w.shape[-1])
+    geo = _geo(w.shape, strides, dilations, activation, out_hw, xm.shape)
+    args = (xm, w.reshape(-1, w.shape[-1]), b, y, zero, geo)
     run = _ready(_DEPTHWISE_FORWARD, args)
     if run is None:
         _depthwise_forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations, activation)
@@ -611,8 +614,9 @@ def depthwise_filter_grad(xp: np.ndarray, dy: np.ndarray, filter_hw: tuple, stri
     w_shape = tuple(filter_hw) + (1, cm)
     totals = np.zeros((xp.shape[0], math.prod(filter_hw) + 1, cm), dtype)
     per_image = totals.reshape(xp.shape[0], -1)
-    geo = _geo(w_shape, strides, dilations, "", dy.shape[1:3], xp.shape)
-    args = (xp, dy, totals, dtype.type(0), geo)
+    xm = _repeated(xp, cm)
+    geo = _geo(w_shape, strides, dilations, "", dy.shape[1:3], xm.shape)
+    args = (xm, dy, totals, dtype.type(0), geo)
     run = _ready(_DEPTHWISE_FILTER_GRAD, args)
     if run is None:
         _depthwise_filter_grad_numpy(xp, dy, per_image, filter_hw, strides, dilations)
