@@ -154,11 +154,70 @@ def _squeeze(e, node):
 
 
 def _gather(e, node):
-    if node.attrs.get("batch_dims", 0):
-        raise NotImplementedError(f"onnx.export({e.fn_name}): GatherV2 with batch_dims "
-                                  f"(node {node.name}) has no ONNX lowering yet")
-    e.add("Gather", [e.input(node, "params"), e.input(node, "indices")], e.outputs(node),
-          axis=int(node.attrs.get("axis", 0)))
+    batch_dims = int(node.attrs.get("batch_dims", 0))
+    axis = int(node.attrs.get("axis", 0))
+    params, indices = e.input(node, "params"), e.input(node, "indices")
+    if not batch_dims:
+        e.add("Gather", [params, indices], e.outputs(node), axis=axis)
+        return
+    _gather_batched(e, node, params, indices, axis, batch_dims)
+
+
+def _gather_batched(e, node, params, indices, axis, b):
+    """GatherV2 with batch_dims b as ONNX GatherND (batch_dims b) on the indices with a
+    last axis of 1; an axis past the batch dims is moved next to them first and the
+    gathered dims moved back in its place after."""
+    rank, idx_rank = len(node.inputs["params"]._shape), len(node.inputs["indices"]._shape)
+    axis %= rank
+    b = b + idx_rank if b < 0 else b  # as TensorFlow counts a negative batch_dims
+    n_idx = idx_rank - b  # the dims the indices add
+    if axis != b:
+        perm = list(range(b)) + [axis] + [d for d in range(b, rank) if d != axis]
+        params = e.add1("Transpose", [params], perm=perm)
+    indices = e.add1("Cast", [indices], to=proto.INT64)  # GatherND takes int64 only
+    found = e.add1("GatherND", [params, e.unsqueeze(indices, [-1])], batch_dims=b)
+    if axis == b:
+        e.add("Identity", [found], e.outputs(node))
+        return
+    # found: [batch, gathered (n_idx), params[b:axis], params[axis+1:]]
+    middle = list(range(b + n_idx, b + n_idx + axis - b))
+    perm = (list(range(b)) + middle + list(range(b, b + n_idx))
+            + list(range(b + n_idx + axis - b, rank - 1 + n_idx)))
+    e.add("Transpose", [found], e.outputs(node), perm=perm)
+
+
+def _scalar_int(e, d) -> str:
+    """An int64 scalar of a size (an int, or a `Dim` known when the graph runs)."""
+    if type(d) is int:
+        return e.const(np.asarray(d, np.int64))
+    return e.squeeze(e.ints([d]), [0])
+
+
+def _ravel_multi_index(e, node):
+    """getitem's index arrays combined into one row-major flat position, negative entries
+    counted from the end (an out-of-range one is left for onnxruntime's Gather to reject,
+    as the kernel rejects it). One index array is the position itself: ONNX's Gather
+    counts negative indices from the end (its size may be unknown when traced)."""
+    indices, dims = e.input(node, "indices"), node.attrs["dims"]
+    if len(indices) == 1:
+        e.add("Cast", indices, e.outputs(node), to=proto.INT64)
+        return
+    if any(d is None for d in dims):
+        _unsupported(e, node, f"index arrays over dims {list(dims)} not known when traced")
+    flat, zero = None, e.const(np.asarray(0, np.int64))
+    for idx, d in zip(indices, dims):
+        idx = e.add1("Cast", [idx], to=proto.INT64)
+        size = _scalar_int(e, d)
+        idx = e.add1("Where", [e.add1("Less", [idx, zero]), e.add1("Add", [idx, size]), idx])
+        flat = idx if flat is None else e.add1("Add", [e.add1("Mul", [flat, size]), idx])
+    e.add("Identity", [flat], e.outputs(node))
+
+
+def _where_true(e, node):
+    """tf.where(condition) with one argument: the [n, rank] positions of the true
+    elements, row-major, as ONNX's NonZero gives them transposed."""
+    positions = e.add1("NonZero", [e.input(node, "condition")])
+    e.add("Transpose", [positions], e.outputs(node), perm=[1, 0])
 
 
 def _strided_slice(e, node):
@@ -351,13 +410,39 @@ def _tile(e, node):
 
 def _pad(e, node):
     mode = node.attrs.get("mode", "CONSTANT").lower()
-    if mode == "symmetric":  # ONNX's reflect excludes the edge, as TF's REFLECT does
-        _unsupported(e, node, "SYMMETRIC padding")
     pads = np.asarray(node.attrs["paddings"], np.int64)
+    if mode == "symmetric":  # ONNX's reflect excludes the edge, as TF's REFLECT does
+        _pad_symmetric(e, node, pads)
+        return
     value = e.const(np.asarray(node.attrs.get("constant_values", 0),
                                node.outputs[0].dtype.name))
     e.add("Pad", [e.input(node, "x"), e.const(pads.T.reshape(-1)), value], e.outputs(node),
           mode=mode)
+
+
+def _pad_symmetric(e, node, pads):
+    """SYMMETRIC padding (the mirror image including the edge), axis by axis: the first
+    `before` elements reversed, the tensor, the last `after` elements reversed."""
+    x = e.input(node, "x")
+    padded = [(axis, int(b), int(a)) for axis, (b, a) in enumerate(pads) if b or a]
+    if not padded:
+        e.add("Identity", [x], e.outputs(node))
+        return
+    minus_one = e.const(np.asarray([-1], np.int64))
+    for k, (axis, before, after) in enumerate(padded):
+        ax = e.const(np.asarray([axis], np.int64))
+        parts = []
+        if before:  # x[before-1::-1]
+            parts.append(e.add1("Slice", [x, e.const(np.asarray([before - 1], np.int64)),
+                                          e.const(np.asarray([_INT64_MIN], np.int64)), ax,
+                                          minus_one]))
+        parts.append(x)
+        if after:  # x[:-after-1:-1]
+            parts.append(e.add1("Slice", [x, minus_one,
+                                          e.const(np.asarray([-after - 1], np.int64)), ax,
+                                          minus_one]))
+        outs = e.outputs(node) if k == len(padded) - 1 else None
+        x = e.add("Concat", parts, outs, axis=axis)[0]
 
 
 def _unsupported(e, node, what):
@@ -552,7 +637,7 @@ _TABLE = {
     "Split": _split, "SplitV": _split, "Unstack": _unstack, "Unpack": _unstack,
     "Cumsum": _cumsum, "FloorMod": _floor_mod, "FloorDiv": _floor_div, "TopK": _top_k,
     "TopKV2": _top_k, "MatrixBandPart": _band_part,
-    "Einsum": _einsum, "MaxPool": _pool("MaxPool"), "AvgPool": _pool("AveragePool"),
+    "Einsum": _einsum, "RavelMultiIndex": _ravel_multi_index, "Where": _where_true, "MaxPool": _pool("MaxPool"), "AvgPool": _pool("AveragePool"),
 }
 _TABLE.update({k: _unary(v) for k, v in _UNARY.items()})
 _TABLE.update({k: _binary(v) for k, v in _BINARY.items()})
