@@ -636,8 +636,9 @@ _TABLE = {
     "OneHot": _one_hot, "ArgMax": _arg("ArgMax"), "ArgMin": _arg("ArgMin"),
     "Split": _split, "SplitV": _split, "Unstack": _unstack, "Unpack": _unstack,
     "Cumsum": _cumsum, "FloorMod": _floor_mod, "FloorDiv": _floor_div, "TopK": _top_k,
-    "TopKV2": _top_k, "MatrixBandPart": _band_part,
-    "Einsum": _einsum, "RavelMultiIndex": _ravel_multi_index, "Where": _where_true, "MaxPool": _pool("MaxPool"), "AvgPool": _pool("AveragePool"),
+    "TopKV2": _top_k, "MatrixBandPart": _band_part, "Einsum": _einsum,
+    "RavelMultiIndex": _ravel_multi_index, "Where": _where_true,
+    "MaxPool": _pool("MaxPool"), "AvgPool": _pool("AveragePool"),
 }
 _TABLE.update({k: _unary(v) for k, v in _UNARY.items()})
 _TABLE.update({k: _binary(v) for k, v in _BINARY.items()})
