@@ -12,6 +12,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..._core import registry
 from ..._core.buffers import Spares
+from ..._core.context import intra_op_threads
 from ..._core.jit import Loop
 from ..._core.threads import run_images
 from . import conv_direct
@@ -612,6 +613,11 @@ def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode, parts):  # pragma: no cover
 # formulations below exactly (it only compares and selects), which run until it is ready.
 _MAX_POOL_SCAN = Loop(_max_pool_scan, parallel=True)
 _MAX_POOL_2X2 = Loop(_max_pool_2x2, parallel=True)
+# The same loops compiled serially, for runs on one thread: a parallel loop enters numba's
+# thread pool even for one part, and waits at its barrier for pool threads another
+# process holds (measured inside a training step on 2 busy cores: a 2x2 pooling of
+# 32x26x26x8 took 4-16 ms so, 0.06 ms serially).
+_SERIAL = {_MAX_POOL_SCAN: Loop(_max_pool_scan), _MAX_POOL_2X2: Loop(_max_pool_2x2)}
 _SCANNED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (numba has no halves)
 _SPARE_Y, _SPARE_DX = Spares(), Spares()  # the loops' outputs, taken again when free
 _SPARE_CONV = Spares()  # Conv2D's outputs
@@ -635,16 +641,18 @@ def _scan(xp, g, out, attrs, mode) -> bool:
     else:
         loop, args = _MAX_POOL_SCAN, (xp, g, out, kh, kw, sh, sw, mode)
     args += (1,)  # images in one run: on this thread
-    run = loop.ready(*args)
-    if run is None:
+    serial = _SERIAL[loop].ready(*args)
+    one = xp.size < SPLIT_POOLING_FROM or out.shape[0] < 2 or intra_op_threads() < 2
+    run = None if one else loop.ready(*args)  # (both compile from the first call)
+    if serial is None:
         return False
-    if xp.size < SPLIT_POOLING_FROM:
-        run(*args)
+    if run is None:
+        serial(*args)
         return True
     # every window belongs to one image: the images split over the intra-op threads (the
-    # loop's prange) when measured faster
-    run_images(run, args[:-1], out.shape[0], _POOL_CHOICES,
-               (mode, xp.shape, g.shape, xp.dtype))
+    # loop's prange) when measured faster; one part runs the serial loop (the same bits)
+    run_images(lambda *a: (serial if a[-1] == 1 else run)(*a), args[:-1], out.shape[0],
+               _POOL_CHOICES, (mode, xp.shape, g.shape, xp.dtype))
     return True
 
 
