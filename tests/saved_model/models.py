@@ -148,6 +148,42 @@ class Counter(tf.Module):
         return v + self.calls
 
 
+class Branchy(tf.Module):
+    """Control flow: a tf.cond reading a variable (If) and a pure one (StatelessIf); a
+    tf.while_loop with maximum_iterations reading a variable (While); a pure loop of
+    unknown trip count with a cond nested in its body (StatelessWhile, StatelessIf)."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = tf.Variable(_randn(60, 3), name="scale")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def __call__(self, x):
+        total = tf.reduce_sum(x)
+        y = tf.cond(total > 0.0, lambda: x * self.scale, lambda: x - 1.0)
+        z = tf.cond(total <= 0.0, lambda: tf.nn.relu(x), lambda: tf.tanh(x))
+        n = tf.shape(x)[0]
+        steps, acc = tf.while_loop(
+            lambda i, acc: i < n,
+            lambda i, acc: (i + 1, acc * 0.5 + tf.reduce_sum(tf.gather(x, i)) * self.scale),
+            [0, tf.zeros([3])], maximum_iterations=4)
+        count, grown = tf.while_loop(
+            lambda k, w: tf.reduce_sum(w) < 50.0,
+            lambda k, w: (k + 1, tf.cond(k % 2 == 0, lambda: w * 2.0, lambda: w + 1.0)),
+            [tf.constant(0), tf.abs(z) + 0.5])
+        return {"cond": y, "loop": acc, "steps": steps, "grown": grown, "count": count}
+
+
+def keras_lstm():
+    """An LSTM over sequences of unknown length (a While over the time steps)."""
+    keras = tf.keras
+    model = keras.Sequential([keras.Input((None, 3)), keras.layers.LSTM(4),
+                              keras.layers.Dense(2)])
+    model.set_weights([_randn(70 + i, *w.shape) * 0.5 for i, w in
+                       enumerate(model.get_weights())])
+    return model
+
+
 def build():
     """{name: (model, save(path), example input)}; Keras models are written as
     `Model.export` writes them (signatures "serve" and "serving_default")."""
@@ -158,6 +194,7 @@ def build():
     stack = Stack()
     seq, func, cnn, ops = keras_sequential(), keras_functional(), keras_cnn(), Ops()
     counter, transformer, dynamic = Counter(), keras_transformer(), Dynamic()
+    branchy, lstm = Branchy(), keras_lstm()
     return {
         "mlp": (mlp, lambda path: tf.saved_model.save(mlp, path), _randn(7, 3, 4)),
         "stack": (stack, lambda path: tf.saved_model.save(stack, path, signatures={
@@ -173,6 +210,9 @@ def build():
         "dynamic": (dynamic, lambda path: tf.saved_model.save(dynamic, path),
                     _randn(16, 4, 3, 2)),
         "counter": (counter, lambda path: tf.saved_model.save(counter, path), _randn(14, 3)),
+        "branchy": (branchy, lambda path: tf.saved_model.save(branchy, path),
+                    np.abs(_randn(17, 3, 3))),
+        "keras_lstm": (lstm, lambda path: export_model(lstm, path), _randn(18, 2, 5, 3)),
     }
 
 
@@ -187,9 +227,9 @@ def run(name, module, x):
         first = module(x).numpy()
         return {"serving_default": {"output_0": first}, "second": {"output_0":
                                                                   module(x).numpy()}}
-    if name in ("ops", "dynamic"):
+    if name in ("ops", "dynamic", "branchy"):
         return {"serving_default": {k: v.numpy() for k, v in module(x).items()}}
-    if name in ("keras_sequential", "keras_cnn", "keras_transformer"):
+    if name in ("keras_sequential", "keras_cnn", "keras_transformer", "keras_lstm"):
         y = module(x, training=False).numpy()
         return {"serve": {"output_0": y}, "serving_default": {"output_0": y}}
     y = module(x, training=False)["z"].numpy()

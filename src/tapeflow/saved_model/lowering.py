@@ -8,13 +8,14 @@ Example:
 """
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
 
 from .._core.dtypes import as_dtype
 from .._core.shape import Dim
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
 from . import proto as P
 
@@ -40,6 +41,19 @@ def _softmax(node) -> dict:
 
 def _bias_add(node) -> dict:
     return {**_t(node), "data_format": node.attrs.get("data_format", "NHWC")}
+
+
+def _t_in(node) -> dict:
+    """T of an op whose output type is not its inputs' (a comparison)."""
+    return {"T": node.inputs["x"].dtype}
+
+
+def _select(node) -> dict:
+    return {"T": node.inputs["x"].dtype}
+
+
+def _tile(node) -> dict:
+    return {**_t(node), "Tmultiples": as_dtype("int32")}
 
 
 def _read(node) -> dict:
@@ -179,6 +193,7 @@ ATTR_INPUTS = {
     "Transpose": lambda node: [np.asarray(node.attrs["perm"], np.int32)],
     "ExpandDims": lambda node: [np.int32(node.attrs["axis"][0])],
     "GatherV2": lambda node: [np.int32(node.attrs.get("axis", 0))],
+    "Tile": lambda node: [_shape_value(node.attrs["multiples"])],
     **{op: lambda node: [_axes(node)] for op in ("Sum", "Mean", "Max", "Min", "Prod")},
 }
 
@@ -256,9 +271,277 @@ LOWERING = {
     "Abs": ("Abs", "y", _t),
     "Erf": ("Erf", "y", _t),
     "Erfc": ("Erfc", "y", _t),
+    "Greater": ("Greater", "z", _t_in),
+    "GreaterEqual": ("GreaterEqual", "z", _t_in),
+    "Less": ("Less", "z", _t_in),
+    "LessEqual": ("LessEqual", "z", _t_in),
+    "Equal": ("Equal", "z", _t_in),
+    "NotEqual": ("NotEqual", "z", _t_in),
+    "LogicalAnd": ("LogicalAnd", "z", lambda node: {}),
+    "LogicalOr": ("LogicalOr", "z", lambda node: {}),
+    "LogicalNot": ("LogicalNot", "y", lambda node: {}),
+    "SelectV2": ("SelectV2", "output", _select),
+    "Floor": ("Floor", "y", _t),
+    "FloorMod": ("FloorMod", "z", _t),
+    "FloorDiv": ("FloorDiv", "z", _t),
+    "Sin": ("Sin", "y", _t),
+    "Cos": ("Cos", "y", _t),
+    "Tile": ("Tile", "output", _tile),
     "ReadVariableOp": ("ReadVariableOp", "value", _read),
     **{op: (op, "", _assign) for op in sorted(WRITES)},
 }
+
+
+# ---------------------------------------------------------------- control flow
+# tapeflow's If and While nodes hold their branches / cond and body as ConcreteFunctions
+# taking (own arguments, then the outside tensors they read: the node's `args`) and read
+# variables (the node's `resources`). Each becomes a FunctionDef of the library taking the
+# resources as resource arguments after the tensors, and the node TensorFlow's functional
+# If / While (StatelessIf / StatelessWhile when no variable or effect is involved, as
+# TensorFlow's cond_v2 and while_v2 choose).
+
+_function_ids = itertools.count(1)
+
+
+def _function_name(fname: str, node, part: str) -> str:
+    base = re.sub(r"[^A-Za-z0-9_]", "_", f"{fname}_{node.name}_{part}")
+    return f"{base}_{next(_function_ids)}"
+
+
+class _Control:
+    """What lowering one If or While node gives: nodes to add before it (`pre`), its
+    TensorFlow op, inputs (refs) and attrs, a ref (or None) per tapeflow output, the
+    library functions it calls, and whether it is stateful."""
+
+    def __init__(self, pre, op, inputs, attrs, refs, library, stateful):
+        self.pre, self.op, self.inputs, self.attrs = pre, op, inputs, attrs
+        self.refs, self.library, self.stateful = refs, library, stateful
+
+
+def _type_enum(v) -> int:
+    return P.DT_RESOURCE if isinstance(v, Variable) else P.dtype_enum(v.dtype)
+
+
+def _shape_of(v) -> tuple:
+    """A shape attribute entry of a tensor, TensorSpec or Variable (a resource: scalar)."""
+    if isinstance(v, Variable):
+        return ("shape", ())
+    return ("shape", tuple(v._shape if isinstance(v, Tensor) else v.shape))
+
+
+def _call_attrs(f: str, ins: list, outs: list) -> dict:
+    return {"f": P.Func(f), "Tin": ("types", [_type_enum(v) for v in ins]),
+            "Tout": ("types", [_type_enum(v) for v in outs]), "config": "",
+            "config_proto": "", "executor_type": ""}
+
+
+def _function_def(name: str, ins: list, nodes: list, rets: list, stateful: bool) -> bytes:
+    """A FunctionDef written by hand (a loop's cond or body wrapper): `ins` [(arg name,
+    tensor or Variable)], `rets` [(output name, tensor or Variable, ref)]."""
+    sig = P.field(1, name)
+    for n, v in ins:
+        sig += P.msg(2, P.arg_def(n, "resource", (v.dtype, v.shape)) if isinstance(
+            v, Variable) else P.arg_def(n, v.dtype))
+    for n, v, _ in rets:
+        sig += P.msg(3, P.arg_def(n, "resource") if isinstance(v, Variable)
+                     else P.arg_def(n, v.dtype))
+    if stateful:
+        sig += P.boolean(17, True)
+    body = P.msg(1, sig) + b"".join(P.msg(3, n) for n in nodes)
+    return body + b"".join(P.map_entry(4, n, ref.encode()) for n, _, ref in rets)
+
+
+def _lower_if(node, fname, ref_of, resource, const, graph) -> _Control:
+    """tf.cond as If / StatelessIf. Only the first `n_out` outputs are the cond's results
+    (the rest are what its gradient saves): the branches return those."""
+    a = node.attrs
+    n_out = int(a["n_out"])
+    args, variables = list(node.inputs["args"]), list(node.inputs["resources"])
+    stateful = bool(a.get("stateful")) or bool(variables)
+    library, names = [], []
+    for part in ("then_branch", "else_branch"):
+        cf = a[part]
+        name = _function_name(fname, node, part.split("_")[0])
+        lw = lower(cf, name, variables=variables, outputs=list(cf._flat_outputs[:n_out]))
+        library.extend(lw.library + [lw.fdef])
+        names.append(name)
+    pred, pre = node.inputs["pred"], []
+    pred_ref = ref_of(pred, node)
+    if tuple(pred._shape) == (1,):  # TensorFlow's If takes any non-empty tensor as true
+        shape = const(f"{node.name}/pred_shape", np.zeros((0,), np.int32))
+        pre.append(P.node_def(f"{node.name}/pred", "Reshape", [pred_ref, shape], {
+            "T": pred.dtype, "Tshape": as_dtype("int32")}))
+        pred_ref = f"{node.name}/pred:output:0"
+    outs = list(node.outputs[:n_out])
+    attrs = {"Tcond": pred.dtype, "Tin": ("types", [_type_enum(v) for v in args + variables]),
+             "Tout": ("types", [_type_enum(v) for v in outs]),
+             "then_branch": P.Func(names[0]), "else_branch": P.Func(names[1]),
+             "output_shapes": [_shape_of(t) for t in outs], "_lower_using_switch_merge": True}
+    refs = [f"{node.name}:output:{i}" for i in range(n_out)]
+    refs += [None] * (len(node.outputs) - n_out)
+    if not n_out:  # branches run for their effects: the node stands for its predicate
+        refs = [ref_of(pred, node)]
+    inputs = [pred_ref] + [ref_of(t, node) for t in args] + [resource(v, node)
+                                                              for v in variables]
+    return _Control(pre, "If" if stateful else "StatelessIf", inputs, attrs, refs, library,
+                    stateful)
+
+
+def _lower_while(node, fname, ref_of, resource, const, graph) -> _Control:
+    """tf.while_loop as While / StatelessWhile, laid out as TensorFlow's while_v2 lays
+    it out: the loop variables are (iteration counter, maximum iterations (-1: none), the
+    loop's own variables, the outside tensors its functions read, the variables they
+    read). Its cond and body are wrappers: the cond ands `counter < maximum` (when one
+    is given) with a call of the loop's cond; the body calls the loop's body, counts and
+    passes the rest through. tapeflow's count output is the counter."""
+    a = node.attrs
+    loop_vars, args = list(node.inputs["loop_vars"]), list(node.inputs["args"])
+    variables, limit = list(node.inputs["resources"]), list(node.inputs["maximum_iterations"])
+    stateful = bool(a.get("stateful")) or bool(variables)
+    int32 = as_dtype("int32")
+    count = top = TensorSpec((), int32)
+    library = []
+    user = {}
+    for part in ("cond", "body"):
+        cf = a[part]
+        if cf is None:
+            continue
+        name = _function_name(fname, node, "user_" + part)
+        lw = lower(cf, name, variables=variables)
+        library.extend(lw.library + [lw.fdef])
+        user[part] = (name, lw)
+    taken: set = set()
+    slots = [("loop_counter", count), ("maximum_iterations", top)]
+    slots += [(f"loop_var_{i}", t) for i, t in enumerate(loop_vars)]
+    slots += [(f"arg_{i}", t) for i, t in enumerate(args)]
+    slots += [(f"resource_{i}", v) for i, v in enumerate(variables)]
+    ins = [(arg_name(n, taken), v) for n, v in slots]
+    names = [n for n, _ in ins]
+    inner = names[2:]  # what the loop's own cond and body take
+    inner_values = loop_vars + args + variables
+    call_op = "StatefulPartitionedCall" if stateful else "PartitionedCall"
+
+    # the cond wrapper
+    nodes, parts = [], []
+    if "cond" in user:
+        cname, lw = user["cond"]
+        pred = a["cond"]._flat_outputs[0]
+        nodes.append(P.node_def("cond_call", call_op, inner,
+                                _call_attrs(cname, inner_values, [pred])))
+        ref = "cond_call:output:0"
+        if tuple(pred._shape) == (1,):
+            nodes.append(P.node_def("scalar_shape", "Const", (), {
+                "dtype": int32, "value": ("tensor", (np.zeros((0,), np.int32), int32))}))
+            nodes.append(P.node_def("scalar", "Reshape", [ref, "scalar_shape:output:0"], {
+                "T": pred.dtype, "Tshape": int32}))
+            ref = "scalar:output:0"
+        parts.append(ref)
+    if limit:
+        nodes.append(P.node_def("below_maximum", "Less", names[:2], {"T": int32}))
+        parts.append("below_maximum:z:0")
+    if len(parts) == 2:
+        nodes.append(P.node_def("both", "LogicalAnd", parts))
+        parts = ["both:z:0"]
+    cond_name = _function_name(fname, node, "cond")
+    library.append(_function_def(cond_name, ins, nodes,
+                                 [("output", TensorSpec((), as_dtype("bool")), parts[0])],
+                                 stateful))
+
+    # the body wrapper
+    bname, lw = user["body"]
+    nodes = [P.node_def("body_call", call_op, inner,
+                        _call_attrs(bname, inner_values, loop_vars)),
+             P.node_def("one", "Const", (), {
+                 "dtype": int32, "value": ("tensor", (np.int32(1), int32))}),
+             P.node_def("next_counter", "AddV2", [names[0], "one:output:0"], {"T": int32})]
+    rets = [("loop_counter_next", count, "next_counter:z:0"), ("maximum_iterations_next",
+                                                               top, names[1])]
+    rets += [(f"loop_var_{i}_next", t, f"body_call:output:{i}")
+             for i, t in enumerate(loop_vars)]
+    rets += [(f"{n}_next", v, n) for n, v in ins[2 + len(loop_vars):]]
+    body_name = _function_name(fname, node, "body")
+    library.append(_function_def(body_name, ins, nodes, rets, stateful))
+
+    # the loop's first counter and maximum, then the node
+    pre = []
+    start = const(f"{node.name}/loop_counter", np.int32(0))
+    if limit:
+        maximum = ref_of(limit[0], node)
+        if limit[0].dtype is not int32:
+            pre.append(P.node_def(f"{node.name}/maximum_iterations", "Cast", [maximum], {
+                "SrcT": limit[0].dtype, "DstT": int32, "Truncate": False}))
+            maximum = f"{node.name}/maximum_iterations:y:0"
+    else:
+        maximum = const(f"{node.name}/maximum_iterations", np.int32(-1))
+    values = [count, top] + inner_values
+    attrs = {"T": ("types", [_type_enum(v) for v in values]), "cond": P.Func(cond_name),
+             "body": P.Func(body_name), "parallel_iterations": 10,
+             "output_shapes": [_shape_of(v) for v in values],
+             "_lower_using_switch_merge": True}
+    inputs = [start, maximum] + [ref_of(t, node) for t in loop_vars + args]
+    inputs += [resource(v, node) for v in variables]
+    refs = [f"{node.name}:output:{2 + i}" for i in range(len(loop_vars))]
+    refs.append(f"{node.name}:output:0")
+    return _Control(pre, "While" if stateful else "StatelessWhile", inputs, attrs, refs,
+                    library, stateful)
+
+
+def _lower_ravel(node, fname, ref_of, resource, const, graph) -> _Control:
+    """getitem's index arrays as one flat int64 position for the GatherV2 that reads it:
+    negative entries counted from the end (TensorFlow's gather rejects them, as it
+    rejects out-of-range ones). A size unknown when traced (x[i] of a tensor i) is the
+    run-time size of the gathered tensor's axis."""
+    int64, int32 = as_dtype("int64"), as_dtype("int32")
+    pre, name = [], node.name
+    reader = next((n for n in graph.nodes if n.op == "GatherV2"
+                   and n.inputs["indices"] is node.outputs[0]), None)
+
+    def size(k: int, d) -> str:
+        if type(d) is int:
+            return const(f"{name}/size_{k}", np.int64(d))
+        if type(d) is Dim and isinstance(d.axis, int):
+            source, axis = d.tensor, d.axis
+        elif d is None and reader is not None:
+            source, axis = reader.inputs["params"], int(reader.attrs.get("axis", 0)) + k
+        else:
+            raise ValueError(f"saved_model: {name} (RavelMultiIndex) of dims "
+                             f"{list(node.attrs['dims'])} has no TensorFlow lowering")
+        part = f"{name}/size_{k}"
+        pre.append(P.node_def(f"{part}/shape", "Shape", [ref_of(source, node)], {
+            "T": source.dtype, "out_type": int64}))
+        bounds = [const(f"{part}/{key}", np.asarray([v], np.int32))
+                  for key, v in (("begin", axis), ("end", axis + 1), ("strides", 1))]
+        pre.append(P.node_def(part, "StridedSlice", [f"{part}/shape:output:0", *bounds], {
+            "T": int64, "Index": int32, "shrink_axis_mask": 1, "begin_mask": 0,
+            "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0}))
+        return f"{part}:output:0"
+
+    zero = const(f"{name}/zero", np.int64(0))
+    flat = None
+    for k, (idx, d) in enumerate(zip(node.inputs["indices"], node.attrs["dims"])):
+        step, n = f"{name}/index_{k}", size(k, d)
+        ref = ref_of(idx, node)
+        if idx.dtype is not int64:
+            pre.append(P.node_def(f"{step}/cast", "Cast", [ref], {
+                "SrcT": idx.dtype, "DstT": int64, "Truncate": False}))
+            ref = f"{step}/cast:y:0"
+        pre.append(P.node_def(f"{step}/negative", "Less", [ref, zero], {"T": int64}))
+        pre.append(P.node_def(f"{step}/wrapped", "AddV2", [ref, n], {"T": int64}))
+        pre.append(P.node_def(step, "SelectV2", [f"{step}/negative:z:0",
+                                                 f"{step}/wrapped:z:0", ref], {"T": int64}))
+        ref = f"{step}:output:0"
+        if flat is not None:
+            pre.append(P.node_def(f"{step}/scaled", "Mul", [flat, n], {"T": int64}))
+            pre.append(P.node_def(f"{step}/flat", "AddV2", [f"{step}/scaled:z:0", ref],
+                                  {"T": int64}))
+            ref = f"{step}/flat:z:0"
+        flat = ref
+    return _Control(pre, "Identity", [flat], {"T": int64}, [f"{name}:output:0"], [], False)
+
+
+# ops lowered to several TensorFlow nodes by a rule(node, fname, ref_of, resource, const,
+# graph) -> _Control
+COMPOSITE = {"If": _lower_if, "While": _lower_while, "RavelMultiIndex": _lower_ravel}
 
 
 def arg_name(text: str, taken: set) -> str:
@@ -276,7 +559,8 @@ def arg_name(text: str, taken: set) -> str:
 class Lowered:
     """A FunctionDef's bytes and what its callers need: `inputs` [(name, dtype, shape)],
     `variables` (the resource arguments after them, in order), `outputs` [(name, dtype,
-    shape)] and the TensorFlow op types of its nodes.
+    shape)], the TensorFlow op types of its nodes and `library`, the FunctionDefs its
+    control flow calls (each after those it calls).
 
     Example:
         >>> lower(cf, "__inference_f_1").op_types
@@ -284,9 +568,10 @@ class Lowered:
     """
 
     def __init__(self, fdef: bytes, inputs: list, variables: list, outputs: list,
-                 op_types: list):
+                 op_types: list, library: list | None = None):
         self.fdef, self.inputs, self.variables = fdef, inputs, variables
         self.outputs, self.op_types = outputs, op_types
+        self.library = list(library or [])  # FunctionDefs it calls (cond branches...)
 
 
 def _dynamic_shape(name: str, shape: tuple, refs: dict, nodes: list, op_types: list,
@@ -323,14 +608,19 @@ def _dynamic_shape(name: str, shape: tuple, refs: dict, nodes: list, op_types: l
     return f"{name}:output:0"
 
 
-def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
-    """The graph of ConcreteFunction `cf` as FunctionDef `fname`."""
+def lower(cf, fname: str, input_names: list | None = None, *, variables=None,
+          outputs=None) -> Lowered:
+    """The graph of ConcreteFunction `cf` as FunctionDef `fname`. `variables` fixes the
+    resource arguments (all of them, in this order: the branches of one If, or a loop's
+    cond and body, take the same ones); `outputs` (tensors of the graph) replaces the
+    graph's outputs. Functions its control flow calls are in `Lowered.library`."""
     graph = cf.graph
     captured = {ph.id: ext for ext, ph in graph.captures}
     taken: set = set()
     refs: dict[int, str] = {}  # tensor id -> how the FunctionDef names it
     args, nodes, op_types = [], [], []
     arg_attrs = []
+    library: list[bytes] = []
     params = [t for t in graph.inputs if t.id not in captured]
     for i, t in enumerate(params):
         label = input_names[i] if input_names else t._native.node.name
@@ -343,7 +633,36 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
     var_args: dict[int, str] = {}
     last_use: dict[int, str] = {}  # variable id -> the last node that used it
     effects: list[str] = []        # assignments: run even though no output needs them
-    variables: list[Variable] = []
+    preset = variables is not None
+    variables = list(variables or [])
+    for v in variables:
+        var_args[v.id] = arg_name(v.name.split(":")[0] + "_resource", taken)
+
+    def resource(m: Variable, node) -> str:
+        if m.id not in var_args:
+            if preset:
+                raise ValueError(f"saved_model: node {node.name} ({node.op}) of {cf.name} "
+                                 f"reads variable {m.name!r}, which its caller does not "
+                                 "pass")
+            var_args[m.id] = arg_name(m.name.split(":")[0] + "_resource", taken)
+            variables.append(m)
+        return var_args[m.id]
+
+    def ref_of(m, node) -> str:
+        ref = refs.get(m.id)
+        if ref is None:
+            raise ValueError(f"saved_model: node {node.name} ({node.op}) of {cf.name} reads "
+                             f"{m.name}, which has no TensorFlow lowering (an output a "
+                             "cond keeps for its gradient only)")
+        return ref
+
+    def const(cname: str, value: np.ndarray) -> str:
+        dtype = as_dtype(value.dtype.name)
+        nodes.append(P.node_def(cname, "Const", (), {
+            "dtype": dtype, "value": ("tensor", (value, dtype))}))
+        op_types.append("Const")
+        return f"{cname}:output:0"
+
     for node in graph.nodes:
         if node.op == "Placeholder":
             ext = captured.get(node.outputs[0].id)
@@ -363,31 +682,44 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
             refs[node.outputs[0].id] = f"{node.name}:output:0"
             op_types.append("Const")
             continue
+        control = COMPOSITE.get(node.op)
         rule = LOWERING.get(node.op)
-        if rule is None:
+        if rule is None and control is None:
             raise ValueError(f"saved_model: op {node.op} (node {node.name} of function "
                              f"{cf.name}) has no TensorFlow lowering yet")
-        tf_op, out_arg, attrs_of = rule
         inputs = []
         for v in node.inputs.values():
             for m in (v if isinstance(v, (list, tuple)) else (v,)):
                 if isinstance(m, Variable):
-                    if m.id not in var_args:
-                        var_args[m.id] = arg_name(m.name.split(":")[0] + "_resource",
-                                                  taken)
-                        variables.append(m)
-                    inputs.append(var_args[m.id])
+                    inputs.append(resource(m, node))
                 elif isinstance(m, Tensor):
-                    inputs.append(refs[m.id])
+                    inputs.append(ref_of(m, node))
                 else:
                     raise ValueError(f"saved_model: node {node.name} ({node.op}) of "
                                      f"{cf.name} has an input TensorFlow cannot take: {m!r}")
         # TensorFlow's automatic control dependencies: the ops on one variable run in the
         # order they were traced (a read after an assignment sees it)
-        touched = [m.id for m in node.inputs.values() if isinstance(m, Variable)]
+        touched = [m.id for v in node.inputs.values()
+                   for m in (v if isinstance(v, (list, tuple)) else (v,))
+                   if isinstance(m, Variable)]
         after = sorted({last_use[t] for t in touched if t in last_use})
         for t in touched:
             last_use[t] = node.name
+        if control is not None:
+            built = control(node, fname, ref_of, resource, const, graph)
+            nodes.extend(built.pre)
+            op_types.extend(P.parse(n)[2][0].decode() for n in built.pre)
+            nodes.append(P.node_def(node.name, built.op, built.inputs
+                                    + [f"^{a}" for a in after], built.attrs))
+            op_types.append(built.op)
+            library.extend(built.library)
+            for o, ref in zip(node.outputs, built.refs):
+                if ref is not None:
+                    refs[o.id] = ref
+            if built.stateful:  # run even when no output needs it, as TensorFlow does
+                effects.append(node.name)
+            continue
+        tf_op, out_arg, attrs_of = rule
         if node.op in WRITES:
             effects.append(node.name)
         attrs = attrs_of(node)
@@ -396,18 +728,14 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
             if isinstance(value, tuple):  # a shape with run-time sizes
                 inputs.append(_dynamic_shape(cname, value, refs, nodes, op_types, node))
                 continue
-            dtype = as_dtype(value.dtype.name)
-            nodes.append(P.node_def(cname, "Const", (), {
-                "dtype": dtype, "value": ("tensor", (value, dtype))}))
-            op_types.append("Const")
-            inputs.append(f"{cname}:output:0")
+            inputs.append(const(cname, value))
         nodes.append(P.node_def(node.name, tf_op, inputs + [f"^{a}" for a in after], attrs))
         op_types.append(tf_op)
         for i, o in enumerate(node.outputs):
             refs[o.id] = f"{node.name}:{out_arg}:{i}"
     outs = []
     rets = []
-    for i, o in enumerate(graph.outputs):
+    for i, o in enumerate(graph.outputs if outputs is None else outputs):
         name = arg_name(f"output_{i}", taken)
         outs.append((name, o.dtype, o.shape))
         rets.append(P.map_entry(4, name, refs[o.id].encode()))
@@ -417,7 +745,7 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
                                              (v.dtype, v.shape)))
                           for v in variables)
     signature += b"".join(P.msg(3, P.arg_def(n, d)) for n, d, _ in outs)
-    if variables:
+    if variables or effects:
         signature += P.boolean(17, True)
     signature += b"".join(P.field(20, e) for e in effects)
     body = P.msg(1, signature) + b"".join(P.msg(3, n) for n in nodes) + b"".join(rets)
@@ -425,4 +753,4 @@ def lower(cf, fname: str, input_names: list | None = None) -> Lowered:
     for i, label in enumerate(arg_attrs):
         body += P.msg(7, P.field(1, i), P.field(2, P.map_entry(
             1, "_user_specified_name", P.attr_value(label))))
-    return Lowered(body, args, variables, outs, op_types)
+    return Lowered(body, args, variables, outs, op_types, library)

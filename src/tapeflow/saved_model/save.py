@@ -339,6 +339,7 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
         ex = exported.get(id(cf))
         if ex is None:
             ex = exported[id(cf)] = _Exported(cf, _arg_names(cf))
+            functions_bytes.extend(ex.lowered.library)  # what its control flow calls
             functions_bytes.append(ex.lowered.fdef)
         return ex
 
