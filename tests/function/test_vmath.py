@@ -52,7 +52,7 @@ def test_float32_transcendentals_are_within_a_few_ulp(name, op, exact, bound, co
                             np.geomspace(1e-6, 2.0, 20_001, dtype=np.float32)])
     x = np.concatenate([sweep, -sweep[-20_001:], SPECIALS])
     got, kernel = fused_call(op, tf.constant(x))
-    assert kernel._ready.get(2) is True  # the fused loop ran
+    assert kernel._ready.get(0) is True  # the fused loop ran
     want = exact(x.astype(np.float64))
     normal = np.isfinite(want) & (np.abs(want) >= np.finfo(np.float32).tiny) & (
         np.abs(want) < np.finfo(np.float32).max)
