@@ -41,7 +41,10 @@ DIRECT_MAX_FILTERS = 32
 # dtype, in the background) than they save.
 DIRECT_FROM = 1 << 14
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-SPLIT_FROM = 1 << 15  # output elements: smaller convolutions run on the calling thread
+# Multiply-adds from which a convolution's images split over the intra-op threads:
+# handing a part to a pool thread costs 0.1-1 ms on a busy virtual machine (W6's
+# 1.6 M, 0.2-0.3 ms on one thread, took longer split)
+SPLIT_FROM = 1 << 23
 # Calls of a loop before it starts compiling (in the background); until it is ready the
 # NumPy formulations do its arithmetic op for op, so every call gives the same bits.
 COMPILE_AFTER = 3
@@ -444,8 +447,8 @@ def _filter_grad_numpy(xp, dy, per_image, w_shape, strides, dilations) -> None:
 
 def _run(run, args: tuple, size: int) -> None:
     """run(*args, lo, hi) over the images: in runs of images the intra-op threads take in
-    turn when the convolution is large enough (each image's results are the same bits
-    whichever thread computes them)."""
+    turn when the convolution's `size` (multiply-adds) is large enough (each image's
+    results are the same bits whichever thread computes them)."""
     batch = args[0].shape[0]
     threads = intra_op_threads() if size >= SPLIT_FROM else 1
     per = max(1, -(-batch // (2 * threads)))  # two runs per thread
@@ -482,7 +485,7 @@ def forward(xp: np.ndarray, w: np.ndarray, b: np.ndarray | None, out_hw: tuple,
     if run is None:  # (compiling: the same arithmetic in NumPy meanwhile)
         _forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations, activation)
     else:
-        _run(run, args, y.size)
+        _run(run, args, y.size * math.prod(w.shape[:3]))
     return y
 
 
@@ -511,7 +514,7 @@ def filter_grad(xp: np.ndarray, dy: np.ndarray, filter_hw: tuple, strides: tuple
     if run is None:  # (compiling: the same arithmetic in NumPy meanwhile)
         _filter_grad_numpy(xp, dy, per_image, w_shape, strides, dilations)
     else:
-        _run(run, args, dy.size)
+        _run(run, args, dy.size * math.prod(w_shape[:3]))
     return _summed(per_image, dy.shape[-1], w_shape)
 
 
@@ -594,7 +597,7 @@ def depthwise_forward(xp: np.ndarray, w: np.ndarray, b: np.ndarray | None, out_h
     if run is None:
         _depthwise_forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations, activation)
     else:
-        _run(run, args, y.size)
+        _run(run, args, y.size * math.prod(w.shape[:2]))
     return y
 
 
@@ -621,7 +624,7 @@ def depthwise_filter_grad(xp: np.ndarray, dy: np.ndarray, filter_hw: tuple, stri
     if run is None:
         _depthwise_filter_grad_numpy(xp, dy, per_image, filter_hw, strides, dilations)
     else:
-        _run(run, args, dy.size)
+        _run(run, args, dy.size * math.prod(filter_hw))
     return _summed(per_image, cm, w_shape)
 
 
@@ -644,5 +647,5 @@ def depthwise_input_grad(dy: np.ndarray, w: np.ndarray, padded_shape: tuple, str
     if run is None:
         _depthwise_input_grad_numpy(dy, w, dxp, strides, dilations)
     else:
-        _run(run, args, dy.size)
+        _run(run, args, dy.size * math.prod(w.shape[:2]))
     return dxp
