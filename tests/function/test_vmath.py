@@ -75,3 +75,23 @@ def test_numpy_blocks_call_the_loops_own_functions():
     assert got.tobytes() == fused.tobytes()
     np.testing.assert_allclose(got, np.exp(x), rtol=3e-7)
     assert vmath.blocks.sin(np.float64(0.5)) == np.sin(0.5)  # (NumPy scalars too)
+
+
+@pytest.mark.parametrize("name", ["vexp", "vtanh"])
+def test_numpy_blocks_compute_vexp_and_vtanh_with_the_loops_bits_without_compiling(name):
+    """The NumPy blocks of a float32 region with exp, tanh or sigmoid (what runs before
+    its loop compiles) use NumPy formulations of the polynomials: no compile on a cold
+    cache, and the compiled loop's bits for every float32 (random bit patterns, NaN
+    payloads and subnormals included)."""
+    rng = np.random.default_rng(7)
+    patterns = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([patterns.view(np.float32), SPECIALS, -SPECIALS,
+                        np.linspace(-110, 95, 20_001, dtype=np.float32)])
+    compiled = len(vmath._loops)
+    got = vmath.blocks.__getattr__(name)(x)
+    assert len(vmath._loops) == compiled  # (no elementary loop was needed)
+    module = jit.source_module(vmath._ELEMENTARY_SOURCE, "elementary")
+    out = np.empty_like(x)
+    jit.Loop(getattr(module, f"{name}_array")).ready_now(x, out)(x, out)
+    assert got.dtype == np.float32 and got.shape == x.shape
+    np.testing.assert_array_equal(got.view(np.uint32), out.view(np.uint32))
