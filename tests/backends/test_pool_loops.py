@@ -10,7 +10,8 @@ from tapeflow._core import jit
 from tapeflow.backends.numpy import conv
 
 pytestmark = pytest.mark.skipif(not jit.available(), reason="the jit extra (numba)")
-LOOPS = (conv._MAX_POOL_SCAN, conv._MAX_POOL_2X2)
+# the parallel loops and their serial compiles (which run on one thread)
+LOOPS = (conv._MAX_POOL_SCAN, conv._MAX_POOL_2X2, *conv._SERIAL.values())
 
 
 def _numpy_only(monkeypatch):
@@ -38,6 +39,17 @@ CASES = list(itertools.product([(2, 2), (3, 3), (2, 3), (1, 1)], [(1, 1), (2, 2)
 def test_max_pool_loops_equal_the_numpy_kernels(monkeypatch, dtype, fmt):
     rng = np.random.default_rng(0)
     used = set()
+    before = jit.background()
+    jit.set_background(False)  # (compiled on first use: every case runs the loops)
+    try:
+        _every_case(monkeypatch, dtype, fmt, rng, used)
+    finally:
+        jit.set_background(before)
+    # both loops ran (compiled), not NumPy: on one thread, their serial compiles
+    assert used == {id(loop) for loop in conv._SERIAL.values()}
+
+
+def _every_case(monkeypatch, dtype, fmt, rng, used):
     for ksize, strides, padding in CASES:
         # small integers: many ties, where the first maximum (np.argmax's) must win
         x = rng.integers(-3, 3, (2, 7, 8, 3)).astype(dtype)
@@ -54,8 +66,7 @@ def test_max_pool_loops_equal_the_numpy_kernels(monkeypatch, dtype, fmt):
         assert dx.shape == x.shape
         g = rng.standard_normal(x.shape).astype(dtype) * 4
         _both(monkeypatch, conv.max_pool_grad_grad, {"x": x, "dx": g}, attrs)
-        used |= {id(loop) for loop in LOOPS if any(loop._state.values())}
-    assert used == {id(loop) for loop in LOOPS}  # both loops ran (compiled), not NumPy
+        used |= {id(loop) for loop in conv._SERIAL.values() if any(loop._state.values())}
 
 
 def test_max_pool_grad_routes_each_window_to_its_first_maximum():
