@@ -174,6 +174,29 @@ class Branchy(tf.Module):
         return {"cond": y, "loop": acc, "steps": steps, "grown": grown, "count": count}
 
 
+class LoopAssigns(tf.Module):
+    """A loop whose body assigns a variable (While with effects) and a cond whose
+    branches do (If): the assignment before the loop, those in it, the cond's and the
+    read after it run in trace order."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = tf.Variable(np.float32(0.0), name="total")
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="v")])
+    def __call__(self, v):
+        self.total.assign(0.0)
+
+        def body(i):
+            self.total.assign_add(tf.square(tf.gather(v, i)))
+            return i + 1
+
+        (steps,) = tf.while_loop(lambda i: i < tf.shape(v)[0], body, [tf.constant(0)])
+        tf.cond(steps > 3, lambda: self.total.assign_add(100.0),
+                lambda: self.total.assign_sub(1.0))  # (an If run for its effect)
+        return {"total": self.total * 1.0, "steps": steps}
+
+
 def keras_lstm():
     """An LSTM over sequences of unknown length (a While over the time steps)."""
     keras = tf.keras
@@ -194,7 +217,7 @@ def build():
     stack = Stack()
     seq, func, cnn, ops = keras_sequential(), keras_functional(), keras_cnn(), Ops()
     counter, transformer, dynamic = Counter(), keras_transformer(), Dynamic()
-    branchy, lstm = Branchy(), keras_lstm()
+    branchy, lstm, assigns = Branchy(), keras_lstm(), LoopAssigns()
     return {
         "mlp": (mlp, lambda path: tf.saved_model.save(mlp, path), _randn(7, 3, 4)),
         "stack": (stack, lambda path: tf.saved_model.save(stack, path, signatures={
@@ -213,6 +236,8 @@ def build():
         "branchy": (branchy, lambda path: tf.saved_model.save(branchy, path),
                     np.abs(_randn(17, 3, 3))),
         "keras_lstm": (lstm, lambda path: export_model(lstm, path), _randn(18, 2, 5, 3)),
+        "loop_assigns": (assigns, lambda path: tf.saved_model.save(assigns, path),
+                         _randn(19, 5)),
     }
 
 
@@ -227,7 +252,7 @@ def run(name, module, x):
         first = module(x).numpy()
         return {"serving_default": {"output_0": first}, "second": {"output_0":
                                                                   module(x).numpy()}}
-    if name in ("ops", "dynamic", "branchy"):
+    if name in ("ops", "dynamic", "branchy", "loop_assigns"):
         return {"serving_default": {k: v.numpy() for k, v in module(x).items()}}
     if name in ("keras_sequential", "keras_cnn", "keras_transformer", "keras_lstm"):
         y = module(x, training=False).numpy()

@@ -221,7 +221,8 @@ def test_tf_written_saved_again(name, tmp_path):
 # ---------------------------------------------------------------- written by tapeflow
 
 ROUND_TRIP = ["mlp", "stack", "keras_sequential", "keras_functional", "keras_cnn", "ops",
-              "keras_transformer", "dynamic", "counter"]
+              "keras_transformer", "dynamic", "counter", "branchy", "keras_lstm",
+              "loop_assigns"]
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ from tapeflow.saved_model import proto as P
 from . import models
 
 NAMES = ["mlp", "stack", "keras_sequential", "keras_functional", "keras_cnn", "ops",
-         "counter", "keras_transformer", "dynamic", "branchy", "keras_lstm"]
+         "counter", "keras_transformer", "dynamic", "branchy", "keras_lstm",
+         "loop_assigns"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 _DTYPES = {v: k for k, v in P._DT.items()}
 _KINDS = {4: "user_object", 5: "asset", 6: "function", 7: "variable",

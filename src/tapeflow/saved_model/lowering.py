@@ -335,9 +335,12 @@ def _call_attrs(f: str, ins: list, outs: list) -> dict:
             "config_proto": "", "executor_type": ""}
 
 
-def _function_def(name: str, ins: list, nodes: list, rets: list, stateful: bool) -> bytes:
+def _function_def(name: str, ins: list, nodes: list, rets: list, stateful: bool,
+                  effects: tuple = ()) -> bytes:
     """A FunctionDef written by hand (a loop's cond or body wrapper): `ins` [(arg name,
-    tensor or Variable)], `rets` [(output name, tensor or Variable, ref)]."""
+    tensor or Variable)], `rets` [(output name, tensor or Variable, ref)]; `effects`
+    names the nodes that run even when no output needs them (its control outputs: a
+    call's assignments would be pruned with it once TensorFlow inlines the call)."""
     sig = P.field(1, name)
     for n, v in ins:
         sig += P.msg(2, P.arg_def(n, "resource", (v.dtype, v.shape)) if isinstance(
@@ -347,8 +350,10 @@ def _function_def(name: str, ins: list, nodes: list, rets: list, stateful: bool)
                      else P.arg_def(n, v.dtype))
     if stateful:
         sig += P.boolean(17, True)
+    sig += b"".join(P.field(20, e) for e in effects)
     body = P.msg(1, sig) + b"".join(P.msg(3, n) for n in nodes)
-    return body + b"".join(P.map_entry(4, n, ref.encode()) for n, _, ref in rets)
+    body += b"".join(P.map_entry(4, n, ref.encode()) for n, _, ref in rets)
+    return body + b"".join(P.map_entry(6, e, e.encode()) for e in effects)
 
 
 def _lower_if(node, fname, ref_of, resource, const, graph) -> _Control:
@@ -443,9 +448,10 @@ def _lower_while(node, fname, ref_of, resource, const, graph) -> _Control:
         nodes.append(P.node_def("both", "LogicalAnd", parts))
         parts = ["both:z:0"]
     cond_name = _function_name(fname, node, "cond")
+    effects = ("cond_call",) if "cond" in user and user["cond"][1].effects else ()
     library.append(_function_def(cond_name, ins, nodes,
                                  [("output", TensorSpec((), as_dtype("bool")), parts[0])],
-                                 stateful))
+                                 stateful, effects))
 
     # the body wrapper
     bname, lw = user["body"]
@@ -460,7 +466,8 @@ def _lower_while(node, fname, ref_of, resource, const, graph) -> _Control:
              for i, t in enumerate(loop_vars)]
     rets += [(f"{n}_next", v, n) for n, v in ins[2 + len(loop_vars):]]
     body_name = _function_name(fname, node, "body")
-    library.append(_function_def(body_name, ins, nodes, rets, stateful))
+    library.append(_function_def(body_name, ins, nodes, rets, stateful,
+                                 ("body_call",) if lw.effects else ()))
 
     # the loop's first counter and maximum, then the node
     pre = []
@@ -568,10 +575,11 @@ class Lowered:
     """
 
     def __init__(self, fdef: bytes, inputs: list, variables: list, outputs: list,
-                 op_types: list, library: list | None = None):
+                 op_types: list, library: list | None = None, effects=()):
         self.fdef, self.inputs, self.variables = fdef, inputs, variables
         self.outputs, self.op_types = outputs, op_types
         self.library = list(library or [])  # FunctionDefs it calls (cond branches...)
+        self.effects = list(effects)  # its control outputs (nodes run for their effects)
 
 
 def _dynamic_shape(name: str, shape: tuple, refs: dict, nodes: list, op_types: list,
@@ -753,4 +761,4 @@ def lower(cf, fname: str, input_names: list | None = None, *, variables=None,
     for i, label in enumerate(arg_attrs):
         body += P.msg(7, P.field(1, i), P.field(2, P.map_entry(
             1, "_user_specified_name", P.attr_value(label))))
-    return Lowered(body, args, variables, outs, op_types, library)
+    return Lowered(body, args, variables, outs, op_types, library, effects)

@@ -159,20 +159,28 @@ def _output_keys(cf: ConcreteFunction) -> list:
     return [f"output_{i}" for i in range(len(flat))]
 
 
+def _keyword_order(inner: _Exported) -> list:
+    """The positions of `inner`'s arguments in the order a signature takes them:
+    TensorFlow flattens a signature's keyword inputs sorted by key."""
+    return sorted(range(len(inner.arg_names)), key=lambda i: inner.arg_names[i])
+
+
 def _signature_wrapper(inner: _Exported, keys: list) -> tuple[bytes, str, list, list]:
-    """A FunctionDef taking the signature's inputs by keyword and returning the outputs
-    under `keys`, which calls `inner` (as TensorFlow's signature wrappers do)."""
+    """A FunctionDef taking the signature's inputs by keyword (its arguments sorted by
+    key) and returning the outputs under `keys`, which calls `inner` (as TensorFlow's
+    signature wrappers do)."""
     name = f"__inference_signature_wrapper_{next(_ids)}"
     lw = inner.lowered
     taken: set = {"statefulpartitionedcall"}
-    ins = [(arg_name(label, taken), d, s) for label, (_, d, s) in zip(inner.arg_names,
-                                                                     lw.inputs)]
+    order = _keyword_order(inner)
+    named = {i: arg_name(inner.arg_names[i], taken) for i in order}
+    ins = [(named[i], *lw.inputs[i][1:]) for i in order]
     res = [arg_name("unknown", taken) for _ in lw.variables]
     out_names = [arg_name(k, taken) for k in keys]
     call = P.node_def("StatefulPartitionedCall", "StatefulPartitionedCall",
-                      [n for n, _, _ in ins] + res, {
+                      [named[i] for i in range(len(order))] + res, {
                           "f": P.Func(inner.name),
-                          "Tin": ("types", [P.dtype_enum(d) for _, d, _ in ins]
+                          "Tin": ("types", [P.dtype_enum(d) for _, d, _ in lw.inputs]
                                   + [P.DT_RESOURCE] * len(res)),
                           "Tout": ("types", [P.dtype_enum(d) for _, d, _ in lw.outputs]),
                           "config": "", "config_proto": "", "executor_type": ""})
@@ -185,9 +193,9 @@ def _signature_wrapper(inner: _Exported, keys: list) -> tuple[bytes, str, list, 
     body = P.msg(1, sig) + P.msg(3, call)
     body += b"".join(P.map_entry(4, o, f"StatefulPartitionedCall:output:{i}")
                      for i, o in enumerate(out_names))
-    for i, label in enumerate(inner.arg_names):
-        body += P.msg(7, P.field(1, i), P.field(2, P.map_entry(
-            1, "_user_specified_name", P.attr_value(label))))
+    for k, i in enumerate(order):
+        body += P.msg(7, P.field(1, k), P.field(2, P.map_entry(
+            1, "_user_specified_name", P.attr_value(inner.arg_names[i]))))
     return body, name, [n for n, _, _ in ins], out_names
 
 
@@ -482,9 +490,11 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
         wname, inner, keys = wrappers[key]
         lw = inner.lowered
         call_name = "StatefulPartitionedCall" + (f"_{i}" if i else "")
-        ph_names = []
+        ph_names, in_types = [], []
         inputs_info = []
-        for label, (_, d, s) in zip(inner.arg_names, lw.inputs):
+        for j in _keyword_order(inner):  # the wrapper's argument order
+            label, (_, d, s) = inner.arg_names[j], lw.inputs[j]
+            in_types.append(P.dtype_enum(d))
             ph = f"{key}_{label}"
             ph_names.append(ph)
             graph_nodes.append(P.node_def(ph, "Placeholder", (), {
@@ -495,8 +505,7 @@ def save(obj, export_dir, signatures=None, options=None) -> None:
         graph_nodes.append(P.node_def(call_name, "StatefulPartitionedCall",
                                       ph_names + [handle_names[id(v)] for v in lw.variables], {
             "f": P.Func(wname),
-            "Tin": ("types", [P.dtype_enum(d) for _, d, _ in lw.inputs]
-                    + [P.DT_RESOURCE] * len(lw.variables)),
+            "Tin": ("types", in_types + [P.DT_RESOURCE] * len(lw.variables)),
             "Tout": ("types", [P.dtype_enum(d) for _, d, _ in lw.outputs]),
             "config": "", "config_proto": "", "executor_type": ""}))
         outputs_info = [P.map_entry(2, k, P.field(1, f"{call_name}:{j}")
