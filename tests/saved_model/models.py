@@ -197,6 +197,21 @@ class LoopAssigns(tf.Module):
         return {"total": self.total * 1.0, "steps": steps}
 
 
+class KeywordOrder(tf.Module):
+    """Inputs whose keys are not in the order of the parameters (TensorFlow passes a
+    signature's inputs sorted by key), a predicate of shape (1,) and an int64
+    maximum_iterations."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="v"),
+                                  tf.TensorSpec([], tf.int64, name="limit")])
+    def __call__(self, v, limit):
+        flag = tf.reshape(tf.reduce_sum(v) > 0.0, [1])
+        y = tf.cond(flag, lambda: v + 1.0, lambda: v - 1.0)
+        n, z = tf.while_loop(lambda n, z: True, lambda n, z: (n + 1, z * 2.0), [0, y],
+                             maximum_iterations=limit)
+        return {"y": z, "n": n}
+
+
 def keras_lstm():
     """An LSTM over sequences of unknown length (a While over the time steps)."""
     keras = tf.keras
@@ -217,7 +232,7 @@ def build():
     stack = Stack()
     seq, func, cnn, ops = keras_sequential(), keras_functional(), keras_cnn(), Ops()
     counter, transformer, dynamic = Counter(), keras_transformer(), Dynamic()
-    branchy, lstm, assigns = Branchy(), keras_lstm(), LoopAssigns()
+    branchy, lstm, assigns, order = Branchy(), keras_lstm(), LoopAssigns(), KeywordOrder()
     return {
         "mlp": (mlp, lambda path: tf.saved_model.save(mlp, path), _randn(7, 3, 4)),
         "stack": (stack, lambda path: tf.saved_model.save(stack, path, signatures={
@@ -238,6 +253,9 @@ def build():
         "keras_lstm": (lstm, lambda path: export_model(lstm, path), _randn(18, 2, 5, 3)),
         "loop_assigns": (assigns, lambda path: tf.saved_model.save(assigns, path),
                          _randn(19, 5)),
+        # the inputs in key order: limit, v
+        "keyword_order": (order, lambda path: tf.saved_model.save(order, path),
+                          [np.int64(3), _randn(20, 4)]),
     }
 
 
@@ -252,6 +270,9 @@ def run(name, module, x):
         first = module(x).numpy()
         return {"serving_default": {"output_0": first}, "second": {"output_0":
                                                                   module(x).numpy()}}
+    if name == "keyword_order":
+        return {"serving_default": {k: v.numpy() for k, v in module(v=x[1],
+                                                                    limit=x[0]).items()}}
     if name in ("ops", "dynamic", "branchy", "loop_assigns"):
         return {"serving_default": {k: v.numpy() for k, v in module(x).items()}}
     if name in ("keras_sequential", "keras_cnn", "keras_transformer", "keras_lstm"):

@@ -155,21 +155,8 @@ def test_gradients_through_restored_cond_and_loop(tmp_path, sign):
         np.testing.assert_allclose(grad.numpy(), fd, rtol=1e-6, atol=1e-8)
 
 
-class Shapes(tf.Module):
-    """A predicate of shape (1,) and an int64 maximum_iterations."""
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="v"),
-                                  tf.TensorSpec([], tf.int64, name="limit")])
-    def __call__(self, v, limit):
-        flag = tf.reshape(tf.reduce_sum(v) > 0.0, [1])
-        y = tf.cond(flag, lambda: v + 1.0, lambda: v - 1.0)
-        n, z = tf.while_loop(lambda n, z: True, lambda n, z: (n + 1, z * 2.0), [0, y],
-                             maximum_iterations=limit)
-        return {"y": z, "n": n}
-
-
 def test_vector_predicate_and_int64_maximum(tmp_path):
-    tf.saved_model.save(Shapes(), str(tmp_path / "m"))
+    tf.saved_model.save(models.KeywordOrder(), str(tmp_path / "m"))
     loaded = tf.saved_model.load(str(tmp_path / "m"))
     for v, limit in ((np.array([-2.0, 1.0], np.float32), 3), (np.ones(3, np.float32), 0)):
         out = loaded.signatures["serving_default"](v=tf.constant(v),

@@ -222,7 +222,7 @@ def test_tf_written_saved_again(name, tmp_path):
 
 ROUND_TRIP = ["mlp", "stack", "keras_sequential", "keras_functional", "keras_cnn", "ops",
               "keras_transformer", "dynamic", "counter", "branchy", "keras_lstm",
-              "loop_assigns"]
+              "loop_assigns", "keyword_order"]
 
 
 @pytest.fixture(scope="module")

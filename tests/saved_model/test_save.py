@@ -20,7 +20,7 @@ from . import models
 
 NAMES = ["mlp", "stack", "keras_sequential", "keras_functional", "keras_cnn", "ops",
          "counter", "keras_transformer", "dynamic", "branchy", "keras_lstm",
-         "loop_assigns"]
+         "loop_assigns", "keyword_order"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 _DTYPES = {v: k for k, v in P._DT.items()}
 _KINDS = {4: "user_object", 5: "asset", 6: "function", 7: "variable",
