@@ -1,24 +1,26 @@
 """Direct convolutions: loops written once, generic over the geometry (filter size,
-strides, dilations, channels, filters), compiled by numba (the `jit` extra) once per dtype
-and cached on disk, for the convolutions where im2col and BLAS do badly.
+strides, dilations, padding, channels, filters, batch), compiled by numba (the `jit`
+extra) once per dtype and cached on disk (under a second each), for the convolutions where
+im2col and BLAS do badly. No code is generated per geometry.
 
 A first layer (3x3 taps, 1-4 channels, 8-32 filters) multiplies matrices with an inner
 dimension of 9-36: BLAS runs them at a fraction of its speed, and im2col first copies the
-input nine times over. Here each output pixel's filters are summed in blocks of eight
-local variables (LLVM's SLP vectorizer makes each block one vector multiply-add per tap)
-and the input is read in place. A depthwise convolution (one input channel per group) has
-no matrix product at all: its loops run over the channels of each tap.
+input nine times over. Here the filters go in blocks of eight, each block summed for a
+whole output row tap by tap (eight statements with constant indices: LLVM's SLP
+vectorizer makes them one vector multiply-add), the input read in place. A depthwise
+convolution (one input channel per group) has no matrix product at all: its loops run
+over the channels of each tap.
 
-    forward(xp, w, b, y, zero, geo, lo, hi)      y = act(conv(xp, w) + b)
-    filter_grad(xp, dy, totals, zero, geo, lo, hi) totals[n] = [dw.ravel(), db] of image n
-    depthwise_*                                   the same for a depthwise convolution
+    forward(xp, w, b, out_hw, strides, dilations, activation)   act(conv(xp, w) + b)
+    filter_grad(xp, dy, filter_hw, strides, dilations)          (dw, db)
+    depthwise_forward / depthwise_filter_grad / depthwise_input_grad
 
-`xp` is the padded NHWC input, `geo` the int64 geometry [KH, KW, SH, SW, DH, DW,
-activation]; each call computes images [lo, hi), the intra-op threads taking runs of
-images in turn. Results equal the im2col kernels' to rounding: the sums run in another
-order. Which of the two runs is decided from shapes alone; until a dtype's loops are
-compiled (in the background), NumPy does their arithmetic op for op (`_forward_numpy`,
-`_filter_grad_numpy`, ...): the same bits from the first call on.
+`xp` is the padded NHWC input. The images are split over the intra-op threads in runs
+(each image's results are the same bits whichever thread computes them). Results equal the
+im2col kernels' to rounding: the sums run in another order. Which of the two runs is
+decided from shapes alone; until a dtype's loops are compiled (in the background), NumPy
+does their arithmetic op for op (`_forward_numpy`, `_filter_grad_numpy`, ...): the same
+bits from the first call on.
 """
 from __future__ import annotations
 
