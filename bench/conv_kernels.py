@@ -149,7 +149,8 @@ def tf_calls(case, batch, rng):
     d = [1, *a["dilations"], 1]
     xs = tf.constant(o["x"].shape, tf.int32)
     if a["groups"] > 1:
-        wd = tf.reshape(w, w.shape[:2] + (o["x"].shape[3], -1))
+        kh, kw = o["w"].shape[:2]
+        wd = tf.constant(o["w"].reshape(kh, kw, o["x"].shape[3], -1))
         ws = tf.constant(wd.shape, tf.int32)
         return {"Conv2D": lambda: tf.nn.depthwise_conv2d(x, wd, s, a["padding"],
                                                          dilations=a["dilations"]).numpy(),
