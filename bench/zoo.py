@@ -151,6 +151,19 @@ def run_pair(args, name: str, library: str, mode: str) -> dict:
     return {"error": _error_essence(done.stderr), "returncode": done.returncode}
 
 
+def median_of(runs: list) -> dict:
+    """One (model, library)'s figures over its rounds: the median of each number over
+    the rounds that succeeded; the first error when none did."""
+    good = [r for r in runs if "error" not in r]
+    if not good:
+        return runs[0]
+    out = dict(good[0], rounds=len(good))
+    for key, value in good[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = float(np.median([r[key] for r in good if key in r]))
+    return out
+
+
 def _ratio(a, b):
     return a / b if a is not None and b else None
 
@@ -204,7 +217,9 @@ def markdown(rows: list, meta: dict) -> str:
              f"per training step over {meta['steady_steps']} steps after warm-up (tapeflow: "
              "after its kernels compiled). Cold: seconds from building the model to the end "
              f"of its first {meta['cold_steps']} steps in a fresh process, tapeflow with an "
-             "empty kernel cache.", "",
+             "empty kernel cache. Each figure is the median over "
+             f"{meta.get('rounds', 1)} round(s), the rounds interleaved (every model and "
+             "library once per round).", "",
              "| model | tapeflow ms | TF ms | ratio | cold s tapeflow | cold s TF | ratio |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
@@ -273,9 +288,8 @@ def chart(rows: list, path: str, meta: dict) -> bool:
                   "(log scale; left of 1 = tapeflow faster)")
     ax.set_title(f"Model zoo, tapeflow / TF {meta['tf_version']} "
                  f"({meta['threads']} thread{'s' if meta['threads'] > 1 else ''} each)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16 - 0.6 / (len(rows) + 3)),
-              ncol=2, fontsize=8, frameon=False)
-    fig.tight_layout()
+    fig.legend(loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
@@ -296,6 +310,8 @@ def main() -> None:
     group.add_argument("--steady-only", action="store_true")
     group.add_argument("--cold-only", action="store_true")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure every pair this many times; report the medians")
     parser.add_argument("--cold-steps", type=int, default=100)
     parser.add_argument("--steady-steps", type=int, default=30)
     parser.add_argument("--timeout", type=float, default=300.0,
@@ -322,22 +338,25 @@ def main() -> None:
     mode = "steady" if args.steady_only else "cold" if args.cold_only else "both"
     load_before = os.getloadavg()
     started = time.perf_counter()
-    results: dict = {}
-    for name in names:
-        results[name] = {}
-        for library in LIBRARIES:
-            print(f"[{time.perf_counter() - started:6.1f} s] {name} under {library} ({mode})"
-                  " ...", flush=True)
-            r = run_pair(args, name, library, mode)
-            results[name][library] = r
-            if "error" in r:
-                print(f"    failed: {r['error']}", flush=True)
-            else:
-                print(f"    steady {_fmt(r.get('steady_ms'), '.2f')} ms/step "
-                      f"(CPU {_fmt(r.get('steady_cpu_ms'), '.2f')} ms), cold "
-                      f"{_fmt(r.get('cold_s'), '.2f')} s (CPU {_fmt(r.get('cold_cpu_s'), '.2f')}"
-                      f" s), peak RSS {r['peak_rss_mb']:.0f} MB, process "
-                      f"{r['process_s']:.1f} s", flush=True)
+    rounds: dict = {name: {library: [] for library in LIBRARIES} for name in names}
+    for round_ in range(args.rounds):
+        for name in names:  # rounds interleave, so a busy spell spreads over the models
+            for library in LIBRARIES:
+                print(f"[{time.perf_counter() - started:6.1f} s] round {round_ + 1}/"
+                      f"{args.rounds}: {name} under {library} ({mode}) ...", flush=True)
+                r = run_pair(args, name, library, mode)
+                rounds[name][library].append(r)
+                if "error" in r:
+                    print(f"    failed: {r['error']}", flush=True)
+                else:
+                    print(f"    steady {_fmt(r.get('steady_ms'), '.2f')} ms/step "
+                          f"(CPU {_fmt(r.get('steady_cpu_ms'), '.2f')} ms), cold "
+                          f"{_fmt(r.get('cold_s'), '.2f')} s (CPU "
+                          f"{_fmt(r.get('cold_cpu_s'), '.2f')} s), peak RSS "
+                          f"{r['peak_rss_mb']:.0f} MB, process {r['process_s']:.1f} s",
+                          flush=True)
+    results = {name: {lib: median_of(runs) for lib, runs in pair.items()}
+               for name, pair in rounds.items()}
     rows = rows_of(results)
     tf_version = next((r["version"] for pair in results.values() for lib, r in pair.items()
                        if lib == "tf" and "version" in r), "?")
@@ -346,6 +365,7 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared, noisy)",
         "command": "python bench/zoo.py " + " ".join(sys.argv[1:]),
         "tf_version": tf_version, "threads": args.threads, "mode": mode,
+        "rounds": args.rounds,
         "cold_steps": args.cold_steps, "steady_steps": args.steady_steps,
         "load_average_before": load_before, "load_average_after": os.getloadavg(),
         "total_s": time.perf_counter() - started,
@@ -358,11 +378,12 @@ def main() -> None:
                        "percent.")}
     print()
     print("\n".join(table_lines(rows)))
-    print(f"\n(ratios tapeflow / TF; {meta['conditions']}; total {meta['total_s']:.0f} s)")
+    print(f"\n(ratios tapeflow / TF) {meta['conditions']} Total {meta['total_s']:.0f} s.")
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out + ".json", "w") as f:
-            json.dump({"meta": meta, "rows": rows, "runs": results}, f, indent=1)
+            json.dump({"meta": meta, "rows": rows, "medians": results, "runs": rounds}, f,
+                      indent=1)
         with open(args.out + ".md", "w") as f:
             f.write(markdown(rows, meta))
         drew = chart(rows, args.out + ".png", meta)

@@ -27,7 +27,9 @@ trained on seeded random NumPy data (identical under both libraries):
                    24 time steps by an autograph `for` over tf.range inside tf.function,
                    GradientTape, plain SGD updates by assign_sub; batch 64
 
-Each model is a `Trainer`: `train(n)` runs n training steps (Keras models: one `fit` of n
+`make_data(name, steps)` draws a model's data (NumPy only: the same arrays under both
+libraries) and `build(name, data)` builds and compiles the model under the bound `tf`, as a
+`Trainer`: `train(n)` runs n training steps (Keras models: one `fit` of n
 batches; hand-written loops: n calls of the traced step) and returns when their results
 are computed; `step_end` (a list) receives `time.perf_counter()` at the end of every step.
 """
