@@ -10,8 +10,10 @@ and `bias`, with the gates in Keras's order (LSTM: i, f, c, o; GRU: z, r, h, and
 `reset_after=True`, the default, a bias of shape (2, 3*units): input bias, then
 recurrent bias).
 
-The loop over time is a Python loop over the static time dimension: under a traced
-`function` (as in `fit`) it is unrolled, one cell step per time step. A mask ([batch,
+The loop over time runs eagerly as a Python loop; under a traced `function` (as in
+`fit`) it is a `while_loop` over one traced step, as Keras's default `unroll=False` (the
+graph holds one step, which is optimized and fused once and runs as one program per
+step); `unroll=True` unrolls it, one cell step per time step in the graph. A mask ([batch,
 time] booleans: `mask=` of the call, or the `_keras_mask` the input carries, e.g. from
 `Embedding(mask_zero=True)` or `Masking`) makes a masked step keep the previous state and
 output (zeros with `zero_output_for_mask`, which Bidirectional sets), as Keras's.
@@ -31,6 +33,7 @@ import inspect
 import numpy as np
 
 from ..._core import dtypes as _dt, nest
+from ..._core.context import ctx
 from ..._core.convert import convert_to_tensor
 from ..._core.tensor import TensorShape
 from ..._core.variable import Variable
@@ -549,7 +552,8 @@ class RNN(Layer):
     (stacked: `StackedRNNCells`) or any layer with a `state_size` (an int or a list of
     ints), an optional `output_size` and `call(inputs, states) -> (output, new_states)`.
 
-    The loop is a Python loop over the static time dimension (unrolled when traced). A
+    The loop is a Python loop eagerly and a `while_loop` when traced (unrolled with
+    `unroll=True`). A
     mask ([batch, time] booleans, `mask=` or the input's Keras mask) makes a masked step
     keep the previous states and output (zeros with `zero_output_for_mask`).
     `initial_state=` gives the first states (a list as `get_initial_state` returns it);
@@ -581,7 +585,7 @@ class RNN(Layer):
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        self.unroll = bool(unroll)  # always unrolled here; kept for the config
+        self.unroll = bool(unroll)  # traced: a while_loop unless True
         # a masked step outputs zeros rather than the previous output (Bidirectional
         # sets it for returned sequences, as Keras's)
         self.zero_output_for_mask = bool(zero_output_for_mask)
@@ -734,8 +738,11 @@ class RNN(Layer):
         states = self._initial_states(inputs, initial_state)
         # one dropout mask per sequence, the same at every step (Keras's)
         dropout_masks = _sequence_masks(self.cell, inputs[:, 0], training)
-        if steps is None:  # known when run only (a functional model's Input(shape=(None,
-            # ...)), a step traced with relaxed shapes): the same steps in a while_loop
+        if steps is None or (ctx.graph is not None and not self.unroll and steps > 1):
+            # traced (as in `fit`), or a time length known only when run (a functional
+            # model's Input(shape=(None, ...))): the steps in a while_loop, as Keras's
+            # `unroll=False` (a graph of one step, not of every step: traced, optimized
+            # and fused once, its body compiled as one program)
             result, states = self._dynamic_loop(inputs, states, mask, dropout_masks,
                                                 training)
         else:
@@ -808,6 +815,9 @@ class RNN(Layer):
                               TensorShape([sequence.shape[0], None,
                                            *sequence.shape[2:]])))
         states = nest.pack_sequence_as(template, list(flat_states))
+        if self.return_sequences and inputs.shape[1] is not None:  # (a static length)
+            sequence = _array.ensure_shape(sequence, [sequence.shape[0], inputs.shape[1],
+                                                      *sequence.shape[2:]])
         return (sequence if self.return_sequences else last), states
 
     def get_config(self) -> dict:
