@@ -199,19 +199,22 @@ def cold(make, cases, batches) -> dict:
     return out
 
 
-def steady(make, cases, batches, repeat: int, wait=None) -> dict:
-    """{(case, batch, kernel): median ms} after warm-up calls (and `wait()`, every
-    background compile done), the kernels alternating round by round."""
-    out = {}
+def steady(makers: dict, cases, batches, repeat: int, wait=None) -> dict:
+    """{name: {(case, batch, kernel): median ms}} for each of `makers` (name -> calls
+    maker), after warm-up calls (and `wait()`, every background compile done); every
+    call of every maker alternating round by round, so a load passing on the shared
+    machine slows them alike."""
+    out: dict = {name: {} for name in makers}
     for case in cases:
         for batch in batches:
-            calls = make(case, batch, np.random.default_rng(0))
+            calls = {(name, k): fn for name, make in makers.items()
+                     for k, fn in make(case, batch, np.random.default_rng(0)).items()}
             for fn in calls.values():
                 for _ in range(4):
                     fn()
             if wait is not None:
                 wait()
-            times = {k: [] for k in calls}
+            times: dict = {k: [] for k in calls}
             inner = 1 if batch > 8 else 5
             for _ in range(repeat):
                 for k, fn in calls.items():
@@ -219,8 +222,8 @@ def steady(make, cases, batches, repeat: int, wait=None) -> dict:
                     for _ in range(inner):
                         fn()
                     times[k].append((time.perf_counter() - t0) / inner)
-            for k, ts in times.items():
-                out[f"{case}|{batch}|{k}"] = float(np.median(ts)) * 1e3
+            for (name, k), ts in times.items():
+                out[name][f"{case}|{batch}|{k}"] = float(np.median(ts)) * 1e3
     return out
 
 
@@ -232,7 +235,7 @@ def _child(args) -> None:
     if mode.endswith("cold"):
         result = cold(make, cases, batches)
     else:
-        result = steady(make, cases, batches, repeat)
+        result = steady({"tf": make}, cases, batches, repeat)["tf"]
     print("RESULT " + json.dumps(result))
 
 
@@ -291,8 +294,8 @@ def main() -> None:
     cases = [c for c in CONV if opt("--only", "") in c]
     sys.path.insert(0, os.path.join(HERE, "..", "src"))
     from tapeflow._core import jit
-    results = {"tapeflow": steady(tapeflow_calls, cases, batches, repeat, jit.wait_compiled),
-               "numpy": steady(numpy_calls, cases, batches, repeat)}
+    results = steady({"tapeflow": tapeflow_calls, "numpy": numpy_calls}, cases, batches,
+                     repeat, jit.wait_compiled)
     have_tf = os.path.exists(TF_PYTHON) and "--no-tf" not in argv
     if have_tf:
         results["tf"] = _run_child(TF_PYTHON, "tf-steady", cases, batches, repeat,
