@@ -1,6 +1,9 @@
 """The models the SavedModel tests export (shared by the tests and
 fixtures/write_models.py, which writes them for fixtures/verify_tf.py to load in
 TensorFlow). Weights come from fixed NumPy seeds, so every run writes the same values."""
+import os
+import sys
+
 import numpy as np
 
 import tapeflow as tf
@@ -280,3 +283,37 @@ def run(name, module, x):
         return {"serve": {"output_0": y}, "serving_default": {"output_0": y}}
     y = module(x, training=False)["z"].numpy()
     return {"serve": {"z": y}, "serving_default": {"z": y}}
+
+
+# ---------------------------------------------------------------- the model zoo's
+# The Keras models of bench/zoo_models.py (issue #29), built by the zoo's own builders
+# under tapeflow, their weights then drawn from NumPy seeds.
+ZOO = ("cnn_tutorial", "resnet_block", "mobilenet", "lstm_text", "gru_text", "transformer",
+       "mlp_bn")
+
+
+def zoo_module():
+    """bench/zoo_models.py, bound to tapeflow (its models call `tf` when they run)."""
+    bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    import zoo_models
+    zoo_models.bind(tf)
+    return zoo_models
+
+
+def zoo_model(name: str):
+    """(model, two inputs) of zoo model `name`: every weight from a NumPy seed (kernels
+    scaled by their fan-in, so activations stay near 1), moving variances positive."""
+    zoo = zoo_module()
+    tf.keras.backend.clear_session()  # its Input is "input_layer" whatever ran before
+    data = zoo.make_data(name, 1)
+    model = zoo.build(name, data).model
+    rng = np.random.RandomState(ZOO.index(name))
+    for w in model.weights:
+        shape, dtype = tuple(w.shape), w.dtype.name
+        fan_in = int(np.prod(shape[:-1])) if len(shape) > 1 else 10
+        value = (rng.uniform(0.5, 2.0, shape) if "variance" in w.name
+                 else rng.randn(*shape) / np.sqrt(fan_in))
+        w.assign(value.astype(dtype))
+    return model, data["x"][:2]

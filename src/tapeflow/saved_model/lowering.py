@@ -215,7 +215,6 @@ WRITES = {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
 
 # tapeflow op -> (TensorFlow op, output arg name, attrs of the node)
 LOWERING = {
-    "MatMul": ("MatMul", "product", _matmul),
     "BiasAdd": ("BiasAdd", "output", _bias_add),
     "Add": ("AddV2", "z", _t),
     "AddV2": ("AddV2", "z", _t),
@@ -241,7 +240,6 @@ LOWERING = {
     "Concat": ("ConcatV2", "output", _concat),
     "ConcatV2": ("ConcatV2", "output", _concat),
     "Reshape": ("Reshape", "output", _reshape),
-    "Conv2D": ("Conv2D", "output", _conv2d),
     "Shape": ("Shape", "output", _shape),
     "StridedSlice": ("StridedSlice", "output", _strided_slice),
     "Zeros": ("Fill", "output", _fill),
@@ -546,9 +544,50 @@ def _lower_ravel(node, fname, ref_of, resource, const, graph) -> _Control:
     return _Control(pre, "Identity", [flat], {"T": int64}, [f"{name}:output:0"], [], False)
 
 
-# ops lowered to several TensorFlow nodes by a rule(node, fname, ref_of, resource, const,
-# graph) -> _Control
-COMPOSITE = {"If": _lower_if, "While": _lower_while, "RavelMultiIndex": _lower_ravel}
+def _lower_matmul(node, fname, ref_of, resource, const, graph) -> _Control:
+    """tapeflow's MatMul multiplies stacks of matrices too (a Dense layer on a sequence):
+    TensorFlow's MatMul takes matrices only, its BatchMatMulV2 the rest."""
+    ins = [ref_of(node.inputs[k], node) for k in ("a", "b")]
+    if all(len(node.inputs[k]._shape) == 2 for k in ("a", "b")):
+        return _Control([], "MatMul", ins, _matmul(node), [f"{node.name}:product:0"], [],
+                        False)
+    a = node.attrs
+    attrs = {**_t(node), "adj_x": bool(a.get("adjoint_a", False) or a.get("transpose_a")),
+             "adj_y": bool(a.get("adjoint_b", False) or a.get("transpose_b"))}
+    return _Control([], "BatchMatMulV2", ins, attrs, [f"{node.name}:output:0"], [], False)
+
+
+def _lower_conv2d(node, fname, ref_of, resource, const, graph) -> _Control:
+    """Conv2D; grouped with one group per input channel (a depthwise convolution, whose
+    filters tapeflow holds as [h, w, 1, channels * multiplier]) as
+    DepthwiseConv2dNative on the filters as [h, w, channels, multiplier]."""
+    groups = int(node.attrs.get("groups", 1))
+    x, filters = node.inputs["x"], node.inputs["filters"]
+    ins = [ref_of(x, node), ref_of(filters, node)]
+    if groups == 1:
+        return _Control([], "Conv2D", ins, _conv2d(node), [f"{node.name}:output:0"], [],
+                        False)
+    nchw = node.attrs.get("data_format", "NHWC") == "NCHW"
+    channels = x._shape[1 if nchw else -1]
+    h, w, _, out = filters._shape
+    if channels != groups or None in (h, w, out):
+        raise ValueError(f"saved_model: {node.name} (Conv2D of {groups} groups over "
+                         f"{channels} channels, filters {list(filters._shape)}) has no "
+                         "TensorFlow lowering yet: only one group per channel (depthwise)")
+    shape = const(f"{node.name}/depthwise_shape",
+                  np.asarray([h, w, groups, out // groups], np.int32))
+    pre = [P.node_def(f"{node.name}/depthwise_filters", "Reshape", [ins[1], shape], {
+        "T": filters.dtype, "Tshape": as_dtype("int32")})]
+    return _Control(pre, "DepthwiseConv2dNative",
+                    [ins[0], f"{node.name}/depthwise_filters:output:0"], _conv2d(node),
+                    [f"{node.name}:output:0"], [], False)
+
+
+# ops lowered to several TensorFlow nodes, or to one of several ops, by a rule(node,
+# fname, ref_of, resource, const, graph) -> _Control
+COMPOSITE = {"If": _lower_if, "While": _lower_while, "RavelMultiIndex": _lower_ravel,
+             "MatMul": _lower_matmul, "BatchMatMul": _lower_matmul,
+             "BatchMatMulV2": _lower_matmul, "Conv2D": _lower_conv2d}
 
 
 def arg_name(text: str, taken: set) -> str:
