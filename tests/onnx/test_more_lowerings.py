@@ -1,6 +1,7 @@
 """ONNX lowerings beyond the zoo's needs: gather with batch_dims (any axis), SYMMETRIC
 and REFLECT padding, getitem with a traced index or index arrays (RavelMultiIndex), and
-tf.where's positions form; each against NumPy through onnxruntime."""
+tf.where's positions form; each against NumPy through onnxruntime. And the names of the
+outputs' dynamic dims: an input's named dim where the output's dim is that dim."""
 import os
 
 import numpy as np
@@ -63,3 +64,26 @@ def test_traced_index_and_index_arrays(tmp_path):
         want = (x[i], x[:, [2, -1, 0]], np.argwhere(x > 0.5))
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
+
+
+def test_output_dims_named_only_where_they_are_the_input_dim(tmp_path):
+    def f(x, y):
+        h = tf.matmul(x, y)  # [batch, 5]
+        flat = tf.reshape(h, [-1])  # batch * 5: a dim of its own
+        twice = tf.concat([h, h], axis=0)  # 2 * batch
+        _, looped = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.tanh(a)),
+                                  [0, h])  # the loop keeps the batch dim
+        return h, flat, twice, looped, tf.transpose(h), tf.where(h > 0.0)
+    path = os.path.join(tmp_path, "m.onnx")
+    tf.onnx.export(tf.function(f), path, [tf.TensorSpec([None, 4]), tf.TensorSpec([4, 5])])
+    model = onnx.load(path)
+    dims = [[d.dim_param or d.dim_value for d in o.type.tensor_type.shape.dim]
+            for o in model.graph.output]
+    assert dims == [["batch", 5], [0], [0, 5], ["batch", 5], [5, "batch"], [0, 2]]  # 0: unnamed
+    x = np.random.RandomState(2).randn(3, 4).astype(np.float32)
+    y = np.random.RandomState(3).randn(4, 5).astype(np.float32)
+    got = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+        None, {i.name: v for i, v in zip(model.graph.input, (x, y))})
+    h = x @ y
+    np.testing.assert_allclose(got[3], np.tanh(np.tanh(np.tanh(h))), rtol=1e-5, atol=1e-6)
+    assert got[1].shape == (15,) and got[2].shape == (6, 5)

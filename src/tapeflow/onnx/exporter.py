@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.registry import ONNX
+from .._core.registry import ONNX, SHAPES
 from .._core.shape import Dim
 from .._core.tensor import Tensor, TensorSpec
 from .._core.variable import Variable
@@ -239,6 +239,95 @@ def _dim_names(graph) -> dict:
     return names
 
 
+# Stand-ins for the named dynamic dims when output dims are traced through the shape
+# rules: primes far from any size a model holds, so that an output dim equal to one
+# (not a product or a sum of it, not a constant) is that input dim.
+_PROBES = (1000003, 1000033, 1000037, 1000039, 1000081, 1000099, 1000117, 1000121)
+
+
+def _probe_sizes(graph, given: dict) -> dict:
+    """{tensor id: shape} of `graph`'s tensors, its inputs' shapes `given` ({tensor id:
+    shape}, probe sizes standing for dynamic dims), through the ops' shape rules. A rule
+    that fails leaves its outputs at their traced shapes; a While's loop variable keeps
+    its initial probe size when one pass of the body keeps it (so every pass does)."""
+    sizes = dict(given)
+
+    def shape(t):
+        return sizes.get(t.id, tuple(t.shape) if isinstance(t, Variable) else t._shape)
+
+    def size(d):
+        if type(d) is not Dim:
+            return d
+        s = sizes.get(d.tensor.id)
+        axes = d.axis if isinstance(d.axis, tuple) else (d.axis,)
+        if s is None or any(s[a] is None for a in axes):
+            return None
+        return int(np.prod([s[a] for a in axes]))
+
+    def attr(v):
+        if type(v) is Dim:
+            return size(v)
+        if type(v) in (tuple, list) and any(type(d) is Dim for d in v):
+            return type(v)(size(d) for d in v)
+        return v
+
+    for node in graph.nodes:
+        rule = SHAPES.get(node.op)
+        if node.op == "Placeholder" or rule is None:
+            continue
+        try:
+            if node.op == "While":
+                specs = _while_sizes(node, shape)
+            else:
+                shapes = {k: [shape(m) for m in v] if isinstance(v, (list, tuple))
+                          else shape(v) for k, v in node.inputs.items()}
+                kinds = {k: [m.dtype for m in v] if isinstance(v, (list, tuple))
+                         else v.dtype for k, v in node.inputs.items()}
+                specs = [got for got, _ in rule(shapes, kinds,
+                                                {k: attr(v) for k, v in node.attrs.items()})]
+        except Exception:  # noqa: BLE001 - a rule that rejects probe sizes names nothing
+            continue
+        for got, out in zip(specs, node.outputs):
+            if got is not None and len(got) == len(out._shape):
+                sizes[out.id] = tuple(got)
+    return sizes
+
+
+def _while_sizes(node, shape) -> list:
+    """The loop variables' shapes after a While: each dim the body carries unchanged."""
+    body, init = node.attrs["body"], list(node.inputs["loop_vars"])
+    outside = list(node.inputs["args"])
+    given = {p.id: shape(t) for p, t in zip(body.graph.inputs, init + outside)}
+    after = _probe_sizes(body.graph, given)
+    out = []
+    for t, o, spec in zip(init, body.graph.outputs, node.outputs):
+        start, end = shape(t), after.get(o.id, o._shape)
+        out.append(tuple(d if d == e and sd is None else sd
+                         for d, e, sd in zip(start, end, spec._shape)))
+    return out + [()]
+
+
+def _output_dim_names(graph, outputs: list, dims: dict) -> dict:
+    """{(output index, axis): name} for the outputs' unknown dims that are a named input
+    dim: the ops' shape rules run again on the inputs' shapes with a distinct probe size
+    for each name (a node whose rule does not carry the size through leaves its outputs'
+    dims unnamed)."""
+    probe_of: dict = {}
+    for name in dims.values():
+        if name not in probe_of and len(probe_of) < len(_PROBES):
+            probe_of[name] = _PROBES[len(probe_of)]
+    name_of = {p: n for n, p in probe_of.items()}
+    given = {t.id: tuple(probe_of.get(dims.get((t.id, a))) if d is None else d
+                         for a, d in enumerate(t._shape)) for t in graph.inputs}
+    sizes = _probe_sizes(graph, given)
+    named = {}
+    for i, t in enumerate(outputs):
+        for a, d in enumerate(sizes.get(t.id, ())):
+            if t._shape[a] is None and d in name_of:
+                named[(i, a)] = name_of[d]
+    return named
+
+
 def to_model_proto(fn, input_signature=None, opset: int | None = None) -> bytes:
     """The ONNX ModelProto (serialized) of `fn`; see `export`."""
     opset = DEFAULT_OPSET if opset is None else int(opset)
@@ -264,10 +353,12 @@ def to_model_proto(fn, input_signature=None, opset: int | None = None) -> bytes:
     outputs = [o for o in cf._flat_outputs if isinstance(o, Tensor)]
     e.lower(graph, outputs)
     out_infos = []
+    out_dims = _output_dim_names(graph, outputs, dims)
     for i, t in enumerate(outputs):
         name = e.fresh(f"output_{i}")
         e.add("Identity", [e.name_of(t)], [name])
-        shape = [dims.get((t.id, a)) if d is None else d for a, d in enumerate(t._shape)]
+        shape = [dims.get((t.id, a), out_dims.get((i, a))) if d is None else d
+                 for a, d in enumerate(t._shape)]
         out_infos.append(proto.value_info(name, t.dtype.name, shape))
     g = proto.graph(fn_name, e.nodes, e.initializers, inputs, out_infos)
     return proto.model(g, opset, _ir_version(opset), "tapeflow", _version())
@@ -276,9 +367,9 @@ def to_model_proto(fn, input_signature=None, opset: int | None = None) -> bytes:
 def export(fn, path: str, input_signature=None, opset: int | None = None) -> bytes:
     """Write `fn` (a `tf.function`, a ConcreteFunction, a Keras model or a Python callable)
     as an ONNX model to `path`: traced on `input_signature` (TensorSpecs; a None dim is a
-    named dynamic dim, "batch" when leading), weights as initializers, each op by its ONNX
-    lowering (an op without one raises NotImplementedError naming it). `opset` defaults
-    to 17. Returns the serialized model.
+    named dynamic dim, "batch" when leading, and an output dim that is one has its name),
+    weights as initializers, each op by its ONNX lowering (an op without one raises
+    NotImplementedError naming it). `opset` defaults to 17. Returns the serialized model.
 
     Example:
         >>> import tempfile, os
