@@ -1,7 +1,9 @@
 """A traced graph (the ConcreteFunction's graph, before fusion passes) as a TensorFlow
 FunctionDef: each tapeflow node lowered to TensorFlow's primitive op, inputs in the op's
 order, results named "node:output_arg:index" as FunctionDefs name them, variables read
-with ReadVariableOp on resource arguments (TensorFlow's captured handles).
+with ReadVariableOp on resource arguments (TensorFlow's captured handles). Control flow
+(tf.cond, tf.while_loop) becomes TensorFlow's functional If / While ops, whose branches,
+cond and body are FunctionDefs of their own (`Lowered.library`).
 
 Example:
     >>> lowered = lower(cf, "__inference_f_1")   # .fdef: the FunctionDef's bytes
@@ -44,11 +46,8 @@ def _bias_add(node) -> dict:
 
 
 def _t_in(node) -> dict:
-    """T of an op whose output type is not its inputs' (a comparison)."""
-    return {"T": node.inputs["x"].dtype}
-
-
-def _select(node) -> dict:
+    """T of an op whose output type is not its inputs' (a comparison), or whose first
+    input is not of type T (SelectV2's condition)."""
     return {"T": node.inputs["x"].dtype}
 
 
@@ -278,7 +277,7 @@ LOWERING = {
     "LogicalAnd": ("LogicalAnd", "z", lambda node: {}),
     "LogicalOr": ("LogicalOr", "z", lambda node: {}),
     "LogicalNot": ("LogicalNot", "y", lambda node: {}),
-    "SelectV2": ("SelectV2", "output", _select),
+    "SelectV2": ("SelectV2", "output", _t_in),
     "Floor": ("Floor", "y", _t),
     "FloorMod": ("FloorMod", "z", _t),
     "FloorDiv": ("FloorDiv", "z", _t),
