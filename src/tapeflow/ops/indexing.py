@@ -377,7 +377,7 @@ def getitem(tensor, key) -> Tensor:
                                       "new_axis_mask": 0})
     if kt is Tensor and key.dtype.is_integer and x._shape:  # x[index_tensor]
         index = run_kernel("RavelMultiIndex", {"indices": [key]},
-                           {"dims": x._shape[:1], "axes": (0,)})
+                           {"dims": dims_of(x)[:1], "axes": (0,)})
         return run_kernel("GatherV2", {"params": x, "indices": index},
                           {"axis": 0, "batch_dims": 0})
     entries, adv = _parse(x, key if kt is tuple else (key,))
