@@ -4,6 +4,8 @@ and the general forms of the product-update, convolution and pooling rules (opti
 graphs printed on failure; values against the unoptimized graph and NumPy)."""
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -278,3 +280,34 @@ def test_average_pooling_gradients_keep_the_activation_gradient_after():
     np.testing.assert_array_equal(got, want)
     spread = np.repeat(np.repeat(g.numpy(), 2, axis=1), 2, axis=2) / 4
     np.testing.assert_allclose(got, spread * (z.numpy() > 0), rtol=1e-15)
+
+
+def test_folding_a_chain_of_large_constants_frees_each_link_once_read():
+    """Constant folding a long chain of large constants keeps a few of them alive at a
+    time, not every intermediate until the walk ends; the graph keeps the last only."""
+    import tracemalloc
+    c = np.linspace(-1.0, 1.0, 20_000)  # 160 KB a link
+
+    def f(x):
+        y = tf.constant(c)
+        for _ in range(60):
+            y = y * 0.999 + 0.001
+        return x + y
+
+    g = tf.function(f)
+    x = tf.constant(np.ones(20_000))
+    tracemalloc.start()
+    try:
+        cf = g.get_concrete_function(x)
+        tracemalloc.reset_peak()
+        graph = cf.optimized_graph
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * c.nbytes  # (all 120 links: 120 x 160 KB)
+    consts = [n for n in graph.get_operations() if n.op == "Const"]
+    assert len(consts) == 1
+    want = c.copy()
+    for _ in range(60):
+        want = want * 0.999 + 0.001
+    np.testing.assert_array_equal(g(x).numpy(), 1.0 + want)

@@ -48,8 +48,11 @@ MIN_MEMBERS = 2          # a region of one op is left to its NumPy kernel, excep
 # `multi_pass` with the op) run as one loop when their arrays are large enough to repay a
 # kernel call
 ALONE_FROM = 1 << 14     # elements
-# Longer regions are cut: numba's compile time grows faster than a kernel's size.
+# Longer regions are cut: numba's compile time grows faster than a kernel's size. Large
+# arrays cut them shorter: a kernel call costs nothing next to their loops, and a
+# 2000-op chain compiles in a quarter of the time as 256-op pieces.
 MAX_MEMBERS = 1536
+MAX_LARGE_MEMBERS = 256
 
 
 def _full_reduction(node) -> bool:
@@ -188,8 +191,10 @@ def find_regions(graph: FuncGraph) -> list:
         parts = [_region(members, index)] if _closed(members, successors, index) \
             else _split(members, index)
         for part in parts:  # consecutive pieces in program order cannot make a cycle
-            for start in range(0, len(part.members), MAX_MEMBERS):
-                regions.append(_region(part.members[start:start + MAX_MEMBERS], index))
+            cap = MAX_MEMBERS if int(np.prod(part.shape)) < PARALLEL_FROM else \
+                MAX_LARGE_MEMBERS
+            for start in range(0, len(part.members), cap):
+                regions.append(_region(part.members[start:start + cap], index))
     for region in regions:
         region.made = {n.outputs[0].id for n in region.members}
     owner = {t: r for r in regions for t in r.made}
@@ -510,12 +515,31 @@ def generate(region: Region, exported: set) -> tuple:
     # the blocks call the transcendental functions the loops call (vmath.blocks), not
     # NumPy's: the same bits either way
     renames = ((vmath.VECTOR_BLOCK_RENAMES if vector else ()) + vmath.BLOCK_RENAMES)
-    for var, expression in lines:
+    # each temporary is stored (an output, a summed value) as soon as it is made and
+    # dropped after its last reader: a long region's block holds a few arrays, not one per
+    # op (a 2000-op chain held 2000 blocks of temporaries at once)
+    stores: dict = {}
+    for k, t in enumerate(outputs):
+        stores.setdefault(names[t.id], []).append(f"o{k}")
+    for k, v in enumerate(sums):
+        stores.setdefault(v, []).append(f"r{k}")
+    last = {}
+    for i, (_, expression) in enumerate(lines):
+        for m in re.findall(r"\bt\d+\b", expression):
+            last[m] = i
+    for i, (var, expression) in enumerate(lines):
         for old, new in renames:
             expression = expression.replace(old, new)
         source.append(f"    {var} = {expression}")
-    source += [f"    o{k}[lo:hi] = {names[t.id]}.reshape(-1)" for k, t in enumerate(outputs)]
-    source += [f"    r{k}[lo:hi] = {v}.reshape(-1)" for k, v in enumerate(sums)]
+        source += [f"    {out}[lo:hi] = {var}.reshape(-1)" for out in stores.pop(var, ())]
+        dead = sorted((m for m, j in last.items() if j == i), key=lambda m: int(m[1:]))
+        if var not in last:
+            dead.append(var)
+        if dead:
+            source.append(f"    del {', '.join(dead)}")
+    # (summed inputs, read directly)
+    source += [f"    {out}[lo:hi] = {v}.reshape(-1)" for v, outs in stores.items()
+               for out in outs]
     source.append(f"ROW = {row}  # (block boundaries)")
     return "\n".join(source) + "\n", inputs, outputs, region.reductions
 

@@ -225,6 +225,7 @@ class Report:
 
 
 MAX_DEPTH = 64  # replacements emitting replacements: a rule table that loops stops here
+RELEASE_FROM = 1 << 12  # elements: a dead Const this large has its value freed at once
 
 
 class Rewriter:
@@ -250,6 +251,7 @@ class Rewriter:
             if isinstance(t, Tensor):
                 self._old_uses[t.id] = self._old_uses.get(t.id, 0) + 1
         self._matching: list = []  # the candidates being matched, outermost first
+        self._released: set = set()  # ids of large Const nodes made here, read by no one
 
     # ------------------------------------------------------------------ reading
     def uses(self, t: Tensor) -> int:
@@ -353,7 +355,28 @@ class Rewriter:
         for o, v in zip(node.outputs, outs):
             if isinstance(v, Tensor):
                 self._pending[v.id] = self._pending.get(v.id, 0) + self._old_uses.get(o.id, 0)
+        for t in _values(ins):
+            if isinstance(t, Tensor) and pending.get(t.id, 0) <= 0 and not self._made.get(t.id):
+                self._release(t)
         return outs
+
+    def _release(self, t: Tensor) -> None:
+        """Free the value of a large Const this walk made (a folded intermediate) once
+        nothing reads it any more: folding a long chain of large constants would
+        otherwise hold every intermediate until the walk ends. Its node goes in
+        `finish`."""
+        node = node_of(t)
+        if node is None or node.op != "Const" or id(node) in self._released or \
+                not self.graph.owns(t):
+            return
+        value = node.attrs["value"]
+        if not isinstance(value, np.ndarray) or value.size < RELEASE_FROM:
+            return
+        self.seen.pop(_cse_key("Const", _EMPTY, node.attrs), None)
+        self._released.add(id(node))
+        # (nodes are immutable to their users; this one has none left)
+        object.__setattr__(node, "attrs", MappingProxyType(
+            {"value": np.empty((0,), value.dtype), "dtype": node.attrs["dtype"]}))
 
     def start(self) -> None:
         for t in self.source.inputs:
@@ -361,8 +384,11 @@ class Rewriter:
             self._pending[v.id] = self._pending.get(v.id, 0) + self._old_uses.get(t.id, 0)
 
     def finish(self, outputs: list) -> None:
-        """Remove the dropped nodes that nothing kept reads (before the graph is sealed;
-        `outputs` are the new graph's)."""
+        """Remove the dropped nodes that nothing kept reads, and the released constants
+        (before the graph is sealed; `outputs` are the new graph's)."""
+        if self._released:
+            released = self._released
+            self.graph.nodes = [n for n in self.graph.nodes if id(n) not in released]
         if not self.dropped:
             return
         dropped = {id(n) for n in self.dropped}
