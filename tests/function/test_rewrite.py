@@ -285,7 +285,6 @@ def test_average_pooling_gradients_keep_the_activation_gradient_after():
 def test_folding_a_chain_of_large_constants_frees_each_link_once_read():
     """Constant folding a long chain of large constants keeps a few of them alive at a
     time, not every intermediate until the walk ends; the graph keeps the last only."""
-    import tracemalloc
     c = np.linspace(-1.0, 1.0, 20_000)  # 160 KB a link
 
     def f(x):
