@@ -212,7 +212,9 @@ def table_lines(rows: list) -> list:
 
 def markdown(rows: list, meta: dict) -> str:
     lines = ["# Model zoo: tapeflow against TensorFlow " + meta["tf_version"], "",
-             f"Run {meta['date']} on {meta['machine']}; {meta['command']}", "",
+             f"Run {meta['date']} on {meta['machine']}; {meta['command']}"
+             + (f"; tapeflow at {meta['tapeflow_commit']}" if "tapeflow_commit" in meta
+                else ""), "",
              "Ratios are tapeflow / TensorFlow (below 1: tapeflow faster). Steady: median ms "
              f"per training step over {meta['steady_steps']} steps after warm-up (tapeflow: "
              "after its kernels compiled). Cold: seconds from building the model to the end "
@@ -223,7 +225,7 @@ def markdown(rows: list, meta: dict) -> str:
              "| model | tapeflow ms | TF ms | ratio | cold s tapeflow | cold s TF | ratio |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['model']} ({r['title']}) | {_fmt(r['tapeflow_ms'], '.2f')} | "
+        lines.append(f"| {r['model']}: {r['title']} | {_fmt(r['tapeflow_ms'], '.2f')} | "
                      f"{_fmt(r['tf_ms'], '.2f')} | {_fmt(r['steady_ratio'], '.2f')} | "
                      f"{_fmt(r['tapeflow_cold_s'], '.2f')} | {_fmt(r['tf_cold_s'], '.2f')} | "
                      f"{_fmt(r['cold_ratio'], '.2f')} |")
@@ -272,7 +274,8 @@ def chart(rows: list, path: str, meta: dict) -> bool:
                     label=label if i == next(j for j, q in enumerate(rows)
                                              if q[key] is not None) else None)
             ax.text(value * (1.03 if value >= 1 else 1 / 1.03), i + offset, f"{value:.2f}",
-                    va="center", ha="left" if value >= 1 else "right", fontsize=8)
+                    va="center", ha="left" if value >= 1 else "right", fontsize=8,
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
     ax.axvline(1.0, color="black", linewidth=1.2)
     ax.axvline(1.5, color="red", linewidth=1, linestyle="--")
     ax.set_xscale("log")
@@ -296,10 +299,24 @@ def chart(rows: list, path: str, meta: dict) -> bool:
 
 
 def redraw(path: str) -> None:
-    """The chart again from a results .json (no measuring)."""
+    """The .md and the chart again from a results .json (no measuring)."""
     with open(path) as f:
         saved = json.load(f)
+    with open(os.path.splitext(path)[0] + ".md", "w") as f:
+        f.write(markdown(saved["rows"], saved["meta"]))
     chart(saved["rows"], os.path.splitext(path)[0] + ".png", saved["meta"])
+
+
+def _commit() -> str:
+    """The checkout's HEAD, with '+changes' when tracked files differ from it."""
+    try:
+        head = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", HERE, "diff", "--quiet", "HEAD", "--", "../src"],
+                               capture_output=True).returncode
+        return head + ("+changes" if dirty else "") if head else "?"
+    except OSError:
+        return "?"
 
 
 def main() -> None:
@@ -322,7 +339,8 @@ def main() -> None:
                         help="path of the results without extension ('' writes none)")
     parser.add_argument("--child", choices=LIBRARIES, help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=("cold", "steady", "both"), help=argparse.SUPPRESS)
-    parser.add_argument("--redraw", metavar="JSON", help="only redraw the chart of a .json")
+    parser.add_argument("--redraw", metavar="JSON",
+                        help="only rewrite the .md and the chart of a results .json")
     args = parser.parse_args()
     if args.redraw:
         redraw(args.redraw)
@@ -337,6 +355,7 @@ def main() -> None:
         return
     mode = "steady" if args.steady_only else "cold" if args.cold_only else "both"
     load_before = os.getloadavg()
+    started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
     started = time.perf_counter()
     rounds: dict = {name: {library: [] for library in LIBRARIES} for name in names}
     for round_ in range(args.rounds):
@@ -361,11 +380,12 @@ def main() -> None:
     tf_version = next((r["version"] for pair in results.values() for lib, r in pair.items()
                        if lib == "tf" and "version" in r), "?")
     meta = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": started_at + " to "
+        + datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M UTC"),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared, noisy)",
         "command": "python bench/zoo.py " + " ".join(sys.argv[1:]),
         "tf_version": tf_version, "threads": args.threads, "mode": mode,
-        "rounds": args.rounds,
+        "rounds": args.rounds, "tapeflow_commit": _commit(),
         "cold_steps": args.cold_steps, "steady_steps": args.steady_steps,
         "load_average_before": load_before, "load_average_after": os.getloadavg(),
         "total_s": time.perf_counter() - started,
