@@ -310,3 +310,18 @@ def test_folding_a_chain_of_large_constants_frees_each_link_once_read():
     for _ in range(60):
         want = want * 0.999 + 0.001
     np.testing.assert_array_equal(g(x).numpy(), 1.0 + want)
+
+
+@pytest.mark.parametrize("n, vectors, merged", [(64, 2, True), (500, 2, False),
+                                                (500, 4, False), (500, 5, True)])
+def test_matrix_vector_products_merge_where_shapes_say_one_product_wins(n, vectors, merged):
+    """Products of one matrix by several vectors become one matrix product when the matrix
+    stays in cache, or when there are enough vectors to repay packing a large one."""
+    rng = np.random.default_rng(1)
+    a = tf.constant(rng.standard_normal((n, n)))
+    vs = [tf.constant(rng.standard_normal(n)) for _ in range(vectors)]
+    g = tf.function(lambda a, *vs: tf.add_n([tf.linalg.matvec(a, v) for v in vs]))
+    ops = [o.op for o in g.get_concrete_function(a, *vs).optimized_graph.get_operations()]
+    assert (ops.count("MatVec"), "MatMul" in ops) == ((0, True) if merged else (vectors, False))
+    want = sum(a.numpy() @ v.numpy() for v in vs)
+    np.testing.assert_allclose(g(a, *vs).numpy(), want, rtol=1e-12, atol=1e-12)

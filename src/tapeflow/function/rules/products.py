@@ -41,6 +41,23 @@ def _matvec_key(node):
     return a.id, node.attrs["adjoint_a"], b.dtype
 
 
+# When one product of k stacked vectors beats k matrix-vector products (shapes alone decide,
+# so a graph's bits do not depend on timing): a matrix that stays in cache is read once
+# either way and the product saves the calls; a larger one is streamed from memory once
+# per matvec, but a BLAS product of a few columns first copies (packs) the whole matrix,
+# which costs about two matvecs (2 cores, OpenBLAS: 500x500 float64 by 2 vectors, 104 us as
+# matvecs, 222 us as one product; by 4, 170 and 170; by 8, 320 and 219).
+MERGE_CACHED_BYTES = 256 << 10
+MERGE_FROM = 5
+
+
+def _worth_merging(group) -> bool:
+    a = group[0].inputs["a"]
+    size = math.prod(a._shape) * a.dtype.size if None not in a._shape else None
+    return len(group) >= MERGE_FROM or (size is not None and size <= MERGE_CACHED_BYTES
+                                         and len(group) > 1)
+
+
 def _matvec_groups(rw) -> dict:
     groups = rw.memo.get("matvecs")
     if groups is None:
@@ -50,7 +67,8 @@ def _matvec_groups(rw) -> dict:
                 key = _matvec_key(n)
                 if key is not None:
                     by_key.setdefault(key, []).append(n)
-        groups = rw.memo["matvecs"] = {id(g[0]): g for g in by_key.values() if len(g) > 1}
+        groups = rw.memo["matvecs"] = {id(g[0]): g for g in by_key.values()
+                                       if _worth_merging(g)}
     return groups
 
 
