@@ -3,7 +3,8 @@
 The graph exported is the one traced, before the optimization and fusion passes (those
 rewrite into tapeflow's own fused ops, which ONNX does not know). Variables the function
 reads and tensors it captures become initializers; every other node is lowered by its
-op's ONNX rule (`registry.ONNX`, filled by `define_op(..., onnx=)` or `register_onnx`).
+op's ONNX rule (`registry.ONNX`, filled by each op's `define_op(..., onnx=)`, or by
+`register_onnx` for the few kept in onnx/lowering.py).
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ class Emitter:
     """What a lowering rule builds with: `input(node, name)` / `outputs(node)` give the
     ONNX names of a node's tensors, `add(op_type, inputs, outputs, **attrs)` appends an
     ONNX node, `const(value)` and `ints(values)` make initializers, `reduce(...)` and
-    `unsqueeze/squeeze(...)` hide the opset differences. `opset` is the target opset.
+    `unsqueeze/squeeze(...)` hide the opset differences, `dtype_code(dtype)` is ONNX's
+    element type number of a dtype. `opset` is the target opset.
 
     Example:
         >>> rule = lambda e, node: e.add("Relu", [e.input(node, "x")], e.outputs(node))
@@ -181,6 +183,11 @@ class Emitter:
             return self.add(op_type, [x, self.const(np.asarray(axes, np.int64))], outputs,
                             keepdims=int(keepdims))[0]
         return self.add(op_type, [x], outputs, axes=axes, keepdims=int(keepdims))[0]
+
+    def dtype_code(self, dtype) -> int:
+        """ONNX's element type number (TensorProto.DataType) of a DType or dtype name, for
+        Cast's `to` (rules sit below this module and do not import its proto tables)."""
+        return proto.elem_type(dtype if isinstance(dtype, str) else dtype.name)
 
     def unsqueeze(self, x: str, axes, outputs=None) -> str:
         return self.add("Unsqueeze", [x, self.const(np.asarray(axes, np.int64))], outputs)[0]

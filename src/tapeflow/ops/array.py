@@ -13,6 +13,7 @@ from .._core.tensor import Tensor, TensorShape
 from .._core.variable import Variable
 from ._args import (ArgumentTypeError, choice_arg, dtype_arg, int_arg, int_list, normalize_axes,
                     normalize_axis, sequence_arg, shape_arg, show, to_tensor)
+from . import _onnx
 from ._define import defop, passthrough, same_shape
 from ._tangents import align_tangent, batch_dims
 from .creation import ones
@@ -76,9 +77,15 @@ def _reshape_jvp(t, x, ans):
     return _reshape(t, dims_of(t)[:batch_dims(t, x)] + dims_of(ans))
 
 
+def _onnx_reshape(e, node):
+    shape = tuple(node.attrs["shape"])
+    attrs = {"allowzero": 1} if 0 in shape and e.opset >= 14 else {}
+    e.add("Reshape", [e.input(node, "x"), e.ints(shape)], e.outputs(node), **attrs)
+
+
 defop("Reshape", ["x"], shape=_reshape_shape_rule,
       vjp={"x": lambda g, x_shape: _reshape(g, x_shape)},
-      jvp={"x": _reshape_jvp}, batch=batch_reshape)
+      jvp={"x": _reshape_jvp}, batch=batch_reshape, onnx=_onnx_reshape)
 
 
 def identity(input, name=None) -> Tensor:
@@ -88,7 +95,8 @@ def identity(input, name=None) -> Tensor:
 
 
 defop("Identity", ["x"], shape=same_shape,
-      vjp={"x": passthrough}, jvp={"x": lambda t: identity(t)}, batch=batch_elementwise)
+      vjp={"x": passthrough}, jvp={"x": lambda t: identity(t)}, batch=batch_elementwise,
+      onnx=_onnx.unary("Identity"))
 
 
 def broadcast_to(input, shape, name=None) -> Tensor:
@@ -118,9 +126,13 @@ def _broadcast_to_jvp(t, x, *, shape):
     return _broadcast_to(align_tangent(t, x, len(shape)), lead + tuple(shape))
 
 
+def _onnx_broadcast_to(e, node):
+    e.add("Expand", [e.input(node, "x"), e.ints(node.attrs["shape"])], e.outputs(node))
+
+
 defop("BroadcastTo", ["x"], shape=_broadcast_to_shape,
       vjp={"x": passthrough},  # the engine sums g back to x's shape
-      jvp={"x": _broadcast_to_jvp})
+      jvp={"x": _broadcast_to_jvp}, onnx=_onnx_broadcast_to)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -207,9 +219,14 @@ def _transpose_jvp(t, *, perm):
     return _transpose(t, tuple(range(nb)) + tuple(p + nb for p in perm) if nb else perm)
 
 
+def _onnx_transpose(e, node):
+    e.add("Transpose", [e.input(node, "x")], e.outputs(node),
+          perm=[int(p) for p in node.attrs["perm"]])
+
+
 defop("Transpose", ["x"], shape=_transpose_shape,
       vjp={"x": lambda g, *, perm: _transpose(g, _inverse_perm(perm))},
-      jvp={"x": _transpose_jvp}, batch=batch_transpose)
+      jvp={"x": _transpose_jvp}, batch=batch_transpose, onnx=_onnx_transpose)
 
 
 # --------------------------------------------------------------------------- expand/squeeze
@@ -276,13 +293,28 @@ def _shift(axis: tuple, t: Tensor, x: Tensor) -> tuple:
     return tuple(a + nb for a in axis) if nb else axis
 
 
+def _onnx_expand_dims(e, node):
+    e.unsqueeze(e.input(node, "x"), list(node.attrs["axis"]), e.outputs(node))
+
+
 # Each is the other's transpose: squeeze's input positions are expand_dims' output ones.
 defop("ExpandDims", ["x"], shape=_expand_dims_shape,
       vjp={"x": lambda g, *, axis: squeeze(g, axis)},
-      jvp={"x": lambda t, x, *, axis: _expand_dims(t, _shift(axis, t, x))}, batch=batch_shift_axis)
+      jvp={"x": lambda t, x, *, axis: _expand_dims(t, _shift(axis, t, x))}, batch=batch_shift_axis,
+      onnx=_onnx_expand_dims)
+
+
+def _onnx_squeeze(e, node):
+    axes = node.attrs.get("axis")
+    if axes is None or len(axes) == 0:  # every size-1 axis, known when traced
+        axes = [i for i, d in enumerate(node.inputs["x"]._shape) if d == 1]
+    e.squeeze(e.input(node, "x"), list(axes), e.outputs(node))
+
+
 defop("Squeeze", ["x"], shape=_squeeze_shape,
       vjp={"x": lambda g, *, axis: _expand_dims(g, axis)},
-      jvp={"x": lambda t, x, *, axis: squeeze(t, _shift(axis, t, x))}, batch=batch_shift_axis)
+      jvp={"x": lambda t, x, *, axis: squeeze(t, _shift(axis, t, x))}, batch=batch_shift_axis,
+      onnx=_onnx_squeeze)
 
 
 # --------------------------------------------------------------------------- concat/split
@@ -344,11 +376,15 @@ def _concat_jvp(t, values, *, axis, sizes):
     return concat(ts, axis + nb)
 
 
+def _onnx_concat(e, node):
+    e.add("Concat", e.input(node, "values"), e.outputs(node), axis=int(node.attrs["axis"]))
+
+
 # `sizes` (the inputs' extents along axis) lets the VJP split without keeping the inputs.
 defop("Concat", ["values"], list_inputs=["values"], shape=_concat_shape,
       vjp={"values": lambda g, *, axis, sizes: _split(
           g if type(g) is Tensor else to_tensor(g, None, "Concat", "g"), axis, sizes)},
-      jvp={"values": _concat_jvp}, batch=batch_shift_axis)
+      jvp={"values": _concat_jvp}, batch=batch_shift_axis, onnx=_onnx_concat)
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name=None) -> list:
@@ -409,9 +445,16 @@ def _split_shape(shapes, dtypes, attrs):
     return [(s[:ax] + (z,) + s[ax + 1:], dtypes["x"]) for z in sizes]
 
 
+def _onnx_split(e, node):
+    sizes = [int(v) for v in node.attrs["sizes"]]
+    e.add("Split", [e.input(node, "x"), e.const(np.asarray(sizes, np.int64))],
+          e.outputs(node), axis=int(node.attrs["axis"]))
+
+
 defop("Split", ["x"], num_outputs=None, shape=_split_shape, zeros_for_none=True,
       vjp={"x": lambda g, *, axis, sizes: concat(g, axis)},
-      jvp={"x": lambda t, x, *, axis, sizes: _split(t, axis + batch_dims(t, x), sizes)})
+      jvp={"x": lambda t, x, *, axis, sizes: _split(t, axis + batch_dims(t, x), sizes)},
+      onnx=_onnx_split)
 
 
 # --------------------------------------------------------------------------- stack/unstack
@@ -462,9 +505,15 @@ def _stack_jvp(t, values, *, axis):
     return stack(ts, axis + nb)
 
 
+def _onnx_stack(e, node):
+    axis = int(node.attrs.get("axis", 0))
+    parts = [e.unsqueeze(v, [axis]) for v in e.input(node, "values")]
+    e.add("Concat", parts, e.outputs(node), axis=axis)
+
+
 defop("Stack", ["values"], list_inputs=["values"], shape=_stack_shape,
       vjp={"values": lambda g, *, axis: unstack(g, axis=axis)},
-      jvp={"values": _stack_jvp}, batch=batch_shift_axis)
+      jvp={"values": _stack_jvp}, batch=batch_shift_axis, onnx=_onnx_stack)
 
 
 def unstack(value, num=None, axis=0, name=None) -> list:
@@ -498,10 +547,18 @@ def _unstack_shape(shapes, dtypes, attrs):
     return [(s[:ax] + s[ax + 1:], dtypes["x"])] * num
 
 
+def _onnx_unstack(e, node):
+    axis, outs = int(node.attrs["axis"]), e.outputs(node)
+    pieces = e.add("Split", [e.input(node, "x"), e.const(np.ones(len(outs), np.int64))],
+                   [e.fresh("piece") for _ in outs], axis=axis)
+    for piece, out in zip(pieces, outs):
+        e.squeeze(piece, [axis], [out])
+
+
 defop("Unstack", ["x"], num_outputs=None, shape=_unstack_shape, zeros_for_none=True,
       vjp={"x": lambda g, *, axis, num: stack(g, axis)},
       jvp={"x": lambda t, x, *, axis, num: unstack(t, num, axis + batch_dims(t, x))},
-      batch=batch_shift_axis)
+      batch=batch_shift_axis, onnx=_onnx_unstack)
 
 
 # --------------------------------------------------------------------------- tile
@@ -549,8 +606,13 @@ def _tile_vjp(g, x_shape, *, multiples):
     return _reshape(out, tuple(x_shape))
 
 
+def _onnx_tile(e, node):
+    e.add("Tile", [e.input(node, "x"), e.ints(node.attrs["multiples"])], e.outputs(node))
+
+
 defop("Tile", ["x"], shape=_tile_shape, vjp={"x": _tile_vjp},
-      jvp={"x": lambda t, x, *, multiples: tile(t, (1,) * batch_dims(t, x) + multiples)})
+      jvp={"x": lambda t, x, *, multiples: tile(t, (1,) * batch_dims(t, x) + multiples)},
+      onnx=_onnx_tile)
 
 
 # --------------------------------------------------------------------------- pad
@@ -623,9 +685,46 @@ def _pad_jvp(t, x, *, paddings, mode, constant_values):
     return pad(t, ((0, 0),) * batch_dims(t, x) + paddings, mode)
 
 
+def _onnx_pad_symmetric(e, node, pads):
+    """SYMMETRIC padding (the mirror image including the edge), axis by axis: the first
+    `before` elements reversed, the tensor, the last `after` elements reversed."""
+    x = e.input(node, "x")
+    padded = [(axis, int(b), int(a)) for axis, (b, a) in enumerate(pads) if b or a]
+    if not padded:
+        e.add("Identity", [x], e.outputs(node))
+        return
+    minus_one = e.const(np.asarray([-1], np.int64))
+    for k, (axis, before, after) in enumerate(padded):
+        ax = e.const(np.asarray([axis], np.int64))
+        parts = []
+        if before:  # x[before-1::-1]
+            parts.append(e.add1("Slice", [x, e.const(np.asarray([before - 1], np.int64)),
+                                          e.const(np.asarray([_onnx.INT64_MIN], np.int64)), ax,
+                                          minus_one]))
+        parts.append(x)
+        if after:  # x[:-after-1:-1]
+            parts.append(e.add1("Slice", [x, minus_one,
+                                          e.const(np.asarray([-after - 1], np.int64)), ax,
+                                          minus_one]))
+        outs = e.outputs(node) if k == len(padded) - 1 else None
+        x = e.add("Concat", parts, outs, axis=axis)[0]
+
+
+def _onnx_pad(e, node):
+    mode = node.attrs.get("mode", "CONSTANT").lower()
+    pads = np.asarray(node.attrs["paddings"], np.int64)
+    if mode == "symmetric":  # ONNX's reflect excludes the edge, as TF's REFLECT does
+        _onnx_pad_symmetric(e, node, pads)
+        return
+    value = e.const(np.asarray(node.attrs.get("constant_values", 0),
+                               node.outputs[0].dtype.name))
+    e.add("Pad", [e.input(node, "x"), e.const(pads.T.reshape(-1)), value], e.outputs(node),
+          mode=mode)
+
+
 defop("Pad", ["x"], shape=_pad_shape,
       vjp={"x": lambda g, *, paddings, mode, constant_values: _pad_grad(g, paddings, mode)},
-      jvp={"x": _pad_jvp})
+      jvp={"x": _pad_jvp}, onnx=_onnx_pad)
 
 
 def _pad_grad(x: Tensor, paddings: tuple, mode: str) -> Tensor:
@@ -678,9 +777,22 @@ def _reverse_shape(shapes, dtypes, attrs):
     return [(s, dtypes["x"])]
 
 
+def _onnx_reverse(e, node):
+    axes = [int(a) for a in node.attrs["axis"]]
+    if not axes:
+        e.add("Identity", [e.input(node, "x")], e.outputs(node))
+        return
+    n = len(axes)  # a slice of step -1 from the last element past the first
+    e.add("Slice", [e.input(node, "x"), e.const(np.full(n, -1, np.int64)),
+                    e.const(np.full(n, _onnx.INT64_MIN, np.int64)),
+                    e.const(np.asarray(axes, np.int64)), e.const(np.full(n, -1, np.int64))],
+          e.outputs(node))
+
+
 defop("Reverse", ["x"], shape=_reverse_shape,
       vjp={"x": lambda g, *, axis: reverse(g, axis)},
-      jvp={"x": lambda t, x, *, axis: reverse(t, _shift(axis, t, x))}, batch=batch_shift_axis)
+      jvp={"x": lambda t, x, *, axis: reverse(t, _shift(axis, t, x))}, batch=batch_shift_axis,
+      onnx=_onnx_reverse)
 
 
 # --------------------------------------------------------------------------- identities
@@ -704,7 +816,8 @@ def stop_gradient(input, name=None) -> Tensor:
 
 
 # No rules for "x": the tape and accumulators see no path through this op.
-defop("StopGradient", ["x"], shape=same_shape, vjp={}, jvp={}, batch=batch_elementwise)
+defop("StopGradient", ["x"], shape=same_shape, vjp={}, jvp={}, batch=batch_elementwise,
+      onnx=_onnx.unary("Identity"))
 
 
 # --------------------------------------------------------------------------- shape/size/rank
@@ -740,8 +853,13 @@ def rank(input, name=None) -> Tensor:
     return convert_to_tensor(np.int32(len(x._shape)))
 
 
+def _onnx_shape(e, node):
+    s = e.add1("Shape", [e.input(node, "x")])
+    e.add("Cast", [s], e.outputs(node), to=e.dtype_code(node.outputs[0].dtype))
+
+
 defop("Shape", ["x"], shape=lambda s, d, a: [((len(s["x"]),), a["out_type"])],
-      differentiable=False)
+      differentiable=False, onnx=_onnx_shape)
 def _size_batch(op, inputs, attrs, batched, size):
     """The batching rule: every element has the size of the dims after the batch axis."""
     dims = inputs["x"]._shape[1:]

@@ -17,6 +17,7 @@ from .._core.errors import describe, InvalidArgumentError
 from .._core.shape import broadcast_shapes, dims_of, known_dims, size_of
 from .._core.tensor import Tensor
 from ._args import choice_arg, int_arg, int_list, shape_arg, to_tensor
+from . import _onnx
 from ._define import defop
 from .array import expand_dims, pad, reshape, reverse, stack, transpose
 
@@ -381,6 +382,16 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     return _conv(x, w, attrs)
 
 
+def _onnx_conv2d(e, node):
+    w = e.add1("Transpose", [e.input(node, "filters")], perm=[3, 2, 0, 1])  # HWIO -> OIHW
+    kernel = [int(d) for d in node.inputs["filters"]._shape[:2]]
+    attrs = dict(strides=_onnx.spatial(node, "strides"), dilations=_onnx.spatial(node, "dilations"),
+                 auto_pad=_onnx.auto_pad(e, node), kernel_shape=kernel,
+                 group=int(node.attrs.get("groups", 1)))
+    _onnx.nchw_wrap(e, node, e.input(node, "x"),
+               lambda x, outs: e.add("Conv", [x, w], outs, **attrs)[0])
+
+
 # Conv2D is bilinear: each JVP is the op with one argument replaced by its tangent; each
 # VJP is the adjoint of that linear map (the transposed convolution / the filter gradient).
 defop("Conv2D", ["x", "filters"], shape=_conv2d_shape,
@@ -389,14 +400,46 @@ defop("Conv2D", ["x", "filters"], shape=_conv2d_shape,
            "filters": lambda g, x, filters_shape, **a: _conv_filter(
                x, g, filters_shape[-4:-2], a)},
       jvp={"x": lambda t, filters, **a: _conv(t, filters, a),
-           "filters": lambda t, x, **a: _conv(x, t, a)})
+           "filters": lambda t, x, **a: _conv(x, t, a)}, onnx=_onnx_conv2d)
+
+
+def _onnx_conv2d_backprop_input(e, node):
+    """conv2d_transpose: ONNX ConvTranspose, cropping the full output as TensorFlow's
+    padding did in the forward convolution (SAME: the odd element at the end)."""
+    nchw = node.attrs.get("data_format", "NHWC") == "NCHW"
+    dy_shape = node.inputs["dy"]._shape
+    spatial_in = dy_shape[2:] if nchw else dy_shape[1:3]
+    if None in spatial_in:
+        _onnx.unsupported(e, node, "unknown spatial input size")
+    strides, dilations = _onnx.spatial(node, "strides"), _onnx.spatial(node, "dilations")
+    kernel = [int(d) for d in node.inputs["filters"]._shape[:2]]
+    pads_begin, pads_end, extra = [], [], []
+    for n_in, out, k, s, d in zip(spatial_in, node.attrs["input_hw"], kernel, strides,
+                                  dilations):
+        full = s * (n_in - 1) + (k - 1) * d + 1
+        diff = full - int(out)
+        begin = max(diff, 0) // 2 if _onnx.auto_pad(e, node) == "SAME_UPPER" else 0
+        end = diff - begin
+        pads_begin.append(begin)
+        pads_end.append(max(end, 0))
+        extra.append(max(-end, 0))
+    # filters (h, w, out, in) -> ConvTranspose's (in, out / groups, h, w)
+    w = e.add1("Transpose", [e.input(node, "filters")], perm=[3, 2, 0, 1])
+    attrs = dict(strides=strides, dilations=dilations, kernel_shape=kernel,
+                 pads=pads_begin + pads_end, group=int(node.attrs.get("groups", 1)))
+    if any(extra):
+        attrs["output_padding"] = extra
+    _onnx.nchw_wrap(e, node, e.input(node, "dy"),
+               lambda x, outs: e.add("ConvTranspose", [x, w], outs, **attrs)[0])
+
 
 defop("Conv2DBackpropInput", ["dy", "filters"], shape=_backprop_input_shape,
       vjp={"dy": lambda g, filters, **a: _conv(g, filters, a),
            "filters": lambda g, dy, filters_shape, **a: _conv_filter(
                g, dy, filters_shape[-4:-2], a)},
       jvp={"dy": lambda t, filters, **a: _conv_input(t, filters, a["input_hw"], a),
-           "filters": lambda t, dy, **a: _conv_input(dy, t, a["input_hw"], a)})
+           "filters": lambda t, dy, **a: _conv_input(dy, t, a["input_hw"], a)},
+      onnx=_onnx_conv2d_backprop_input)
 
 defop("Conv2DBackpropFilter", ["x", "dy"], shape=_backprop_filter_shape,
       vjp={"x": lambda g, x_shape, dy, **a: _conv_input(
@@ -806,7 +849,7 @@ def _max_pool_gather(x, dx, attrs):
 # other (scatter to / gather from the argmax).
 defop("MaxPool", ["x"], shape=_max_pool_shape,
       vjp={"x": lambda g, x, **a: _max_pool_grad(x, g, a)},
-      jvp={"x": lambda t, x, **a: _max_pool_gather(x, t, a)})
+      jvp={"x": lambda t, x, **a: _max_pool_gather(x, t, a)}, onnx=_onnx.pool("MaxPool"))
 
 defop("MaxPoolGrad", ["x", "dy"], shape=_max_pool_grad_shape,
       vjp={"dy": lambda g, x, **a: _max_pool_gather(x, g, a)},
@@ -843,7 +886,7 @@ def _avg_pool_grad(dy, input_hw, attrs):
 
 defop("AvgPool", ["x"], shape=_avg_pool_shape,
       vjp={"x": lambda g, x_shape, **a: _avg_pool_grad(g, _hw(x_shape, a["data_format"]), a)},
-      jvp={"x": lambda t, **a: _avg_pool(t, a)})
+      jvp={"x": lambda t, **a: _avg_pool(t, a)}, onnx=_onnx.pool("AveragePool"))
 
 defop("AvgPoolGrad", ["dy"], shape=_avg_pool_grad_shape,
       vjp={"dy": lambda g, **a: _avg_pool(g, a)},

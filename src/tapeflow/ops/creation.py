@@ -16,6 +16,7 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._args import (ArgumentTypeError, as_int, dtype_arg, int_arg, normalize_axis, shape_arg, show,
                     to_tensor)
+from . import _onnx
 from ._define import defop, passthrough
 from .math import add, cast, multiply
 from ._batching import batch_elementwise
@@ -87,13 +88,21 @@ def ones(shape, dtype=_dt.float32, name=None) -> Tensor:
     return run_kernel("Ones", {}, {"shape": shape_arg("ones", shape), "dtype": dtype})
 
 
-defop("Zeros", [], shape=_creation_shape, differentiable=False)
+defop("Zeros", [], shape=_creation_shape, differentiable=False, onnx=_onnx.filled(0))
+
+
+def _onnx_const(e, node):
+    value = np.asarray(node.attrs["value"])
+    e.alias(node.outputs[0], e.initializer(node.name, value.astype(
+        node.outputs[0].dtype.name, copy=False)))
+
+
 # A value written in traced code (a Python number, a list, a NumPy array): a graph holds
 # it as a Const node (`value`, a native array), as TensorFlow does, not as a captured input.
 defop("Const", [], shape=lambda shapes, dtypes, attrs: [(tuple(attrs["value"].shape),
                                                          attrs["dtype"])],
-      differentiable=False, batch=batch_elementwise)
-defop("Ones", [], shape=_creation_shape, differentiable=False)
+      differentiable=False, batch=batch_elementwise, onnx=_onnx_const)
+defop("Ones", [], shape=_creation_shape, differentiable=False, onnx=_onnx.filled(1))
 
 
 def zeros_like(input, dtype=None, name=None) -> Tensor:
@@ -122,8 +131,10 @@ def _like_shape(shapes, dtypes, attrs):
 
 
 # d(zeros_like(x))/dx is zero: no rule means no gradient path, which is exactly right.
-defop("ZerosLike", ["x"], shape=_like_shape, vjp={}, jvp={}, batch=batch_elementwise)
-defop("OnesLike", ["x"], shape=_like_shape, vjp={}, jvp={}, batch=batch_elementwise)
+defop("ZerosLike", ["x"], shape=_like_shape, vjp={}, jvp={}, batch=batch_elementwise,
+      onnx=_onnx.filled_like(0))
+defop("OnesLike", ["x"], shape=_like_shape, vjp={}, jvp={}, batch=batch_elementwise,
+      onnx=_onnx.filled_like(1))
 
 
 def fill(dims, value, name=None) -> Tensor:
@@ -135,11 +146,15 @@ def fill(dims, value, name=None) -> Tensor:
     return run_kernel("Fill", {"value": v}, {"shape": shape})
 
 
+def _onnx_fill(e, node):
+    e.add("Expand", [e.input(node, "value"), e.ints(node.attrs["shape"])], e.outputs(node))
+
+
 # Fill broadcasts a scalar, and the engine does the rest as for broadcast_to: it sums a
 # cotangent back to the scalar's shape and spreads a (possibly batched) scalar tangent over
 # the output's shape.
 defop("Fill", ["value"], shape=lambda s, d, a: [(tuple(a["shape"]), d["value"])],
-      vjp={"value": passthrough}, jvp={"value": lambda t: t})
+      vjp={"value": passthrough}, jvp={"value": lambda t: t}, onnx=_onnx_fill)
 
 
 # --------------------------------------------------------------------------- range
@@ -201,8 +216,12 @@ def _range_length(start, limit, delta) -> int:
     return int(math.ceil(abs((limit - start) / delta)))
 
 
+def _onnx_range(e, node):
+    e.add("Range", [e.input(node, k) for k in ("start", "limit", "delta")], e.outputs(node))
+
+
 defop("Range", [], differentiable=False, shape=lambda s, d, a: [
-    ((_range_length(a["start"], a["limit"], a["delta"]),), a["dtype"])])
+    ((_range_length(a["start"], a["limit"], a["delta"]),), a["dtype"])], onnx=_onnx_range)
 
 
 def _runtime_arg(v) -> bool:
@@ -254,7 +273,8 @@ def _range_v2_shape(shapes, dtypes, attrs):
 
 
 # TF registers no gradient for Range: its output does not depend smoothly on the arguments.
-defop("RangeV2", ["start", "limit", "delta"], differentiable=False, shape=_range_v2_shape)
+defop("RangeV2", ["start", "limit", "delta"], differentiable=False, shape=_range_v2_shape,
+      onnx=_onnx_range)
 
 
 # --------------------------------------------------------------------------- linspace
@@ -373,4 +393,22 @@ def _one_hot_shape(shapes, dtypes, attrs):
     return [(tuple(s[:ax]) + (attrs["depth"],) + tuple(s[ax:]), attrs["dtype"])]
 
 
-defop("OneHot", ["indices"], shape=_one_hot_shape, differentiable=False)
+def _onnx_one_hot(e, node):
+    """TensorFlow's one_hot: an index outside [0, depth) gives a row of off_value (ONNX's
+    OneHot counts negative indices from the end), so it is an equality with a range."""
+    a = node.attrs
+    depth, axis = int(a["depth"]), int(a.get("axis", -1))
+    rank = len(node.inputs["indices"]._shape)
+    axis = rank if axis == -1 else axis
+    dt = node.outputs[0].dtype.name
+    idx = e.unsqueeze(e.input(node, "indices"), [axis])
+    shape = [1] * (rank + 1)
+    shape[axis] = depth
+    positions = e.const(np.arange(depth).reshape(shape).astype(
+        node.inputs["indices"].dtype.name))
+    hit = e.add1("Equal", [idx, positions])
+    e.add("Where", [hit, e.const(np.asarray(a.get("on_value", 1), dt)),
+                    e.const(np.asarray(a.get("off_value", 0), dt))], e.outputs(node))
+
+
+defop("OneHot", ["indices"], shape=_one_hot_shape, differentiable=False, onnx=_onnx_one_hot)

@@ -23,6 +23,7 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from . import _tangents
 from ._args import binary_operands, int_arg, int_list, normalize_axis, shape_arg, to_tensor
+from . import _onnx
 from ._define import cast_to, defop
 from ._tangents import align_tangent
 from .array import pad, reshape, shape as _shape_of, transpose
@@ -116,11 +117,56 @@ def _strided_slice_batch(op, inputs, attrs, batched, size):
     return run_kernel(op, inputs, {**attrs, **_spec(attrs, 1)})
 
 
+def _onnx_strided_slice(e, node):
+    """StridedSlice as Slice on the input axes, then Squeeze of the shrunk axes, then
+    Unsqueeze of the new ones (a new-axis entry takes no input axis)."""
+    a = node.attrs
+    shrink, new_axis = a.get("shrink_axis_mask", 0), a.get("new_axis_mask", 0)
+    starts, ends, axes, steps, squeeze, unsqueeze = [], [], [], [], [], []
+    dim = out = 0  # the input axis the entry slices; the output axis it makes
+    for i, (b, en, s) in enumerate(zip(a["begin"], a["end"], a["strides"])):
+        if new_axis >> i & 1:
+            unsqueeze.append(out)
+            out += 1
+            continue
+        s = 1 if s is None else int(s)
+        if shrink >> i & 1:
+            b = int(b)
+            starts.append(b)
+            ends.append(_onnx.INT64_MAX if b == -1 else b + 1)
+            steps.append(1)
+            axes.append(dim)
+            squeeze.append(dim)
+        elif not (b is None and en is None and s == 1):  # else: the whole axis
+            starts.append((0 if s > 0 else _onnx.INT64_MAX) if b is None else int(b))
+            ends.append((_onnx.INT64_MAX if s > 0 else _onnx.INT64_MIN) if en is None else int(en))
+            steps.append(s)
+            axes.append(dim)
+            out += 1
+        else:
+            out += 1
+        dim += 1
+    x, outs = e.input(node, "x"), e.outputs(node)
+    stages = []
+    if axes:
+        ints = [e.const(np.asarray(v, np.int64)) for v in (starts, ends, axes, steps)]
+        stages.append(lambda v, o: e.add("Slice", [v, *ints], o)[0])
+    if squeeze:
+        stages.append(lambda v, o: e.squeeze(v, squeeze, o))
+    if unsqueeze:
+        stages.append(lambda v, o: e.unsqueeze(v, unsqueeze, o))
+    if not stages:
+        e.add("Identity", [x], outs)
+        return
+    for k, stage in enumerate(stages):
+        x = stage(x, outs if k == len(stages) - 1 else None)
+
+
 defop("StridedSlice", ["x"], shape=_strided_slice_shape,
       vjp={"x": lambda g, x_shape, **attrs: _strided_slice_grad(g, x_shape, _spec(attrs))},
       jvp={"x": lambda t, x, **attrs: _strided_slice(t, _spec(attrs, _tangents.batch_dims(t,
                                                                                        x)))},
-      batch=_strided_slice_batch)
+      batch=_strided_slice_batch, onnx=_onnx_strided_slice)
 
 
 def _strided_slice_grad_shape(shapes, dtypes, attrs):
@@ -473,8 +519,28 @@ def _ravel_shape(shapes, dtypes, attrs):
     return [(out, _dt.int64)]
 
 
+def _onnx_ravel_multi_index(e, node):
+    """getitem's index arrays combined into one row-major flat position, negative entries
+    counted from the end (an out-of-range one is left for onnxruntime's Gather to reject,
+    as the kernel rejects it). One index array is the position itself: ONNX's Gather
+    counts negative indices from the end (its size may be unknown when traced)."""
+    indices, dims = e.input(node, "indices"), node.attrs["dims"]
+    if len(indices) == 1:
+        e.add("Cast", indices, e.outputs(node), to=e.dtype_code("int64"))
+        return
+    if any(d is None for d in dims):
+        _onnx.unsupported(e, node, f"index arrays over dims {list(dims)} not known when traced")
+    flat, zero = None, e.const(np.asarray(0, np.int64))
+    for idx, d in zip(indices, dims):
+        idx = e.add1("Cast", [idx], to=e.dtype_code("int64"))
+        size = _onnx.scalar_int(e, d)
+        idx = e.add1("Where", [e.add1("Less", [idx, zero]), e.add1("Add", [idx, size]), idx])
+        flat = idx if flat is None else e.add1("Add", [e.add1("Mul", [flat, size]), idx])
+    e.add("Identity", [flat], e.outputs(node))
+
+
 defop("RavelMultiIndex", ["indices"], list_inputs=("indices",), shape=_ravel_shape,
-      differentiable=False)
+      differentiable=False, onnx=_onnx_ravel_multi_index)
 
 
 # --------------------------------------------------------------------------- gather
@@ -541,8 +607,42 @@ def _gather_jvp(t, params, indices, *, axis, batch_dims):
     return gather(t, indices, axis=axis + nb, batch_dims=batch_dims)
 
 
+def _onnx_gather_batched(e, node, params, indices, axis, b):
+    """GatherV2 with batch_dims b as ONNX GatherND (batch_dims b) on the indices with a
+    last axis of 1; an axis past the batch dims is moved next to them first and the
+    gathered dims moved back in its place after."""
+    rank, idx_rank = len(node.inputs["params"]._shape), len(node.inputs["indices"]._shape)
+    axis %= rank
+    b = b + idx_rank if b < 0 else b  # as TensorFlow counts a negative batch_dims
+    n_idx = idx_rank - b  # the dims the indices add
+    if axis != b:
+        perm = list(range(b)) + [axis] + [d for d in range(b, rank) if d != axis]
+        params = e.add1("Transpose", [params], perm=perm)
+    indices = e.add1("Cast", [indices], to=e.dtype_code("int64"))  # GatherND takes int64 only
+    found = e.add1("GatherND", [params, e.unsqueeze(indices, [-1])], batch_dims=b)
+    if axis == b:
+        e.add("Identity", [found], e.outputs(node))
+        return
+    # found: [batch, gathered (n_idx), params[b:axis], params[axis+1:]]
+    middle = list(range(b + n_idx, b + n_idx + axis - b))
+    perm = (list(range(b)) + middle + list(range(b, b + n_idx))
+            + list(range(b + n_idx + axis - b, rank - 1 + n_idx)))
+    e.add("Transpose", [found], e.outputs(node), perm=perm)
+
+
+def _onnx_gather(e, node):
+    batch_dims = int(node.attrs.get("batch_dims", 0))
+    axis = int(node.attrs.get("axis", 0))
+    params, indices = e.input(node, "params"), e.input(node, "indices")
+    if not batch_dims:
+        e.add("Gather", [params, indices], e.outputs(node), axis=axis)
+        return
+    _onnx_gather_batched(e, node, params, indices, axis, batch_dims)
+
+
 defop("GatherV2", ["params", "indices"], shape=_gather_shape,
-      vjp={"params": _gather_vjp}, jvp={"params": _gather_jvp}, batch=batch_gather)
+      vjp={"params": _gather_vjp}, jvp={"params": _gather_jvp}, batch=batch_gather,
+      onnx=_onnx_gather)
 
 
 # --------------------------------------------------------------------------- segment sums
@@ -857,10 +957,15 @@ def _select_jvp_y(t, condition, x, y):
     return where(condition, _zero(t), t)
 
 
+def _onnx_select(e, node):
+    e.add("Where", [e.input(node, "condition"), e.input(node, "x"), e.input(node, "y")],
+          e.outputs(node))
+
+
 defop("SelectV2", ["condition", "x", "y"], shape=_select_shape,
       vjp={"x": lambda g, condition: where(condition, g, _zero(g)),
            "y": lambda g, condition: where(condition, _zero(g), g)},
-      jvp={"x": _select_jvp_x, "y": _select_jvp_y}, batch=batch_broadcasting)
+      jvp={"x": _select_jvp_x, "y": _select_jvp_y}, batch=batch_broadcasting, onnx=_onnx_select)
 
 
 def _where_shape(shapes, dtypes, attrs):
@@ -868,7 +973,14 @@ def _where_shape(shapes, dtypes, attrs):
     return [((None, len(shapes["condition"])), _dt.int64)]
 
 
-defop("Where", ["condition"], shape=_where_shape, differentiable=False)
+def _onnx_where_true(e, node):
+    """tf.where(condition) with one argument: the [n, rank] positions of the true
+    elements, row-major, as ONNX's NonZero gives them transposed."""
+    positions = e.add1("NonZero", [e.input(node, "condition")])
+    e.add("Transpose", [positions], e.outputs(node), perm=[1, 0])
+
+
+defop("Where", ["condition"], shape=_where_shape, differentiable=False, onnx=_onnx_where_true)
 
 
 def boolean_mask(tensor, mask, axis=None, name=None) -> Tensor:

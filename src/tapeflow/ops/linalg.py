@@ -25,6 +25,7 @@ from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._args import (ArgumentTypeError, as_int, binary_operands, choice_arg, int_arg, int_list,
                     normalize_axis, show, to_tensor)
+from . import _onnx
 from ._define import composite, defop
 from ._tangents import align_tangent, batch_dims
 from .array import argsort, expand_dims, reshape, squeeze, stack, transpose
@@ -266,9 +267,20 @@ def _matmul_jvp_b(t, a, b, *, adjoint_a, adjoint_b, **_):
     return _mm(a, align_tangent(t, b, len(a._shape)), adjoint_a, adjoint_b)
 
 
+def _onnx_matmul(e, node):
+    a, b = e.input(node, "a"), e.input(node, "b")
+    ta = node.attrs.get("adjoint_a", False) or node.attrs.get("transpose_a", False)
+    tb = node.attrs.get("adjoint_b", False) or node.attrs.get("transpose_b", False)
+    if ta:
+        a = _onnx.swap_last(e, a, len(node.inputs["a"]._shape))
+    if tb:
+        b = _onnx.swap_last(e, b, len(node.inputs["b"]._shape))
+    e.add("MatMul", [a, b], e.outputs(node))
+
+
 defop("MatMul", ["a", "b"], shape=_matmul_shape,
       vjp={"a": _matmul_vjp_a, "b": _matmul_vjp_b},
-      jvp={"a": _matmul_jvp_a, "b": _matmul_jvp_b}, batch=batch_broadcasting)
+      jvp={"a": _matmul_jvp_a, "b": _matmul_jvp_b}, batch=batch_broadcasting, onnx=_onnx_matmul)
 
 
 _MV_ATTRS = {False: {"adjoint_a": False}, True: {"adjoint_a": True}}
@@ -564,8 +576,13 @@ def _einsum_jvp(t, inputs, *, equation):
     return total
 
 
+def _onnx_einsum(e, node):
+    e.add("Einsum", e.input(node, "inputs"), e.outputs(node),
+          equation=str(node.attrs["equation"]).replace(" ", ""))
+
+
 defop("Einsum", ["inputs"], list_inputs=("inputs",), shape=_einsum_shape,
-      vjp={"inputs": _einsum_vjp}, jvp={"inputs": _einsum_jvp})
+      vjp={"inputs": _einsum_vjp}, jvp={"inputs": _einsum_jvp}, onnx=_onnx_einsum)
 
 
 def tensordot(a, b, axes, name=None) -> Tensor:
@@ -811,10 +828,23 @@ def _band_shape(shapes, dtypes, attrs):
     return [(shapes["input"], dtypes["input"])]
 
 
+def _onnx_band_part(e, node):
+    """matrix_band_part with static matrix sizes: a constant band mask."""
+    rows, cols = node.inputs["input"]._shape[-2:]
+    if rows is None or cols is None:
+        _onnx.unsupported(e, node, "unknown matrix sizes")
+    lower, upper = int(node.attrs["num_lower"]), int(node.attrs["num_upper"])
+    i, j = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    keep = ((lower < 0) | (i - j <= lower)) & ((upper < 0) | (j - i <= upper))
+    dt = node.outputs[0].dtype.name
+    e.add("Where", [e.const(keep), e.input(node, "input"), e.const(np.zeros((), dt))],
+          e.outputs(node))
+
+
 defop("MatrixBandPart", ["input"], shape=_band_shape,
       vjp={"input": lambda g, *, num_lower, num_upper: band_part(g, num_lower, num_upper)},
       jvp={"input": lambda t, *, num_lower, num_upper: band_part(t, num_lower, num_upper)},
-      batch=batch_elementwise)
+      batch=batch_elementwise, onnx=_onnx_band_part)
 
 
 @composite("trace")  # diag_part's and reduce_sum's checks, with trace named first

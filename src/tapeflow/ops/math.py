@@ -13,6 +13,7 @@ from .._core.registry import Pointwise
 from .._core.shape import broadcast_shapes
 from .._core.tensor import Tensor
 from ._args import binary_operands, dtype_arg, to_tensor
+from . import _onnx
 from ._define import defop, elementwise, linear, nondifferentiable, passthrough
 from ._tangents import align_tangent
 from ._batching import batch_broadcasting, batch_elementwise
@@ -156,7 +157,7 @@ def add(x, y, name=None) -> Tensor:
 defop("Add", ["x", "y"], shape=_binary_shape("add"),
       vjp={"x": passthrough, "y": passthrough},
       jvp={"x": lambda t: t, "y": lambda t: t}, batch=batch_broadcasting,
-      pointwise=Pointwise("{x} + {y}", ufunc=np.add))
+      pointwise=Pointwise("{x} + {y}", ufunc=np.add), onnx=_onnx.binary("Add"))
 
 
 def subtract(x, y, name=None) -> Tensor:
@@ -170,7 +171,7 @@ def subtract(x, y, name=None) -> Tensor:
 defop("Sub", ["x", "y"], shape=_binary_shape("subtract"),
       vjp={"x": passthrough, "y": lambda g: negative(g)},
       jvp={"x": lambda t: t, "y": lambda t: negative(t)}, batch=batch_broadcasting,
-      pointwise=Pointwise("{x} - {y}", ufunc=np.subtract))
+      pointwise=Pointwise("{x} - {y}", ufunc=np.subtract), onnx=_onnx.binary("Sub"))
 
 
 def multiply(x, y, name=None) -> Tensor:
@@ -185,7 +186,7 @@ defop("Mul", ["x", "y"], shape=_binary_shape("multiply"),
       vjp={"x": lambda g, y: g * conj(y), "y": lambda g, x: conj(x) * g},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * y,
            "y": lambda t, x, y: x * align_tangent(t, y, x.ndim)}, batch=batch_broadcasting,
-      pointwise=Pointwise("{x} * {y}", ufunc=np.multiply))
+      pointwise=Pointwise("{x} * {y}", ufunc=np.multiply), onnx=_onnx.binary("Mul"))
 
 
 def truediv(x, y, name=None) -> Tensor:
@@ -213,7 +214,8 @@ defop("RealDiv", ["x", "y"], shape=_binary_shape("truediv"),
       vjp={"x": lambda g, y: g / conj(y), "y": lambda g, y, ans: -g * conj(ans / y)},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) / y,
            "y": lambda t, x, y, ans: -align_tangent(t, y, x.ndim) * ans / y},
-      batch=batch_broadcasting, pointwise=Pointwise("{x} / {y}", ufunc=np.true_divide))
+      batch=batch_broadcasting, pointwise=Pointwise("{x} / {y}", ufunc=np.true_divide),
+      onnx=_onnx.binary("Div"))
 
 
 def floordiv(x, y, name=None) -> Tensor:
@@ -225,9 +227,18 @@ def floordiv(x, y, name=None) -> Tensor:
     return run_kernel("FloorDiv", {"x": x, "y": y})
 
 
+def _onnx_floor_div(e, node):
+    x, y = e.input(node, "x"), e.input(node, "y")
+    if node.outputs[0].dtype.is_integer:  # ONNX's integer Div truncates toward zero
+        exact = e.add1("Sub", [x, e.add1("Mod", [x, y], fmod=0)])
+        e.add("Div", [exact, y], e.outputs(node))
+        return
+    e.add("Floor", [e.add1("Div", [x, y])], e.outputs(node))
+
+
 # Piecewise constant: its derivative is zero almost everywhere (a symbolic zero here).
 defop("FloorDiv", ["x", "y"], shape=_binary_shape("floordiv"), vjp={}, jvp={},
-      batch=batch_broadcasting)
+      batch=batch_broadcasting, onnx=_onnx_floor_div)
 
 
 def floormod(x, y, name=None) -> Tensor:
@@ -241,11 +252,21 @@ def floormod(x, y, name=None) -> Tensor:
 
 mod = floormod
 
+
+def _onnx_floor_mod(e, node):
+    x, y = e.input(node, "x"), e.input(node, "y")
+    if node.outputs[0].dtype.is_integer:  # ONNX's integer Mod takes the divisor's sign
+        e.add("Mod", [x, y], e.outputs(node), fmod=0)
+        return
+    floor = e.add1("Floor", [e.add1("Div", [x, y])])
+    e.add("Sub", [x, e.add1("Mul", [floor, y])], e.outputs(node))
+
+
 defop("FloorMod", ["x", "y"], shape=_binary_shape("floormod"),
       vjp={"x": passthrough, "y": lambda g, x, y: -g * floordiv(x, y)},
       jvp={"x": lambda t: t,
            "y": lambda t, x, y: -align_tangent(t, y, x.ndim) * floordiv(x, y)},
-      batch=batch_broadcasting)
+      batch=batch_broadcasting, onnx=_onnx_floor_mod)
 
 
 def negative(x, name=None) -> Tensor:
@@ -256,7 +277,7 @@ def negative(x, name=None) -> Tensor:
 
 defop("Neg", ["x"], shape=_same_shape,
       vjp={"x": lambda g: negative(g)}, **linear(negative), batch=batch_elementwise,
-      pointwise=Pointwise("-{x}", ufunc=np.negative))
+      pointwise=Pointwise("-{x}", ufunc=np.negative), onnx=_onnx.unary("Neg"))
 
 
 def abs(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
@@ -268,7 +289,7 @@ def abs(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
 
 
 defop("Abs", ["x"], shape=_same_shape, **elementwise(lambda x: sign(x)), batch=batch_elementwise,
-      pointwise=Pointwise("np.abs({x})", ufunc=np.abs))
+      pointwise=Pointwise("np.abs({x})", ufunc=np.abs), onnx=_onnx.unary("Abs"))
 # d|z| = Re(conj(s) dz) with s = sign(z) = z / |z|; the VJP (TF convention) is g * s.
 # Through sign, both are 0 at z = 0 (TF's div_no_nan) and differentiate again correctly.
 defop("ComplexAbs", ["x"], shape=_unary_shape(_real_out),
@@ -287,7 +308,7 @@ def sign(x, name=None) -> Tensor:
 defop("Sign", ["x"], shape=_same_shape, vjp={}, jvp={},  # piecewise constant
       batch=batch_elementwise,
       # (+0: NumPy's sign of -0.0 is 0.0, numba's -0.0)
-      pointwise=Pointwise("np.sign({x}) + T(0)", ufunc=np.sign))
+      pointwise=Pointwise("np.sign({x}) + T(0)", ufunc=np.sign), onnx=_onnx.unary("Sign"))
 
 
 # s = z / |z| moves with z: ds = (dz - s Re(conj(s) dz)) / |z|, and the VJP (TF's
@@ -310,7 +331,7 @@ def exp(x, name=None) -> Tensor:
 
 
 defop("Exp", ["x"], shape=_same_shape, **elementwise(lambda ans: ans), batch=batch_elementwise,
-      pointwise=Pointwise("np.exp({x})", ufunc=np.exp, vector_math=True))
+      pointwise=Pointwise("np.exp({x})", ufunc=np.exp, vector_math=True), onnx=_onnx.unary("Exp"))
 
 
 def expm1(x, name=None) -> Tensor:
@@ -328,7 +349,8 @@ def log(x, name=None) -> Tensor:
 
 
 defop("Log", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(x)),
-      batch=batch_elementwise, pointwise=Pointwise("np.log({x})", ufunc=np.log))
+      batch=batch_elementwise, pointwise=Pointwise("np.log({x})", ufunc=np.log),
+      onnx=_onnx.unary("Log"))
 
 
 def log1p(x, name=None) -> Tensor:
@@ -346,7 +368,8 @@ def sqrt(x, name=None) -> Tensor:
 
 
 defop("Sqrt", ["x"], shape=_same_shape, **elementwise(lambda ans: 0.5 / ans),
-      batch=batch_elementwise, pointwise=Pointwise("np.sqrt({x})", ufunc=np.sqrt))
+      batch=batch_elementwise, pointwise=Pointwise("np.sqrt({x})", ufunc=np.sqrt),
+      onnx=_onnx.unary("Sqrt"))
 
 
 def rsqrt(x, name=None) -> Tensor:
@@ -354,9 +377,13 @@ def rsqrt(x, name=None) -> Tensor:
     return run_kernel("Rsqrt", {"x": _unary("rsqrt", x, _FC)})
 
 
+def _onnx_rsqrt(e, node):
+    e.add("Reciprocal", [e.add1("Sqrt", [e.input(node, "x")])], e.outputs(node))
+
+
 defop("Rsqrt", ["x"], shape=_same_shape,
       **elementwise(lambda ans: -0.5 * ans * square(ans)), batch=batch_elementwise,
-      pointwise=Pointwise("T(1) / np.sqrt({x})", multi_pass=True))
+      pointwise=Pointwise("T(1) / np.sqrt({x})", multi_pass=True), onnx=_onnx_rsqrt)
 
 
 def square(x, name=None) -> Tensor:
@@ -364,8 +391,13 @@ def square(x, name=None) -> Tensor:
     return run_kernel("Square", {"x": _unary("square", x, _NUMBER)})
 
 
+def _onnx_square(e, node):
+    x = e.input(node, "x")
+    e.add("Mul", [x, x], e.outputs(node))
+
+
 defop("Square", ["x"], shape=_same_shape, **elementwise(lambda x: 2 * x), batch=batch_elementwise,
-      pointwise=Pointwise("{x} * {x}", ufunc=np.square))
+      pointwise=Pointwise("{x} * {x}", ufunc=np.square), onnx=_onnx_square)
 
 
 def reciprocal(x, name=None) -> Tensor:
@@ -374,7 +406,8 @@ def reciprocal(x, name=None) -> Tensor:
 
 
 defop("Reciprocal", ["x"], shape=_same_shape, **elementwise(lambda ans: -square(ans)),
-      batch=batch_elementwise, pointwise=Pointwise("T(1) / {x}", ufunc=np.reciprocal))
+      batch=batch_elementwise, pointwise=Pointwise("T(1) / {x}", ufunc=np.reciprocal),
+      onnx=_onnx.unary("Reciprocal"))
 
 
 def _safe_log(x: Tensor) -> Tensor:
@@ -394,7 +427,7 @@ defop("Pow", ["x", "y"], shape=_binary_shape("pow"),
            "y": lambda g, x, ans: g * conj(ans * _safe_log(x))},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * (y * pow(x, y - 1)),
            "y": lambda t, x, y, ans: align_tangent(t, y, x.ndim) * (ans * _safe_log(x))},
-      batch=batch_broadcasting)
+      batch=batch_broadcasting, onnx=_onnx.binary("Pow"))
 
 
 def squared_difference(x, y, name=None) -> Tensor:
@@ -403,12 +436,18 @@ def squared_difference(x, y, name=None) -> Tensor:
     return run_kernel("SquaredDifference", {"x": x, "y": y})
 
 
+def _onnx_squared_difference(e, node):
+    d = e.add1("Sub", [e.input(node, "x"), e.input(node, "y")])
+    e.add("Mul", [d, d], e.outputs(node))
+
+
 defop("SquaredDifference", ["x", "y"], shape=_binary_shape("squared_difference"),
       vjp={"x": lambda g, x, y: (2 * g) * (x - y), "y": lambda g, x, y: (-2 * g) * (x - y)},
       jvp={"x": lambda t, x, y: (2 * align_tangent(t, x, y.ndim)) * (x - y),
            "y": lambda t, x, y: (-2 * align_tangent(t, y, x.ndim)) * (x - y)},
       batch=batch_broadcasting,
-      pointwise=Pointwise("({x} - {y}) * ({x} - {y})", multi_pass=True))
+      pointwise=Pointwise("({x} - {y}) * ({x} - {y})", multi_pass=True),
+      onnx=_onnx_squared_difference)
 
 
 def maximum(x, y, name=None) -> Tensor:
@@ -424,7 +463,8 @@ defop("Maximum", ["x", "y"], shape=_binary_shape("maximum"),
            "y": lambda g, x, y: g * _mask(less(x, y), g)},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * _mask(greater_equal(x, y), t),
            "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(less(x, y), t)},
-      batch=batch_broadcasting, pointwise=Pointwise("np.maximum({y}, {x})", ufunc=np.maximum))
+      batch=batch_broadcasting, pointwise=Pointwise("np.maximum({y}, {x})", ufunc=np.maximum),
+      onnx=_onnx.binary("Max"))
 
 
 def minimum(x, y, name=None) -> Tensor:
@@ -438,7 +478,8 @@ defop("Minimum", ["x", "y"], shape=_binary_shape("minimum"),
            "y": lambda g, x, y: g * _mask(greater(x, y), g)},
       jvp={"x": lambda t, x, y: align_tangent(t, x, y.ndim) * _mask(less_equal(x, y), t),
            "y": lambda t, x, y: align_tangent(t, y, x.ndim) * _mask(greater(x, y), t)},
-      batch=batch_broadcasting, pointwise=Pointwise("np.minimum({y}, {x})", ufunc=np.minimum))
+      batch=batch_broadcasting, pointwise=Pointwise("np.minimum({y}, {x})", ufunc=np.minimum),
+      onnx=_onnx.binary("Min"))
 
 
 # --------------------------------------------------------------------------- trigonometric
@@ -450,7 +491,7 @@ def sin(x, name=None) -> Tensor:
 
 
 defop("Sin", ["x"], shape=_same_shape, **elementwise(lambda x: cos(x)), batch=batch_elementwise,
-      pointwise=Pointwise("np.sin({x})", ufunc=np.sin))
+      pointwise=Pointwise("np.sin({x})", ufunc=np.sin), onnx=_onnx.unary("Sin"))
 
 
 def cos(x, name=None) -> Tensor:
@@ -459,7 +500,7 @@ def cos(x, name=None) -> Tensor:
 
 
 defop("Cos", ["x"], shape=_same_shape, **elementwise(lambda x: -sin(x)), batch=batch_elementwise,
-      pointwise=Pointwise("np.cos({x})", ufunc=np.cos))
+      pointwise=Pointwise("np.cos({x})", ufunc=np.cos), onnx=_onnx.unary("Cos"))
 
 
 def tan(x, name=None) -> Tensor:
@@ -554,7 +595,8 @@ def _tanh_grad(y, dy) -> Tensor:
 defop("Tanh", ["x"], shape=_same_shape, jvp=elementwise(lambda ans: 1 - square(ans))["jvp"],
       vjp={"x": lambda g, ans: _tanh_grad(ans, g) if not ans.dtype.is_complex
            else g * conj(1 - square(ans))}, batch=batch_elementwise,
-      pointwise=Pointwise("np.tanh({x})", ufunc=np.tanh, vector_math=True))
+      pointwise=Pointwise("np.tanh({x})", ufunc=np.tanh, vector_math=True),
+      onnx=_onnx.unary("Tanh"))
 
 
 def _fused_grad_shape(op: str):
@@ -615,7 +657,8 @@ defop("Sigmoid", ["x"], shape=_same_shape,
       jvp=elementwise(lambda ans: ans * (1 - ans))["jvp"],
       vjp={"x": lambda g, ans: _sigmoid_grad(ans, g) if not ans.dtype.is_complex
            else g * conj(ans * (1 - ans))}, batch=batch_elementwise,
-      pointwise=Pointwise("T(1) / (T(1) + np.exp(-{x}))", multi_pass=True, vector_math=True))
+      pointwise=Pointwise("T(1) / (T(1) + np.exp(-{x}))", multi_pass=True, vector_math=True),
+      onnx=_onnx.unary("Sigmoid"))
 
 
 defop("SigmoidGrad", ["y", "dy"], shape=_fused_grad_shape("SigmoidGrad"),
@@ -631,7 +674,7 @@ def softplus(features, name=None) -> Tensor:
 
 
 defop("Softplus", ["x"], shape=_same_shape, **elementwise(lambda x: sigmoid(x)),
-      batch=batch_elementwise)
+      batch=batch_elementwise, onnx=_onnx.unary("Softplus"))
 
 
 def softsign(features, name=None) -> Tensor:
@@ -655,7 +698,8 @@ def erf(x, name=None) -> Tensor:
 
 
 defop("Erf", ["x"], shape=_same_shape,
-      **elementwise(lambda x: _TWO_OVER_SQRT_PI * exp(-square(x))), batch=batch_elementwise)
+      **elementwise(lambda x: _TWO_OVER_SQRT_PI * exp(-square(x))), batch=batch_elementwise,
+      onnx=_onnx.unary("Erf"))
 
 
 def erfc(x, name=None) -> Tensor:
@@ -663,8 +707,15 @@ def erfc(x, name=None) -> Tensor:
     return run_kernel("Erfc", {"x": _unary("erfc", x, _FLOATS)})
 
 
+def _onnx_erfc(e, node):
+    x = e.input(node, "x")
+    one = e.const(np.ones((), node.outputs[0].dtype.name))
+    e.add("Sub", [one, e.add1("Erf", [x])], e.outputs(node))
+
+
 defop("Erfc", ["x"], shape=_same_shape,
-      **elementwise(lambda x: -_TWO_OVER_SQRT_PI * exp(-square(x))), batch=batch_elementwise)
+      **elementwise(lambda x: -_TWO_OVER_SQRT_PI * exp(-square(x))), batch=batch_elementwise,
+      onnx=_onnx_erfc)
 
 
 def lgamma(x, name=None) -> Tensor:
@@ -724,11 +775,11 @@ def round(x, name=None) -> Tensor:  # noqa: A001 - TensorFlow's public name
 
 # Piecewise constant: zero derivative almost everywhere (a symbolic zero).
 defop("Floor", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise,
-      pointwise=Pointwise("np.floor({x})", ufunc=np.floor))
+      pointwise=Pointwise("np.floor({x})", ufunc=np.floor), onnx=_onnx.unary("Floor"))
 defop("Ceil", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise,
-      pointwise=Pointwise("np.ceil({x})", ufunc=np.ceil))
+      pointwise=Pointwise("np.ceil({x})", ufunc=np.ceil), onnx=_onnx.unary("Ceil"))
 defop("Round", ["x"], shape=_same_shape, vjp={}, jvp={}, batch=batch_elementwise,
-      pointwise=Pointwise("np.rint({x})"))  # (half to even, as np.round)
+      pointwise=Pointwise("np.rint({x})"), onnx=_onnx.unary("Round"))  # (half to even, as np.round)
 
 
 # --------------------------------------------------------------------------- predicates
@@ -817,14 +868,20 @@ def logical_not(x, name=None) -> Tensor:
     return run_kernel("LogicalNot", {"x": _unary("logical_not", x, _BOOL)})
 
 
+# (NotEqual and LogicalXor have no ONNX lowering yet)
+_ONNX_PREDICATES = {"Equal": _onnx.binary("Equal"), "Less": _onnx.binary("Less"),
+                    "LessEqual": _onnx.binary("LessOrEqual"),
+                    "Greater": _onnx.binary("Greater"),
+                    "GreaterEqual": _onnx.binary("GreaterOrEqual"),
+                    "LogicalAnd": _onnx.binary("And"), "LogicalOr": _onnx.binary("Or")}
 for _name, _public in (("Equal", "equal"), ("NotEqual", "not_equal"), ("Less", "less"),
                    ("LessEqual", "less_equal"), ("Greater", "greater"),
                    ("GreaterEqual", "greater_equal"), ("LogicalAnd", "logical_and"),
                    ("LogicalOr", "logical_or"), ("LogicalXor", "logical_xor")):
     defop(_name, ["x", "y"], shape=_binary_shape(_public, out=_bool_out), **nondifferentiable(),
-          batch=batch_broadcasting)
+          batch=batch_broadcasting, onnx=_ONNX_PREDICATES.get(_name))
 defop("LogicalNot", ["x"], shape=_unary_shape(_bool_out), **nondifferentiable(),
-      batch=batch_elementwise)
+      batch=batch_elementwise, onnx=_onnx.unary("Not"))
 
 
 # --------------------------------------------------------------------------- complex numbers
@@ -943,8 +1000,13 @@ def _cast_jvp(t, *, dtype, source_dtype):
     return cast(t, dtype) if dtype.is_trainable else None
 
 
+def _onnx_cast(e, node):
+    e.add("Cast", [e.input(node, "x")], e.outputs(node),
+          to=e.dtype_code(node.outputs[0].dtype))
+
+
 defop("Cast", ["x"], shape=lambda shapes, dtypes, attrs: [(shapes["x"], attrs["dtype"])],
-      vjp={"x": _cast_vjp}, jvp={"x": _cast_jvp}, batch=batch_elementwise)
+      vjp={"x": _cast_vjp}, jvp={"x": _cast_jvp}, batch=batch_elementwise, onnx=_onnx_cast)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None) -> Tensor:

@@ -6,6 +6,8 @@ ops carry their own rules so every derivative order works. The rest are composit
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
@@ -15,6 +17,7 @@ from .._core.shape import broadcast_shapes, compatible
 from .._core.tensor import Tensor
 from . import conv
 from ._args import float_arg, normalize_axes, normalize_axis, to_tensor
+from . import _onnx
 from ._define import composite, defop, derived, elementwise, passthrough, same_shape
 from ._tangents import align_tangent, batch_dims
 from ._batching import batch_elementwise, batch_shift_axis
@@ -157,7 +160,7 @@ def relu(features, name=None) -> Tensor:
 defop("Relu", ["x"], shape=same_shape,
       vjp={"x": lambda g, ans: _relu_grad(g, ans)},
       jvp={"x": lambda t, ans: _relu_grad(t, ans)}, batch=batch_elementwise,
-      pointwise=Pointwise("np.maximum(T(0), {x})"))
+      pointwise=Pointwise("np.maximum(T(0), {x})"), onnx=_onnx.unary("Relu"))
 
 
 def relu6(features, name=None) -> Tensor:
@@ -166,11 +169,17 @@ def relu6(features, name=None) -> Tensor:
     return run_kernel("Relu6", {"x": x})
 
 
+def _onnx_relu6(e, node):
+    dt = node.outputs[0].dtype.name
+    e.add("Clip", [e.input(node, "x"), e.const(np.zeros((), dt)), e.const(np.full((), 6, dt))],
+          e.outputs(node))
+
+
 defop("Relu6", ["x"], shape=same_shape,
       vjp={"x": lambda g, ans: _relu6_grad(g, ans)},
       jvp={"x": lambda t, ans: _relu6_grad(t, ans)}, batch=batch_elementwise,
       # (np.clip keeps -0.0, as numba's np.maximum(x, 0) does)
-      pointwise=Pointwise("np.minimum(np.maximum({x}, T(0)), T(6))"))
+      pointwise=Pointwise("np.minimum(np.maximum({x}, T(0)), T(6))"), onnx=_onnx_relu6)
 
 
 def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
@@ -186,11 +195,16 @@ def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
     return run_kernel("LeakyRelu", {"x": x}, {"alpha": float_arg("leaky_relu", alpha, "alpha")})
 
 
+def _onnx_leaky_relu(e, node):
+    e.add("LeakyRelu", [e.input(node, "x")], e.outputs(node),
+          alpha=float(node.attrs.get("alpha", 0.2)))
+
+
 defop("LeakyRelu", ["x"], shape=same_shape,
       vjp={"x": lambda g, x, *, alpha: _leaky_relu_grad(g, x, alpha)},
       jvp={"x": lambda t, x, *, alpha: _leaky_relu_grad(t, x, alpha)}, batch=batch_elementwise,
       pointwise=Pointwise("np.maximum(T(0), {x}) + T({alpha}) * np.minimum(T(0), {x})",
-                          attrs=("alpha",)))
+                          attrs=("alpha",)), onnx=_onnx_leaky_relu)
 
 
 def elu(features, name=None) -> Tensor:
@@ -207,7 +221,7 @@ def elu(features, name=None) -> Tensor:
 # that tf.minimum itself would use.
 defop("Elu", ["x"], shape=same_shape,
       **elementwise(lambda ans: prims.minimum(ans, scalar_constant(0.0, ans.dtype)) + 1.0),
-      batch=batch_elementwise)
+      batch=batch_elementwise, onnx=_onnx.unary("Elu"))
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -327,13 +341,14 @@ defop("Softmax", ["logits"], shape=_softmax_shape("Softmax"),
       vjp={"logits": lambda g, ans, *, axis: _softmax_grad(g, ans, axis)},
       # the softmax Jacobian is symmetric: J t is SoftmaxGrad(t) too
       jvp={"logits": lambda t, ans, *, axis: _softmax_grad(t, ans, axis + batch_dims(t, ans))},
-      batch=batch_shift_axis)
+      batch=batch_shift_axis, onnx=_onnx.softmax("Softmax"))
 
 # J t = t - sum(softmax * t); a negative axis counts from the end, past any batch dims.
 defop("LogSoftmax", ["logits"], shape=_softmax_shape("LogSoftmax"),
       vjp={"logits": lambda g, ans, *, axis: _log_softmax_grad(g, ans, axis)},
       jvp={"logits": lambda t, ans, *, axis: t - _sum(
-          prims.exp(ans) * t, axis - ans.ndim, keepdims=True)}, batch=batch_shift_axis)
+          prims.exp(ans) * t, axis - ans.ndim, keepdims=True)}, batch=batch_shift_axis,
+      onnx=_onnx.softmax("LogSoftmax"))
 
 
 # SoftmaxGrad(dy, y) = y * (dy - sum(dy * y)) and LogSoftmaxGrad(dy, y) = dy - exp(y) * sum(dy):
@@ -448,9 +463,17 @@ def _bias_add_jvp_bias(t, ans, *, data_format):
     return t
 
 
+def _onnx_bias_add(e, node):
+    value, bias = e.input(node, "value"), e.input(node, "bias")
+    rank = len(node.inputs["value"]._shape)
+    if node.attrs.get("data_format", "NHWC").startswith("NC") and rank > 2:
+        bias = e.unsqueeze(bias, list(range(1, rank - 1)))  # (C,) -> (C, 1, 1)
+    e.add("Add", [value, bias], e.outputs(node))
+
+
 defop("BiasAdd", ["value", "bias"], shape=_bias_add_shape,
       vjp={"value": passthrough, "bias": _bias_add_vjp_bias},
-      jvp={"value": lambda t: t, "bias": _bias_add_jvp_bias})
+      jvp={"value": lambda t: t, "bias": _bias_add_jvp_bias}, onnx=_onnx_bias_add)
 
 
 # --------------------------------------------------------------------------- cross-entropies

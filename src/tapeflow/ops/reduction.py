@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import collections
 
+import numpy as np
+
 from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
 from .._core.errors import describe, InvalidArgumentError
@@ -12,6 +14,7 @@ from .._core.shape import broadcast_shapes, is_dim, num_elements
 from .._core.tensor import Tensor
 from .._core.variable import Variable
 from ._args import dtype_arg, int_arg, normalize_axes, normalize_axis, to_tensor
+from . import _onnx
 from ._define import cast_to, conjugate, defop
 from ._tangents import align_tangent, batch_dims
 from .math import (abs as _abs, cast, conj, greater, logical_and, logical_not, maximum, minimum,
@@ -118,7 +121,7 @@ defop("Sum", ["x"], shape=_reduce_rule("Sum"),
       vjp={"x": lambda g, x_shape, *, axis, keepdims: _broadcast_back(g, x_shape, axis,
                                                                       keepdims)},
       jvp={"x": lambda t, x, *, axis, keepdims: reduce_sum(t, _shift(axis, t, x), keepdims)},
-      batch=batch_shift_axis)
+      batch=batch_shift_axis, onnx=_onnx.reduction("ReduceSum"))
 
 
 # ---------------------------------------------------------------------- sum_to_shape's op
@@ -173,7 +176,7 @@ def _mean_vjp(g, x_shape, *, axis, keepdims):
 
 defop("Mean", ["x"], shape=_reduce_rule("Mean"), vjp={"x": _mean_vjp},
       jvp={"x": lambda t, x, *, axis, keepdims: reduce_mean(t, _shift(axis, t, x), keepdims)},
-      batch=batch_shift_axis)
+      batch=batch_shift_axis, onnx=_onnx.reduction("ReduceMean"))
 
 
 # --------------------------------------------------------------------------- max, min
@@ -215,9 +218,9 @@ def _extreme_jvp(t, x, ans, *, axis, keepdims):
 
 
 defop("Max", ["x"], shape=_reduce_rule("Max"), vjp={"x": _extreme_vjp},
-      jvp={"x": _extreme_jvp}, batch=batch_shift_axis)
+      jvp={"x": _extreme_jvp}, batch=batch_shift_axis, onnx=_onnx.reduction("ReduceMax"))
 defop("Min", ["x"], shape=_reduce_rule("Min"), vjp={"x": _extreme_vjp},
-      jvp={"x": _extreme_jvp}, batch=batch_shift_axis)
+      jvp={"x": _extreme_jvp}, batch=batch_shift_axis, onnx=_onnx.reduction("ReduceMin"))
 
 
 # --------------------------------------------------------------------------- prod
@@ -261,7 +264,7 @@ def _prod_jvp(t, x, *, axis, keepdims):
 
 
 defop("Prod", ["x"], shape=_reduce_rule("Prod"), vjp={"x": _prod_vjp}, jvp={"x": _prod_jvp},
-      batch=batch_shift_axis)
+      batch=batch_shift_axis, onnx=_onnx.reduction("ReduceProd"))
 
 
 # --------------------------------------------------------------------------- logsumexp
@@ -389,8 +392,10 @@ def _arg_rule(shapes, dtypes, attrs):
     return [(shape[:ax] + shape[ax + 1:], attrs["output_type"])]
 
 
-defop("ArgMax", ["x"], shape=_arg_rule, differentiable=False, batch=batch_shift_axis)
-defop("ArgMin", ["x"], shape=_arg_rule, differentiable=False, batch=batch_shift_axis)
+defop("ArgMax", ["x"], shape=_arg_rule, differentiable=False, batch=batch_shift_axis,
+      onnx=_onnx.arg("ArgMax"))
+defop("ArgMin", ["x"], shape=_arg_rule, differentiable=False, batch=batch_shift_axis,
+      onnx=_onnx.arg("ArgMin"))
 
 
 # --------------------------------------------------------------------------- top_k
@@ -433,9 +438,17 @@ def _top_k_vjp(g, x_shape, ans):
     return None if g[0] is None else _scatter_last(g[0], ans[1], x_shape[-1])
 
 
+def _onnx_top_k(e, node):
+    values, indices = e.outputs(node)
+    found = e.fresh("top_k_indices")
+    e.add("TopK", [e.input(node, "x"), e.const(np.asarray([int(node.attrs["k"])], np.int64))],
+          [values, found], axis=-1, largest=1, sorted=1)
+    e.add("Cast", [found], [indices], to=e.dtype_code(node.outputs[1].dtype))
+
+
 # Leading dims of the tangent and the indices broadcast, batch dims included.
 defop("TopK", ["x"], num_outputs=2, shape=_top_k_rule, vjp={"x": _top_k_vjp},
-      jvp={"x": lambda t, ans: [_gather_last(t, ans[1]), None]})
+      jvp={"x": lambda t, ans: [_gather_last(t, ans[1]), None]}, onnx=_onnx_top_k)
 
 
 # Linear helpers behind top_k's derivatives, each the other's transpose, and the one
@@ -525,12 +538,19 @@ def _scan_rule(shapes, dtypes, attrs):
     return [(shape, dtypes["x"])]
 
 
+def _onnx_cumsum(e, node):
+    a = node.attrs
+    e.add("CumSum", [e.input(node, "x"), e.const(np.asarray(int(a["axis"]), np.int64))],
+          e.outputs(node), exclusive=int(bool(a.get("exclusive"))),
+          reverse=int(bool(a.get("reverse"))))
+
+
 # A cumulative sum's transpose is the cumulative sum the other way.
 defop("Cumsum", ["x"], shape=_scan_rule,
       vjp={"x": lambda g, *, axis, exclusive, reverse: cumsum(g, axis, exclusive, not reverse)},
       jvp={"x": lambda t, x, *, axis, exclusive, reverse: cumsum(t, axis + batch_dims(t, x),
                                                                  exclusive, reverse)},
-      batch=batch_shift_axis)
+      batch=batch_shift_axis, onnx=_onnx_cumsum)
 
 
 # d ans_j / d x_i is the product of the other factors of ans_j: ans_j / x_i where x_i != 0.

@@ -53,9 +53,13 @@ def _read_native(inputs, attrs, backend):
         return native_of(var._value, backend)
 
 
+def _onnx_read_variable(e, node):
+    e.alias(node.outputs[0], e.name_of(node.inputs["resource"]))
+
+
 defop("ReadVariableOp", ["resource"], shape=_value_shape, impl=_read, native=_read_native,
       stateful=True,
-      vjp={"resource": passthrough}, jvp={"resource": lambda t: t})
+      vjp={"resource": passthrough}, jvp={"resource": lambda t: t}, onnx=_onnx_read_variable)
 
 
 def read_variable(var: Variable) -> Tensor:
