@@ -228,7 +228,12 @@ def test_a_kernel_compiles_in_the_background_while_numpy_blocks_run(monkeypatch,
         assert len(markers) == 1  # a later process loads it on its first call
         fresh = fuse.FusedKernel(kernel.source, kernel.n_outputs, kernel.reductions,
                                  tf.float64, kernel.members)
-        fresh(list(np.broadcast_arrays(x.numpy())))  # (inputs of the same types)
+        arrays = list(np.broadcast_arrays(x.numpy()))  # (inputs of the same types)
+        fresh(arrays)  # NumPy blocks: the marker is seen, a load is not worth it yet
+        assert fresh._cached is True and 0 not in fresh._ready
+        fresh(arrays)  # (COMPILE_AFTER_SECONDS is 0 here) the load starts, in the background
+        fuse.wait_compiled()
+        fresh(arrays)
         assert fresh._ready[0] is True
     finally:
         fuse.set_background(False)

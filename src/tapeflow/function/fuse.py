@@ -576,7 +576,8 @@ def compile_source(source: str):
 # never before its COMPILE_AFTER-th call): a kernel that runs a few times on small arrays
 # (most of a program's first steps, most of a test suite) is never compiled, and one
 # that runs on is compiled after costing at most that much more than its loop would
-# have. Kernels in the disk cache load on their first call.
+# have. A kernel in the disk cache is loaded (in the background) on the same terms, at a
+# quarter of the price: loading costs milliseconds, not seconds.
 #
 # The tiers take turns because they give the same bits (API §6.7): each arithmetic op
 # is correctly rounded in NumPy and in numba alike, the NumPy blocks call the compiled
@@ -585,6 +586,7 @@ def compile_source(source: str):
 # one order.
 COMPILE_AFTER = 2
 COMPILE_AFTER_SECONDS = float(os.environ.get("TAPEFLOW_JIT_AFTER_MS", "20")) / 1000
+LOAD_SHARE = 0.25  # of COMPILE_AFTER_SECONDS, for a loop already in the disk cache
 
 
 def _deep_recursion(members: int) -> int:
@@ -628,6 +630,7 @@ class FusedKernel:
         self._loop = None  # the compiled loop once it ran (a static shape)
         self._calls = 0  # calls before the loop took over (see COMPILE_AFTER)
         self._rent = 0.0  # seconds spent in NumPy blocks so far (see COMPILE_AFTER_SECONDS)
+        self._cached = None  # whether its loop is in the disk cache (looked up once)
         self._size, self._parallel = 0, False  # (steady state: size; split over threads)
         # one thread or several, by measured time: both give the same bits
         self._threads = ThreadChoice()
@@ -682,32 +685,38 @@ class FusedKernel:
 
     def _loop_ready(self, args: list, outs: list, stored: list) -> bool:
         """Whether the compiled loop can run now; starts its background compile if not
-        (unless it is in the disk cache or background compiling is off: then it is
-        compiled, or loaded, on this call)."""
+        (unless background compiling is off: then it is compiled, or loaded, on this
+        call). A loop in the disk cache is loaded in the background once the blocks have
+        cost LOAD_SHARE of that: a load costs milliseconds (and numba's first use in a
+        process most of a second), more than a kernel that runs a few times saves."""
         state = self._ready.get(0)
         if state is True or state == "now":
             return True
         if state is None:
-            if not jit.background() or os.path.exists(self._marker()):
+            if not jit.background():
                 self._ready[0] = "now"  # compiled (or loaded) by this call
                 return True
-            if self._calls < COMPILE_AFTER or self._rent < COMPILE_AFTER_SECONDS:
+            if self._cached is None:
+                self._cached = os.path.exists(self._marker())
+            if self._calls < COMPILE_AFTER or self._rent < (
+                    COMPILE_AFTER_SECONDS * (LOAD_SHARE if self._cached else 1.0)):
                 return False  # not yet (see COMPILE_AFTER_SECONDS)
             # a zero-length call with arrays of the same types compiles the loop
             dummy = [np.empty(1, a.dtype) if isinstance(a, np.ndarray) else a
                      for a in args + outs + stored]
-            self._ready[0] = jit.submit(self._compile_now, dummy)
+            self._ready[0] = jit.submit(self._compile_now, dummy, self._cached)
             return False
         if not state.done():
             return False
         self._ready[0] = "now"  # compiled: its first run makes it the steady loop
         return self.compiled
 
-    def _compile_now(self, dummy: list) -> None:
+    def _compile_now(self, dummy: list, cached: bool = False) -> None:
         args = [0, 0, *dummy]
         # in the compile worker when there is one (this thread then loads it from the
         # disk cache: no GIL held for the compile's seconds)
-        done = jit.compile_elsewhere(self._kernels[0], jit.signature(args))
+        done = None if cached else jit.compile_elsewhere(self._kernels[0],
+                                                         jit.signature(args))
         if done is False:
             self.compiled = False
             return
