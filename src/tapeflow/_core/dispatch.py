@@ -48,6 +48,11 @@ def _kernel_for(kernel_name: str, backend: Backend):
     per = _reg.KERNELS.get(kernel_name)
     entry = per.get(backend.name) if per is not None else None
     if entry is None:
+        op = _reg.OPS.get(kernel_name)
+        if op is not None and op.native is not None:
+            # an op that runs the same way on every backend (If, While: function/control.py)
+            func = _fast_kernels[kernel_name] = op.native
+            return func
         where = sorted(per) if per else []
         raise NotFoundError(f"no kernel {kernel_name!r} for backend {backend.name!r}"
                             + (f" (registered for: {where})" if where else ""))

@@ -5,11 +5,11 @@ array kernels only.
 Where they run: an op declared with `define_op(..., native=f)` is executed by the
 executor through `f(inputs, attrs, backend)` on any backend, instead of a kernel looked
 up per backend (function/executor.py). These ops are made only in traced graphs (eager
-`cond` and `while_loop` are Python control flow); for the rare eager run of one node (a
-graph slice evaluated for a variable's initial value, the op-table tests) the same
-functions are also every backend's registered kernel (`install_kernels`, run for each
-backend as it is activated). Their graph-side definitions (shape rules, VJPs, JVPs) are in
-control_flow.py and fuse.py.
+`cond` and `while_loop` are Python control flow); the rare eager run of one node (a
+graph slice evaluated for a variable's initial value, the op-table tests) finds the same
+function, `run_kernel` falling back to an op's `native` where a backend has no kernel of
+its own (_core/dispatch.py). Their graph-side definitions (shape rules, VJPs, JVPs) are
+in control_flow.py and fuse.py.
 
 What they do: the branch, body and loop-gradient functions (ConcreteFunctions in `attrs`)
 are compiled with `ConcreteFunction.compile`, so a loop body is optimized and fused like
@@ -28,14 +28,13 @@ from typing import Callable
 import numpy as np
 
 from .._core import registry as _reg
-from .._core.backends import REGISTRY as _backends
 from .._core.errors import InvalidArgumentError, NotFoundError
 from .._core.tensor import TensorSpec
 from .concrete import ConcreteFunction
 from .graph import FuncGraph, tracing
 
-__all__ = ["SaveForGradient", "checkpoint_stride", "install_kernels", "run_fused", "run_if",
-           "run_while", "run_while_grad"]
+__all__ = ["SaveForGradient", "checkpoint_stride", "run_fused", "run_if", "run_while",
+           "run_while_grad"]
 
 
 # ---------------------------------------------------------------------- array primitives
@@ -423,29 +422,3 @@ def run_fused(inputs: dict, attrs: dict, backend):
     native inputs (the fusion pass makes such nodes only for backends whose arrays the
     loop takes)."""
     return attrs["kernel"](inputs["inputs"])
-
-
-# ---------------------------------------------------------------------- eager dispatch
-
-# op -> how it runs, the same function on every backend
-EXECUTORS: dict[str, Callable] = {"If": run_if, "While": run_while,
-                                  "WhileGrad": run_while_grad, "FusedElementwise": run_fused}
-
-
-def install_kernels(name: str, backend=None) -> None:
-    """Register the higher-order ops' functions as backend `name`'s kernels (where it has
-    none of its own), so that `run_kernel` runs them eagerly there too.
-
-    Example:
-        >>> install_kernels("numpy")
-        >>> tf.get_kernel("While", "numpy").kernel_func is run_while
-        True
-    """
-    for op, run in EXECUTORS.items():
-        if _reg.get_kernel(op, name) is None:
-            _reg.register_kernel(op, name, run)
-
-
-for _name in _backends.names():
-    install_kernels(_name)
-_backends.on_activate.append(install_kernels)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 
 from ..._core.backends import REGISTRY
-from . import (array, control_flow, conv, creation, indexing, linalg, math, nn,  # noqa: F401
+from . import (array, conv, creation, indexing, linalg, math, nn,  # noqa: F401
                reduction, signal, state)
 from ._backend import ArrayAPIBackend
 from ._kernel import FallbackWarning, XP_KERNELS, fallback_ops, library_ops

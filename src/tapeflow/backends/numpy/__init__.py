@@ -13,5 +13,5 @@ def silence_kernel_warnings() -> None:
 
 silence_kernel_warnings()
 # Importing the family modules registers their kernels.
-from . import (array, control_flow, conv, creation, indexing, linalg, math, nn,  # noqa: E402,F401
+from . import (array, conv, creation, indexing, linalg, math, nn,  # noqa: E402,F401
                random, reduction, signal, state, strings, tensor_array)
