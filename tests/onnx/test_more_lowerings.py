@@ -87,3 +87,15 @@ def test_output_dims_named_only_where_they_are_the_input_dim(tmp_path):
     h = x @ y
     np.testing.assert_allclose(got[3], np.tanh(np.tanh(np.tanh(h))), rtol=1e-5, atol=1e-6)
     assert got[1].shape == (15,) and got[2].shape == (6, 5)
+
+
+def test_range_with_bounds_known_when_traced_and_when_run(tmp_path):
+    # tf.range(3) keeps its bounds as attributes (Range), tf.range(n) with a traced n as
+    # inputs (RangeV2): both lower to ONNX's Range
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (got,) = _run(tmp_path, lambda x: x * tf.cast(tf.range(3), tf.float32)
+                  + tf.range(0.5, 2.0, 0.5), [tf.TensorSpec([None, 3])], x)
+    np.testing.assert_allclose(got, x * np.arange(3) + np.arange(0.5, 2.0, 0.5), rtol=1e-6)
+    (got,) = _run(tmp_path, lambda n: tf.range(n) * 2, [tf.TensorSpec([], tf.int32)],
+                  np.array(4, np.int32))
+    np.testing.assert_array_equal(got, [0, 2, 4, 6])

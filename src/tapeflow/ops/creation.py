@@ -217,7 +217,12 @@ def _range_length(start, limit, delta) -> int:
 
 
 def _onnx_range(e, node):
-    e.add("Range", [e.input(node, k) for k in ("start", "limit", "delta")], e.outputs(node))
+    if "start" in node.inputs:  # RangeV2: bounds known when run
+        bounds = [e.input(node, k) for k in ("start", "limit", "delta")]
+    else:  # Range: bounds known when traced, in its attributes
+        kind = node.attrs["dtype"].as_numpy_dtype
+        bounds = [e.const(np.asarray(node.attrs[k], kind)) for k in ("start", "limit", "delta")]
+    e.add("Range", bounds, e.outputs(node))
 
 
 defop("Range", [], differentiable=False, shape=lambda s, d, a: [
