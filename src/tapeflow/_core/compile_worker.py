@@ -13,6 +13,7 @@ looks up. The reply is `("ok",)`, `("numba", message)` when numba cannot compile
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib
 import os
@@ -43,26 +44,16 @@ def _compile(request: tuple) -> tuple:
     obj = sys.modules.get(module_name) or importlib.import_module(module_name)
     for part in qualname.split("."):
         obj = getattr(obj, part)
-    import numba  # optional: the jit extra (the asking process has it)
-    from numba.core.dispatcher import Dispatcher
+    from numba.core.dispatcher import Dispatcher  # optional: the jit extra (the asker has it)
     dispatcher = obj if isinstance(obj, Dispatcher) else jit.make_dispatcher(obj, parallel)
     try:
-        with jit.slp_vectorized() if slp else _nothing():
+        with jit.slp_vectorized() if slp else contextlib.nullcontext():
             dispatcher.compile(signature)
     except Exception as e:  # noqa: BLE001 - reported to the asking process
         if "numba" in type(e).__module__ or isinstance(e, RecursionError):
             return ("numba", f"{type(e).__name__}: {e}"[:2000])
         raise
-    del numba
     return ("ok",)
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def main() -> None:

@@ -341,7 +341,6 @@ MAX_BLOCK_ROW = 2048  # broadcast rows longer than this: one loop over the eleme
 
 def _element_loop(lines, names, outputs, sums, arrays, sizes, row) -> list:
     """Loop body source: every element through the whole region, one at a time."""
-    loop = "range"
     source = []
     # views of [lo, hi): indices from a range starting at 0 are known non-negative, so
     # numba drops its negative-index wraparound, which keeps LLVM from vectorizing
@@ -349,7 +348,7 @@ def _element_loop(lines, names, outputs, sums, arrays, sizes, row) -> list:
     source += [f"    w{k} = o{k}[lo:hi]" for k in range(len(outputs))]
     source += [f"    q{k} = r{k}[lo:hi]" for k in range(len(sums))]
     if sizes:  # rows of the widest suffix: its operands are read at the column
-        source += [f"    for r in {loop}((hi - lo) // {row}):",
+        source += [f"    for r in range((hi - lo) // {row}):",
                    f"        for c in range({row}):",
                    f"            j = r * {row} + c"]
         pad = "            "
@@ -357,7 +356,7 @@ def _element_loop(lines, names, outputs, sums, arrays, sizes, row) -> list:
                  f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else f"x{k} = v{k}[j]"
                  for k in arrays]
     else:
-        source += [f"    for j in {loop}(hi - lo):"]
+        source += ["    for j in range(hi - lo):"]
         pad = "        "
         reads = [f"x{k} = v{k}[j]" for k in arrays]
     source += [pad + line for line in reads + [f"{v} = {e}" for v, e in lines]]
@@ -425,16 +424,15 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block) -> list:
     nslots = max(slots, 1)
     source += [f"    buf = np.empty(({nslots}, {block}), T)",
                f"    for blk in range((hi - lo + {block - 1}) // {block}):"]
-    indent = ""
     # this block's views: indices from range(n) are known non-negative, so numba drops
     # its negative-index wraparound (with `a[s + i]` it cannot: the loops do not
     # vectorize and run several times slower)
-    source += [f"{indent}        s = lo + blk * {block}",
-               f"{indent}        n = min({block}, hi - s)"]
-    source += [f"{indent}        v{k} = a{k}[s:s + n]" for k in arrays if k not in sizes]
-    source += [f"{indent}        w{k} = o{k}[s:s + n]" for k in range(len(outputs))]
-    source += [f"{indent}        q{k} = r{k}[s:s + n]" for k in range(len(sums))]
-    source += [indent + line for line in body]
+    source += [f"        s = lo + blk * {block}",
+               f"        n = min({block}, hi - s)"]
+    source += [f"        v{k} = a{k}[s:s + n]" for k in arrays if k not in sizes]
+    source += [f"        w{k} = o{k}[s:s + n]" for k in range(len(outputs))]
+    source += [f"        q{k} = r{k}[s:s + n]" for k in range(len(sums))]
+    source += body
     return source + ["    return ()"]
 
 
