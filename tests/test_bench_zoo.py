@@ -2,28 +2,16 @@
 trains two steps, so the zoo cannot rot. No timing, no TensorFlow. The steps run on
 tapeflow's NumPy formulations with numba switched off: compiling the zoo's kernels takes
 minutes from an empty cache, and the kernels have their own tests."""
-import os
-import sys
-
 import numpy as np
 import pytest
 
-import tapeflow as tf
-from tapeflow._core import jit
-from tapeflow.function import concrete
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
-import zoo_models  # noqa: E402
+from tests.zoo_binding import bound_zoo, zoo_models
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _bound():
-    zoo_models.bind(tf)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(jit, "available", lambda: False)
-        patch.setattr(concrete, "fuse_available", lambda: False, raising=False)
+    with bound_zoo():  # (NumPy formulations: no kernel compiles)
         yield
-    zoo_models.bind(None)
 
 
 def _weights(trainer) -> list:

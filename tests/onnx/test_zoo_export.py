@@ -5,34 +5,24 @@ dynamic batch dim; onnx's checker accepts the file and onnxruntime computes tape
 outputs within float32 rounding at two batch sizes. The hand-written loops (vae,
 rnn_loop) export an inference function over the variables their training step uses."""
 import os
-import sys
 
 import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow._core import jit
-from tapeflow.function import concrete
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-import zoo_models  # noqa: E402
+from tests.zoo_binding import bound_zoo, zoo_models
 
 BATCHES = (1, 5)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _bound():
-    # as in tests/test_bench_zoo.py: NumPy formulations, no kernel compiles (the export
-    # is of the traced graph, the same with or without them)
-    zoo_models.bind(tf)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(jit, "available", lambda: False)
-        patch.setattr(concrete, "fuse_available", lambda: False, raising=False)
+    with bound_zoo():  # (NumPy formulations: no kernel compiles)
         yield
-    zoo_models.bind(None)
 
 
 def _closure(fn) -> dict:
