@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from .graph import FuncGraph, live_nodes
 from .rewrite import graph_rewrite, PatternMatcher, Report
-from .rules import CONVOLUTIONS, FOLD, IDENTITIES, PRODUCTS, SIMPLIFY, UPDATES
+from .rules import (CONVOLUTIONS, FOLD, IDENTITIES, LOOPS, NORMALIZATION, PRODUCTS, SIMPLIFY,
+                    UPDATES)
 
 # TensorFlow's option names (tf.config.optimizer.set_experimental_options); the ones
 # tapeflow has no pass for are accepted and kept, as settings with no effect.
@@ -112,7 +113,8 @@ def _passes_on() -> tuple:
 
 # (pass name from active_passes, its rule table), in the order rules are tried
 TABLES = (("simplify", SIMPLIFY), ("identity", IDENTITIES), ("simplify", PRODUCTS),
-          ("fuse", UPDATES), ("fuse", CONVOLUTIONS), ("fold", FOLD))
+          ("fuse", UPDATES), ("fuse", CONVOLUTIONS), ("fuse", NORMALIZATION),
+          ("simplify", LOOPS), ("fold", FOLD))
 _matchers: dict = {}
 
 
