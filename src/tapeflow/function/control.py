@@ -308,6 +308,18 @@ class _Sums:
             total = self.values[j] = _native(self.add({"x": total, "y": g}, {}, b), b)
             self.owned.add(id(total))
 
+    def add_parts(self, j: int, form: tuple, parts: list, shape, dtype) -> None:
+        """Add a sparse gradient, given by its parts (control_flow._sparse_form), into
+        sum j, which starts as zeros of `shape` and `dtype`."""
+        total, b = self.values[j], self.backend
+        if total is None:
+            total = self.values[j] = _zeros(b, shape, dtype, "WhileGrad")
+            self.owned.add(id(total))
+        op, names, attrs = form
+        inputs = dict(zip(names, parts))
+        inputs["ref"] = total
+        _kernel(op, b, "WhileGrad")(inputs, attrs, b)
+
 
 def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
     """Input gradients of a While from its final cotangents, running the loop backwards.
@@ -356,6 +368,9 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
             first = None
     k = checkpoint_stride(n, k)
     backward = None  # compiled at its first call (its inputs are the cotangents)
+    backward_cf, forms = grad.backward, None
+    if all(_own_kernel(op, b) for op in _SPARSE_KERNELS):
+        backward_cf, forms = grad.sparse_backward()
     captured = grad.backward_captures(b)
     # the cotangent of every loop variable (zeros for the non-trainable ones: the body's
     # backward function takes a cotangent for each output)
@@ -392,10 +407,14 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
             shapes, saved = segment.pop()
             feed = cot + saved + captured
             if backward is None:
-                backward = _Runner(grad.backward, b, feed)
+                backward = _Runner(backward_cf, b, feed)
             grads = backward(feed)
             new = [None] * n_vars
+            if forms is not None:
+                grads = _gather_parts(grads, forms, slots, grad, arg_sums, args)
             for slot, g in zip(slots, grads):
+                if g is None:  # added into its sum already
+                    continue
                 if slot < n_vars:
                     new[slot] = g
                 elif slot < n_vars + grad.n_args:
@@ -412,6 +431,37 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
             for g, (shape, dt) in zip(res_sums.values, grad.resource_specs)]
     out = [_native(g, b) for g in out]
     return out[0] if len(out) == 1 else out
+
+
+# the kernels adding sparse gradients into running sums (ops/indexing.py); a backend
+# without them gets the dense gradients
+_SPARSE_KERNELS = ("InplaceSegmentSum", "InplaceStridedSliceAdd")
+
+
+def _own_kernel(op: str, backend) -> bool:
+    """Whether `backend` has a kernel of its own for `op` (not one that runs another
+    backend's on copies: an in-place update of a copy would be lost)."""
+    per = _reg.KERNELS.get(op)
+    entry = per.get(backend.name) if per else None
+    return entry is not None and not getattr(entry.func, "fallback", False)
+
+
+def _gather_parts(grads, forms, slots, grad, sums: _Sums, args: list) -> list:
+    """The backward function's results per slot: the sparse ones (given by their parts)
+    added into their argument's sum here and None in the list."""
+    out, pos = [], 0
+    for slot, form in zip(slots, forms):
+        if form is None:
+            out.append(grads[pos])
+            pos += 1
+        else:
+            n = len(form[1])
+            j = slot - grad.n_vars
+            sums.add_parts(j, form, list(grads[pos:pos + n]), args[j].shape,
+                           grad.arg_dtypes[j])
+            pos += n
+            out.append(None)
+    return out
 
 
 # ---------------------------------------------------------------------- FusedElementwise

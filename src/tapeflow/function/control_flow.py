@@ -686,6 +686,7 @@ class _LoopGrad:
         self.resource_specs = [(tuple(v._shape), v.dtype) for v in trainable_res]
         # the backward pass re-runs iterations: state changes would happen twice (prints
         # are left out of the rerun; a py_function's Python code runs again)
+        self._sparse = None
         self.state_change = next((f"{n.op} (node {n.name})" for n in body_cf.graph.nodes
                                   if n.stateful and n.op not in _RERUNNABLE), None)
         body_vars = list(body_cf.graph.variables.values())
@@ -699,11 +700,60 @@ class _LoopGrad:
     def __repr__(self) -> str:
         return f"<gradient of {self.body.name}: {len(self.saved_positions)} saved per step>"
 
+    def sparse_backward(self):
+        """(backward function, forms): the backward function returning, for an argument's
+        gradient that is a segment sum (a gather's gradient) or a slice scatter (a
+        slice's), the parts it is made of instead of the dense tensor; `forms` has per
+        gradient slot None (dense) or (kernel adding the parts into a total, its input
+        names, its attributes). The loop's WhileGrad adds each iteration's parts into the
+        argument's total in place: reading row t of a loop-invariant [T, ...] input then
+        costs O(row) per iteration instead of a dense [T, ...] temporary."""
+        if self._sparse is None:
+            self._sparse = _sparse_backward(self.backward, self.slots, self.n_vars,
+                                            self.n_args)
+        return self._sparse
+
     def backward_captures(self, backend) -> list:
         return natives_of([ext for ext, _ in self.backward.graph.captures], backend)
 
 
 _RERUNNABLE = ("ReadVariableOp", "PrintV2", "EagerPyFunc")
+
+
+def _sparse_form(t: Tensor):
+    """(kernel, input names, attrs, parts) adding the gradient `t` into a total of its
+    shape without building it, when `t` is a segment sum along an axis or a slice
+    scatter; else None."""
+    node = getattr(t._native, "node", None)
+    if node is None or node.outputs[0] is not t:
+        return None
+    if node.op == "UnsortedSegmentSum" and not node.attrs["batch_dims"]:
+        return ("InplaceSegmentSum", ("data", "segment_ids"), {"axis": node.attrs["axis"]},
+                [node.inputs["data"], node.inputs["segment_ids"]])
+    if node.op == "StridedSliceGrad":
+        attrs = {k: v for k, v in node.attrs.items() if k != "shape"}
+        return ("InplaceStridedSliceAdd", ("dy",), attrs, [node.inputs["dy"]])
+    return None
+
+
+def _sparse_backward(backward, slots: list, n_vars: int, n_args: int):
+    """See _LoopGrad.sparse_backward: `backward` with the parts of its sparse argument
+    gradients as outputs, and the forms (None where nothing is sparse)."""
+    outs, forms = [], []
+    for slot, t in zip(slots, backward._flat_outputs):
+        form = _sparse_form(t) if n_vars <= slot < n_vars + n_args else None
+        if form is None:
+            outs.append(t)
+            forms.append(None)
+        else:
+            outs.extend(form[3])
+            forms.append(form[:3])
+    if all(f is None for f in forms):
+        return backward, None
+    cf = ConcreteFunction(backward.graph, backward.structured_input_signature, outs,
+                          backward._n_args, backward.name + "_sparse")
+    cf.jit_compile = backward.jit_compile
+    return cf, forms
 
 
 def _without_prints(cf):

@@ -719,6 +719,20 @@ defop("UnsortedSegmentSum", ["data", "segment_ids"], shape=_segment_sum_shape,
       vjp={"data": _segment_sum_vjp}, jvp={"data": _segment_sum_jvp})
 
 
+# Running sums of sparse gradients (a loop gradient's total for a loop-invariant input,
+# function/control.py): the segment sum or slice scatter of one iteration's gradient is
+# added into the total's rows in place, so no dense temporary of the whole input is
+# built per iteration. Kernels only: the loop machinery calls them on native arrays.
+def _into_shape(shapes, dtypes, attrs):
+    return [(tuple(shapes["ref"]), dtypes["ref"])]
+
+
+defop("InplaceSegmentSum", ["ref", "data", "segment_ids"], shape=_into_shape,
+      differentiable=False, stateful=True)
+defop("InplaceStridedSliceAdd", ["ref", "dy"], shape=_into_shape, differentiable=False,
+      stateful=True)
+
+
 def indexed_slices_to_dense(slices: IndexedSlices, shape=None) -> Tensor:
     """The dense tensor an `IndexedSlices` stands for (duplicate indices add up).
 

@@ -1,6 +1,7 @@
 """NumPy kernels of indexing: strided slices, gathers, scatters, segment sums, where."""
 import numpy as np
 
+from ..._core.dispatch import Alias
 from ..._core.errors import InvalidArgumentError
 from ._kernel import check_rank, ensure_array, kernel
 
@@ -32,6 +33,19 @@ def strided_slice_grad(inputs, attrs, backend):
     out = np.zeros(attrs["shape"], dtype=dy.dtype)
     out[_slice_key(attrs)] = dy
     return out
+
+
+@kernel("InplaceStridedSliceAdd")
+def inplace_strided_slice_add(inputs, attrs, backend):
+    """ref[slice] += dy: a StridedSliceGrad added into a running total (ops/indexing.py)."""
+    ref, dy = inputs["ref"], inputs["dy"]
+    key = _slice_key(attrs)
+    view = ref[key]
+    if type(view) is np.ndarray and view.base is not None:  # (a basic slice is a view)
+        np.add(view, dy, out=view, casting="unsafe")
+    else:  # every axis shrunk: one element
+        ref[key] += dy
+    return Alias("ref", ref.shape)
 
 
 def _first_bad(idx, bad):
@@ -110,6 +124,35 @@ def unsorted_segment_sum(inputs, attrs, backend):
         row_ids, rows = row_ids[keep], rows[keep]
     out = _rows_sum(row_ids, rows, bp * mp * num)
     return out.reshape(ds[:axis] + (num,) + ds[rest:])
+
+
+@kernel("InplaceSegmentSum")
+def inplace_segment_sum(inputs, attrs, backend):
+    """ref += UnsortedSegmentSum(data, segment_ids) along `axis` (batch_dims 0), added
+    into the rows the ids name only (ops/indexing.py)."""
+    ref, data, ids = inputs["ref"], inputs["data"], inputs["segment_ids"]
+    axis = attrs["axis"]
+    num = ref.shape[axis]
+    if ids.size and ids.max() >= num:
+        pos, value = _first_bad(ids, ids >= num)
+        raise InvalidArgumentError(
+            f"UnsortedSegmentSum: segment_ids{pos} = {value} is out of range [0, {num})")
+    lead = (slice(None),) * axis
+    if ids.ndim == 0:  # one row (a loop's read of row t)
+        if ids >= 0:
+            row = ref[lead + (int(ids),)]
+            np.add(row, data, out=row, casting="unsafe")
+        return Alias("ref", ref.shape)
+    if ids.size and ids.min() < 0:  # a negative id drops its slice
+        keep = ids >= 0
+        ids, data = ids[keep], data[lead + (keep,)]
+    ids = ids.reshape(-1)
+    data = data.reshape(ref.shape[:axis] + (ids.size,) + ref.shape[axis + 1:])
+    if ids.size <= 1 or np.unique(ids).size == ids.size:
+        ref[lead + (ids,)] += data  # distinct rows: one gather, add, scatter
+    else:
+        np.add.at(ref, lead + (ids,), data)  # repeated rows add up, in order
+    return Alias("ref", ref.shape)
 
 
 def _nd_rows(op, indices, shape, nbatch):
