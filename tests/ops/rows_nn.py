@@ -7,6 +7,7 @@ import numpy as np
 from scipy import special
 
 import tapeflow as tf
+from tapeflow.ops.nn import fused_batch_norm_training
 from tests.ops.table import Row, uniform
 
 ALL_REAL = ("float32", "float64", "int32", "int64")
@@ -145,6 +146,57 @@ def bn_sample(x_shape, p_shape, with_affine=True):
             out += [None, None]
         return [a.astype(dtype) if a is not None else None for a in out]
     return sample
+
+
+def fbn_sample(x_shape, axis):
+    def sample(rng, dtype):
+        c = x_shape[axis]
+        return [rng.uniform(-2, 2, x_shape).astype(dtype),
+                rng.uniform(0.5, 2, c).astype(dtype), rng.uniform(-1, 1, c).astype(dtype)]
+    return sample
+
+
+def fbn_grad_sample(x_shape, axis):
+    def sample(rng, dtype):
+        return fbn_sample(x_shape, axis)(rng, dtype) + [
+            rng.uniform(-1, 1, x_shape).astype(dtype)]
+    return sample
+
+
+def _fbn_stats(x, axis):
+    axes = tuple(i for i in range(x.ndim) if i != axis)
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    mean, var = x.mean(axis=axes), x.var(axis=axes)
+    return axes, shape, mean, var
+
+
+def ref_fused_bn(x, scale, offset, axis=-1, epsilon=1e-3):
+    axis %= x.ndim
+    _, shape, mean, var = _fbn_stats(x, axis)
+    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + epsilon)
+    return [y * scale.reshape(shape) + offset.reshape(shape), mean, var]
+
+
+def ref_fused_bn_vjp(x, scale, offset, u, axis=-1, epsilon=1e-3):
+    axis %= x.ndim
+    axes, shape, mean, var = _fbn_stats(x, axis)
+    inv = 1 / np.sqrt(var + epsilon)
+    xhat = (x - mean.reshape(shape)) * inv.reshape(shape)
+    dx = (scale * inv).reshape(shape) * (u - u.mean(axis=axes, keepdims=True)
+                                         - xhat * (u * xhat).mean(axis=axes, keepdims=True))
+    return [dx, (u * xhat).sum(axis=axes), u.sum(axis=axes)]
+
+
+def fused_bn(x, scale, offset, axis=-1, epsilon=1e-3):
+    return fused_batch_norm_training(x, scale, offset, epsilon, axis)
+
+
+def fused_bn_vjp(x, scale, offset, u, axis=-1, epsilon=1e-3):
+    with tf.GradientTape() as tape:
+        tape.watch([x, scale, offset])
+        y = fused_bn(x, scale, offset, axis, epsilon)[0]
+    return tape.gradient(y, [x, scale, offset], output_gradients=u)
 
 
 def emb_sample(rows, dim, ids_shape, shards=1):
@@ -354,6 +406,18 @@ ROWS = [
     Row("nn.batch_normalization/no_affine", tf.nn.batch_normalization, ref_batch_norm,
         bn_sample((2, 3, 2), (1, 3, 1), with_affine=False), kwargs={"variance_epsilon": 1e-2},
         scalar=True),
+    # ---- fused batch normalization (Keras's BatchNormalization in training)
+    Row("nn.fused_batch_norm_training", fused_bn, ref_fused_bn, fbn_sample((3, 2, 2, 3), 3),
+        kernels=("FusedBatchNorm",), scalar=False, size1=False, empty=False, rank=False),
+    Row("nn.fused_batch_norm_training/axis1", fused_bn, ref_fused_bn,
+        fbn_sample((3, 2, 4), 1), kwargs={"axis": 1, "epsilon": 1e-2},
+        kernels=("FusedBatchNorm",), scalar=False, size1=False, empty=False, rank=False),
+    Row("nn.fused_batch_norm_training/vjp", fused_bn_vjp, ref_fused_bn_vjp,
+        fbn_grad_sample((4, 3), 1), kernels=("FusedBatchNormGrad",), scalar=False,
+        size1=False, empty=False, rank=False),
+    Row("nn.fused_batch_norm_training/vjp_axis0", fused_bn_vjp, ref_fused_bn_vjp,
+        fbn_grad_sample((3, 2, 2), 0), kwargs={"axis": 0}, kernels=("FusedBatchNormGrad",),
+        scalar=False, size1=False, empty=False, rank=False),
     # ---- embeddings
     Row("nn.embedding_lookup", tf.nn.embedding_lookup, lambda p, ids: p[ids],
         emb_sample(5, 3, (2, 4)), order=1),

@@ -377,6 +377,21 @@ def floor_mod(x, y, **attrs):
     return run_kernel("FloorMod", {"x": x, "y": y}, attrs)
 
 
+def fused_batch_norm(x, scale, offset, **attrs):
+    """FusedBatchNorm (tapeflow/ops/nn.py)."""
+    return run_kernel("FusedBatchNorm", {"x": x, "scale": scale, "offset": offset}, attrs)
+
+
+def fused_batch_norm_grad(dy, x, scale, mean, variance, **attrs):
+    """FusedBatchNormGrad (tapeflow/ops/nn.py)."""
+    return run_kernel("FusedBatchNormGrad", {
+        "dy": dy,
+        "x": x,
+        "scale": scale,
+        "mean": mean,
+        "variance": variance}, attrs)
+
+
 def fused_conv2d(x, filters, bias, **attrs):
     """FusedConv2D (tapeflow/ops/conv.py)."""
     return run_kernel("FusedConv2D", {"x": x, "filters": filters, "bias": bias}, attrs)

@@ -722,6 +722,205 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon,
     return x * inv + shift
 
 
+# --------------------------------------------------------------------------- fused batch norm
+# Training-mode batch normalization as one op (TensorFlow's FusedBatchNormV3), its gradient
+# as one op (FusedBatchNormGradV3): each one kernel of a few passes over the data, in place
+# of moments plus a dozen elementwise ops forward and backward. `axis` is the one feature
+# axis (non-negative); the statistics are taken over every other axis. The rules below are
+# written over primitives, so every derivative order works; mean and variance are outputs
+# with gradients of their own (Keras moves its moving statistics with them, under
+# stop_gradient, so their cotangents are usually None).
+
+
+def _bn_reduced(axis: int, rank: int, lead: int = 0) -> tuple:
+    """The statistics' axes of a rank-`rank` operand with `lead` batch dims in front."""
+    return tuple(i + lead for i in range(rank) if i != axis)
+
+
+def _bn_param(v: Tensor, axis: int, rank: int) -> Tensor:
+    """A per-feature [..., C] value (batch dims in front) reshaped to broadcast at `axis`
+    of a rank-`rank` operand: [..., 1 (axes before), C, 1 (axes after)]."""
+    s = v._shape
+    return prims.reshape(v, shape=s[:-1] + (1,) * axis + s[-1:] + (1,) * (rank - 1 - axis))
+
+
+def _bn_vector(v: Tensor, axis: int, rank: int) -> Tensor:
+    """Statistics kept with keepdims ([..., 1, C, 1]) back to per-feature [..., C]."""
+    s = v._shape
+    lead = len(s) - rank
+    return prims.reshape(v, shape=s[:lead] + (s[lead + axis],))
+
+
+def _bn_count(x: Tensor, axis: int):
+    """Elements per feature: a Python int when x's shape is known, else a keepdims tensor."""
+    reduced = [d for i, d in enumerate(x._shape) if i != axis]
+    if None not in reduced:
+        return int(np.prod(reduced, dtype=np.int64))
+    return prims.sum(prims.ones_like(x), axis=_bn_reduced(axis, x.ndim), keepdims=True)
+
+
+def _fused_bn_shape(shapes, dtypes, attrs):
+    name, xs, dt, axis = "FusedBatchNorm", shapes["x"], dtypes["x"], attrs["axis"]
+    if dt not in (_dt.float32, _dt.float64):
+        raise InvalidArgumentError(f"{name}: x must be float32 or float64, got {dt.name}")
+    if not 0 <= axis < len(xs):
+        raise InvalidArgumentError(f"{name}: axis {axis} is out of range for x of shape "
+                                   f"{list(xs)}")
+    for arg in ("scale", "offset"):
+        if dtypes[arg] is not dt:
+            raise InvalidArgumentError(f"{name}: {arg} must have x's dtype {dt.name}, got "
+                                       f"{dtypes[arg].name}")
+        _compatible(name, shapes[arg], (xs[axis],), f"{arg} and x's axis {axis}")
+    c = (xs[axis] if xs[axis] is not None else shapes["scale"][0],)
+    return [(xs, dt), (c, dt), (c, dt)]
+
+
+def _fused_bn_grad_shape(shapes, dtypes, attrs):
+    name, xs, dt, axis = "FusedBatchNormGrad", shapes["x"], dtypes["x"], attrs["axis"]
+    _compatible(name, shapes["dy"], xs, "dy and x")
+    for arg in ("dy", "scale", "mean", "variance"):
+        if dtypes[arg] is not dt:
+            raise InvalidArgumentError(f"{name}: {arg} must have x's dtype {dt.name}, got "
+                                       f"{dtypes[arg].name}")
+    if not 0 <= axis < len(xs):
+        raise InvalidArgumentError(f"{name}: axis {axis} is out of range for x of shape "
+                                   f"{list(xs)}")
+    for arg in ("scale", "mean", "variance"):
+        _compatible(name, shapes[arg], (xs[axis],), f"{arg} and x's axis {axis}")
+    c = (xs[axis] if xs[axis] is not None else shapes["scale"][0],)
+    return [(xs, dt), (c, dt), (c, dt)]
+
+
+def _fused_bn_grad(dy, x, scale, mean, variance, epsilon, axis):
+    return run_kernel("FusedBatchNormGrad", {"dy": dy, "x": x, "scale": scale, "mean": mean,
+                                             "variance": variance},
+                      {"epsilon": epsilon, "axis": axis})
+
+
+def _fused_bn_vjp(g, ans, x, scale, *, epsilon, axis):
+    gy, g_mean, g_var = g
+    dx = d_scale = d_offset = None
+    if gy is not None:
+        dx, d_scale, d_offset = _fused_bn_grad(gy, x, scale, ans[1], ans[2], epsilon, axis)
+    if g_mean is not None or g_var is not None:
+        rank, n = x.ndim, _bn_count(x, axis)
+        extra = None
+        if g_mean is not None:  # d mean / dx = 1 / n
+            extra = prims.zeros_like(x) + _bn_param(g_mean, axis, rank) / n
+        if g_var is not None:  # d variance / dx = 2 (x - mean) / n (biased variance)
+            term = (x - _bn_param(ans[1], axis, rank)) * (_bn_param(g_var, axis, rank)
+                                                          * (2.0 / n))
+            extra = term if extra is None else extra + term
+        dx = extra if dx is None else dx + extra
+    return {"x": dx, "scale": d_scale, "offset": d_offset}
+
+
+def _fused_bn_jvp(tangents, x, scale, ans, *, epsilon, axis):
+    rank = x.ndim
+    mean, variance = ans[1], ans[2]
+    inv = _bn_param(prims.rsqrt(variance + epsilon), axis, rank)
+    xhat = (x - _bn_param(mean, axis, rank)) * inv
+    t_y = t_mean = t_var = None
+    tx, ts, to = tangents["x"], tangents["scale"], tangents["offset"]
+    if tx is not None:
+        red = _bn_reduced(axis, rank, batch_dims(tx, x))
+        m_t = prims.mean(tx, axis=red, keepdims=True)
+        m_xt = prims.mean(xhat * tx, axis=red, keepdims=True)
+        t_y = (tx - m_t - xhat * m_xt) * (_bn_param(scale, axis, rank) * inv)
+        t_mean = _bn_vector(m_t, axis, rank)
+        # d var = 2 mean((x - mean) t) = 2 sqrt(var + eps) mean(xhat t)
+        t_var = _bn_vector(m_xt / inv, axis, rank) * 2.0
+    if ts is not None:
+        part = xhat * _bn_param(ts, axis, rank)  # (a batched [B, C] tangent broadcasts too)
+        t_y = part if t_y is None else t_y + part
+    if to is not None:
+        part = _bn_param(to, axis, rank) + prims.zeros_like(xhat)
+        t_y = part if t_y is None else t_y + part
+    return [t_y, t_mean, t_var]
+
+
+def _fused_bn_grad_vjp(g, dy, x, scale, mean, variance, *, epsilon, axis):
+    """Cotangents of FusedBatchNormGrad's (dx, dscale, doffset) with mean and variance
+    taken as independent inputs (their dependence on x is FusedBatchNorm's rule). With
+    xc = x - mean, inv = rsqrt(variance + eps), M = the mean over the reduced axes:
+    dx = s inv (dy - M(dy)) - s inv^3 xc M(dy xc), dscale = inv sum(dy xc),
+    doffset = sum(dy)."""
+    g_dx, g_ds, g_do = g
+    rank = x.ndim
+    red = _bn_reduced(axis, rank)
+    inv_c = prims.rsqrt(variance + epsilon)
+    inv, s = _bn_param(inv_c, axis, rank), _bn_param(scale, axis, rank)
+    xc = x - _bn_param(mean, axis, rank)
+    m_dy = prims.mean(dy, axis=red, keepdims=True)
+    m_dyxc = prims.mean(dy * xc, axis=red, keepdims=True)
+    d_dy = d_xc = None
+    d_inv = None  # keepdims [.., C, ..]
+    d_s = None
+    if g_dx is not None:
+        m_g = prims.mean(g_dx, axis=red, keepdims=True)
+        m_gxc = prims.mean(g_dx * xc, axis=red, keepdims=True)
+        s_inv3 = s * inv * inv * inv
+        d_dy = (g_dx - m_g) * (s * inv) - xc * (s_inv3 * m_gxc)
+        d_xc = -(dy * m_gxc + g_dx * m_dyxc) * s_inv3
+        s_gdy = prims.sum(g_dx * (dy - m_dy), axis=red, keepdims=True)
+        s_gxc = prims.sum(g_dx * xc, axis=red, keepdims=True)
+        d_s = inv * s_gdy - inv * inv * inv * s_gxc * m_dyxc
+        d_inv = s * s_gdy - s * inv * inv * s_gxc * m_dyxc * 3.0
+    if g_ds is not None:
+        gs = _bn_param(g_ds, axis, rank)
+        part_dy = xc * (gs * inv)
+        d_dy = part_dy if d_dy is None else d_dy + part_dy
+        part_xc = dy * (gs * inv)
+        d_xc = part_xc if d_xc is None else d_xc + part_xc
+        part_inv = gs * prims.sum(dy * xc, axis=red, keepdims=True)
+        d_inv = part_inv if d_inv is None else d_inv + part_inv
+    if g_do is not None:
+        part = _bn_param(g_do, axis, rank) + prims.zeros_like(dy)
+        d_dy = part if d_dy is None else d_dy + part
+    out = {"dy": d_dy, "x": d_xc, "scale": None, "mean": None, "variance": None}
+    if d_s is not None:
+        out["scale"] = _bn_vector(d_s, axis, rank)
+    if d_xc is not None:
+        out["mean"] = -_bn_vector(prims.sum(d_xc, axis=red, keepdims=True), axis, rank)
+    if d_inv is not None:  # d inv / d variance = -inv^3 / 2
+        out["variance"] = _bn_vector(d_inv * (inv * inv * inv), axis, rank) * -0.5
+    return out
+
+
+defop("FusedBatchNorm", ["x", "scale", "offset"], num_outputs=3, shape=_fused_bn_shape,
+      vjp=_fused_bn_vjp, jvp=_fused_bn_jvp)
+defop("FusedBatchNormGrad", ["dy", "x", "scale", "mean", "variance"], num_outputs=3,
+      shape=_fused_bn_grad_shape, vjp=_fused_bn_grad_vjp)
+
+
+def fused_batch_norm_training(x, scale, offset, epsilon: float = 1e-3,
+                              axis: int = -1) -> tuple[Tensor, Tensor, Tensor]:
+    """Training-mode batch normalization in one op: (y, mean, variance), the statistics
+    (biased variance) taken over every axis of `x` but `axis`, and
+    y = scale * (x - mean) / sqrt(variance + epsilon) + offset. float32/float64 only;
+    `scale` and `offset` have x's dtype and shape [x.shape[axis]]. Its gradient is one op
+    too (dx, dscale and doffset from one kernel). Not in `tf.nn` (TensorFlow 2 has no
+    public fused_batch_norm); Keras's BatchNormalization uses it.
+
+    Example:
+        >>> y, m, v = fused_batch_norm_training(tf.constant([[0.0], [2.0]]), tf.ones([1]),
+        ...                                     tf.zeros([1]))
+        >>> m.numpy(), v.numpy()
+        (array([1.], dtype=float32), array([1.], dtype=float32))
+    """
+    op = "fused_batch_norm_training"
+    x = _operand(op, x, "x")
+    axis = normalize_axis(op, axis, x.ndim)
+    scale = _operand(op, scale, "scale", dtype_hint=x.dtype)
+    offset = _operand(op, offset, "offset", dtype_hint=x.dtype)
+    if type(epsilon) not in (int, float) or epsilon < 0:
+        raise InvalidArgumentError(f"{op}: epsilon must be a non-negative number, got "
+                                   f"{epsilon!r}")
+    y, mean, variance = run_kernel("FusedBatchNorm", {"x": x, "scale": scale, "offset": offset},
+                                   {"epsilon": float(epsilon), "axis": axis})
+    return y, mean, variance
+
+
 # --------------------------------------------------------------------------- embeddings
 
 

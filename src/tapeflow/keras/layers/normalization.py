@@ -7,7 +7,7 @@ from ..._core.shape import dims_of
 from ..._core.tensor import Tensor
 from ...function.control_flow import cond as _cond
 from ...ops import array as _array, math as _math, nn as _nn, reduction as _reduction
-from ...ops.creation import ones_like as _ones_like
+from ...ops.creation import ones as _ones, ones_like as _ones_like, zeros as _zeros
 from ...train import initializers as _init, layers as _layers
 from .. import constraints as _constraints, regularizers as _regularizers
 from ..layer import Layer, unique_name
@@ -57,6 +57,34 @@ class BatchNormalization(Layer, _layers.BatchNorm):
             return _cond(training, lambda: self._train(x, self._masked_moments(x, mask)),
                          lambda: self._infer(x))
         return self._train(x, self._masked_moments(x, mask)) if training else self._infer(x)
+
+    def _train(self, x, moments: tuple | None = None):
+        """The batch statistics' normalization: one FusedBatchNorm op (and one gradient op)
+        for one feature axis of a float32/float64 input whose other dims are known and
+        non-zero; the general composite (train/layers.py) otherwise."""
+        if moments is not None or not self._fusable(x):
+            return _layers.BatchNorm._train(self, x, moments)
+        (axis,) = self._feature_axes
+        c = self._feature_dims[0]
+        scale = self.gamma if self.gamma is not None else _ones([c], x.dtype)
+        offset = self.beta if self.beta is not None else _zeros([c], x.dtype)
+        y, mean, variance = _nn.fused_batch_norm_training(
+            x, scale, offset, self.epsilon, axis)
+        decay = 1.0 - self.momentum
+        # the statistics move without gradient (assignments are not differentiable)
+        for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
+            moving.assign_sub((moving - _array.stop_gradient(batch)) * decay)
+        return y
+
+    def _fusable(self, x) -> bool:
+        if len(self._feature_axes) != 1 or x.dtype not in (_dt.float32, _dt.float64):
+            return False
+        for v in (self.gamma, self.beta):
+            if v is not None and v.dtype is not x.dtype:
+                return False
+        axis = self._feature_axes[0]
+        counts = [d for a, d in enumerate(x._shape) if a != axis]
+        return None not in counts and 0 not in counts
 
     def _masked_moments(self, x, mask) -> tuple:
         keep = _math.cast(_array.expand_dims(_math.cast(mask, _dt.bool), -1), x.dtype) \

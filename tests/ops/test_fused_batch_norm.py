@@ -1,0 +1,104 @@
+"""FusedBatchNorm / FusedBatchNormGrad (ops/nn.py): Keras's BatchNormalization runs them in
+training, with the composite's values; traced equals eager bit for bit; the kernels' sums
+run in an order fixed by the shape. (Values and derivatives of every order against NumPy
+and finite differences: the op-table rows nn.fused_batch_norm_training*.)"""
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.ops.nn import fused_batch_norm_training
+
+
+def _data(shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(1.0, 2.0, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape, axis", [((8, 5, 5, 16), -1), ((64, 7), -1), ((4, 6, 3, 3), 1),
+                                         ((2, 3, 1, 5), -1)])
+def test_keras_layer_matches_moments_formula(shape, axis):
+    x = _data(shape)
+    layer = tf.keras.layers.BatchNormalization(axis=axis, momentum=0.9)
+    layer.build(shape)
+    layer.gamma.assign(np.linspace(0.5, 1.5, shape[axis]).astype(np.float32))
+    layer.beta.assign(np.linspace(-1, 1, shape[axis]).astype(np.float32))
+    with tf.GradientTape() as tape:
+        xt = tf.constant(x)
+        tape.watch(xt)
+        y = layer(xt, training=True)
+        loss = tf.reduce_sum(y * y * np.float32(0.5) + y)
+    dx, dg, db = tape.gradient(loss, [xt, layer.gamma, layer.beta])
+    a = axis % len(shape)
+    axes = tuple(i for i in range(len(shape)) if i != a)
+    bshape = [1] * len(shape)
+    bshape[a] = shape[a]
+    x64 = x.astype(np.float64)
+    mean, var = x64.mean(axes), x64.var(axes)
+    inv = 1 / np.sqrt(var + 1e-3)
+    xhat = (x64 - mean.reshape(bshape)) * inv.reshape(bshape)
+    gamma = layer.gamma.numpy().astype(np.float64).reshape(bshape)
+    want = xhat * gamma + layer.beta.numpy().reshape(bshape)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-4, atol=1e-4)
+    u = want + 1
+    want_dx = gamma * inv.reshape(bshape) * (u - u.mean(axes, keepdims=True)
+                                             - xhat * (u * xhat).mean(axes, keepdims=True))
+    np.testing.assert_allclose(dx.numpy(), want_dx, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(dg.numpy(), (u * xhat).sum(axes), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(db.numpy(), u.sum(axes), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(layer.moving_mean.numpy(), 0.1 * mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(layer.moving_variance.numpy(), 0.9 + 0.1 * var, rtol=1e-5)
+
+
+def test_keras_training_step_traces_the_fused_ops():
+    layer = tf.keras.layers.BatchNormalization()
+    x = tf.constant(_data((4, 3, 3, 8)))
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = layer(x, training=True)
+            loss = tf.reduce_sum(y * y)
+        return y, tape.gradient(loss, x)
+
+    graph = step.get_concrete_function(x).graph
+    ops = {op.type for op in graph.get_operations()}
+    assert {"FusedBatchNorm", "FusedBatchNormGrad"} <= ops
+    assert "Mean" not in ops  # no moments left beside the fused op
+
+
+def test_traced_equals_eager_bit_for_bit_and_repeats():
+    x, s, o = (tf.constant(_data(shape, seed)) for shape, seed in
+               (((16, 6, 6, 12), 1), ((12,), 2), ((12,), 3)))
+    u = tf.constant(_data((16, 6, 6, 12), 4))
+
+    def f(x, s, o):
+        with tf.GradientTape() as tape:
+            tape.watch([x, s, o])
+            y, mean, var = fused_batch_norm_training(x, s, o, 1e-3)
+        return [y, mean, var] + tape.gradient(y, [x, s, o], output_gradients=u)
+
+    eager = [t.numpy() for t in f(x, s, o)]
+    traced = tf.function(f)
+    for _ in range(2):
+        for a, b in zip(eager, traced(x, s, o)):
+            np.testing.assert_array_equal(a, b.numpy())
+
+
+def test_sum_order_is_fixed_by_the_shape():
+    # rows folded k at a time: a float64 sum of float32 data agrees to rounding, and the
+    # result does not change between calls
+    x = _data((3, 7, 5, 16), 5) * np.float32(1000)
+    one = fused_batch_norm_training(x, np.ones(16, np.float32), np.zeros(16, np.float32))
+    two = fused_batch_norm_training(x, np.ones(16, np.float32), np.zeros(16, np.float32))
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_allclose(one[1].numpy(), x.astype(np.float64).mean((0, 1, 2)), rtol=1e-6)
+
+
+def test_errors_name_the_op_and_dtypes():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="fused_batch_norm_training.*int32"):
+        fused_batch_norm_training(tf.constant([[1, 2]]), tf.constant([1, 1]),
+                                  tf.constant([0, 0]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="scale and x's axis 1"):
+        fused_batch_norm_training(tf.ones([2, 3]), tf.ones([2]), tf.zeros([3]))
