@@ -155,3 +155,58 @@ def test_inplace_kernels_follow_segment_sum_semantics():
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
         add({"ref": ref, "data": data, "segment_ids": ids + 3}, {"axis": 1}, None)
     assert control._own_kernel("InplaceSegmentSum", REGISTRY.find("numpy"))
+
+
+# ---------------------------------------------------------------- joined slice gradients
+def _ops(f, *args):
+    cf = tf.function(f).get_concrete_function(*args)
+    return [n.op for n in cf.optimized_graph.get_operations()], cf
+
+
+@pytest.mark.parametrize("bounds, joined", [
+    ([(0, 2), (2, 5), (5, 8)], True),          # a partition of the axis
+    ([(6, 8), (0, 3)], True),                  # disjoint with gaps, out of order
+    ([(0, 4), (3, 8)], False),                 # overlapping: left as it is
+])
+def test_slice_gradients_of_disjoint_ranges_become_one_concat(bounds, joined):
+    x = tf.constant(RNG.standard_normal((3, 8)))
+    w = tf.constant(RNG.standard_normal((8, 8)))
+
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            z = tf.matmul(x, w)
+            loss = tf.constant(0.0, tf.float64)
+            for k, (a, b) in enumerate(bounds):
+                loss += tf.reduce_sum(tf.sin(z[:, a:b]) * float(k + 1))
+        return tape.gradient(loss, x)
+
+    ops, cf = _ops(f, x)
+    assert ("StridedSliceGrad" not in ops and "Concat" in ops) == joined, ops
+    z = x.numpy() @ w.numpy()
+    dz = np.zeros_like(z)
+    for k, (a, b) in enumerate(bounds):
+        dz[:, a:b] += np.cos(z[:, a:b]) * (k + 1)
+    np.testing.assert_allclose(cf(x).numpy(), dz @ w.numpy().T, rtol=1e-12)
+
+
+@pytest.mark.parametrize("batch", [4, None])
+def test_joined_slice_gradients_with_other_terms(batch):
+    """A partition along axis 1 of a [batch, 6] tensor, plus a dense term of the same
+    tensor: Concat + the dense gradient (an unknown batch: the values)."""
+    spec = [tf.TensorSpec([batch, 6], tf.float64)]
+
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = (tf.reduce_sum(x[:, :2] ** 2) + tf.reduce_sum(tf.exp(x[:, 2:]))
+                    + tf.reduce_sum(tf.sin(x)))
+        return tape.gradient(loss, x)
+
+    cf = tf.function(f, input_signature=spec).get_concrete_function()
+    if batch is not None:
+        ops = [n.op for n in cf.optimized_graph.get_operations()]
+        assert "StridedSliceGrad" not in ops and "Concat" in ops, ops
+    x = RNG.standard_normal((4, 6))
+    want = np.concatenate([2 * x[:, :2], np.exp(x[:, 2:])], 1) + np.cos(x)
+    np.testing.assert_allclose(cf(tf.constant(x)).numpy(), want, rtol=1e-12)
