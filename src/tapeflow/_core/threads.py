@@ -123,23 +123,28 @@ class _Blas:
         self._sets = [lib.set for lib in libraries]
         self._gets = [lib.get for lib in libraries]
 
-    # (enter and leave run twice per product: kept to a few C calls)
+    # (enter and leave run around every BLAS kernel called eagerly, and once per program
+    # run: kept to a few C calls, and to none when the count asked is the one set)
     def enter(self, n: int) -> None:
+        """Ask for `n` BLAS threads until the matching `leave` (scopes nest)."""
         with self._lock:
-            if self._gets is None:
-                self._find()
             asked = self._asked
-            if not asked:
+            if asked:
+                if asked[-1] != n:
+                    for put in self._sets:
+                        put(n)
+            else:
+                if self._gets is None:
+                    self._find()
                 self._saved = saved = [get() for get in self._gets]
                 for put, count in zip(self._sets, saved):
                     if count != n:
                         put(n)
-            elif asked[-1] != n:
-                for put in self._sets:
-                    put(n)
             asked.append(n)
 
     def leave(self) -> None:
+        """End the innermost `enter`: the enclosing scope's count is back, or, when the
+        last scope ends, what the libraries had before the first."""
         with self._lock:
             asked = self._asked
             n = asked.pop()

@@ -22,10 +22,17 @@ from .._core.context import ctx
 from .._core.errors import InvalidArgumentError, NotFoundError
 from .._core.memory import counters, native_of, reshape_native, wrap_native
 from .._core.tensor import Tensor
+from .._core.threads import blas
 from .._core.variable import Variable
 from .graph import _rule_attrs, attr_resolver, late_attrs, live_nodes
 
 _program_ids = itertools.count(1)
+
+# Ops whose nodes the program calls directly, declared where the op is defined:
+# op name -> `factory(attrs)`, which returns a callable taking the node's input arrays
+# positionally (list inputs spread, in the order of the op's inputs) and returning a
+# tuple of its native output arrays (no Alias): no inputs dict, no result checks.
+DIRECT: dict[str, Callable] = {}
 
 
 def _resolve(r, natives):
@@ -143,7 +150,24 @@ class Program:
         self.graph, self.backend, self.debug, self.profiled = graph, backend, debug, profiled
         self.name = f"<tapeflow program {next(_program_ids)}: {graph.name}>"
         self.line_nodes: dict[int, object] = {}
+        # lines of direct calls (DIRECT): the names of their inputs' arrays, by input
+        self.line_args: dict[int, dict] = {}
+        # whether a run holds blas_threads(1) (it calls BLAS kernels without their own)
+        self.scoped = False
         self.fn = self._compile(outputs)
+
+    def _constant(self, node):
+        """A Const node's native array (its kernel run once), or None without one."""
+        op = _reg.OPS.get("Const")
+        func = op.native if op is not None else None
+        if func is None:
+            entry = (_reg.KERNELS.get("Const") or {}).get(self.backend.name)
+            if entry is None:
+                return None
+            func = entry.func
+        with no_recording():
+            value = func({}, node.attrs, self.backend)
+        return _single(value, {}) if type(value) is not self.backend.native_type else value
 
     def _compile(self, outputs: list) -> Callable:
         graph, backend = self.graph, self.backend
@@ -192,9 +216,27 @@ class Program:
             self.line_nodes[len(lines) + 1] = node
             op = _reg.OPS.get(node.op)
             native_impl = op.native if op is not None else None
+            direct = DIRECT.get(node.op)
             if node.op in _reg.COMPOSITES and native_impl is None:  # the eager path
                 call = f"_eager({node.op!r}, {a}, {natives}, {len(outs)})"
                 lines.append(f"    {', '.join(outs)} = {call}" if outs else f"    {call}")
+            elif node.op == "Const" and len(outs) == 1 and not self.profiled:
+                # its value bound once: the kernel returns the same array on every call
+                value = self._constant(node)
+                if value is None:
+                    raise NotFoundError(f"no kernel 'Const' for backend {backend.name!r} "
+                                        f"(node {node.name} of {graph.name})")
+                env[f"c{j}"] = value
+                lines.append(f"    {outs[0]} = c{j}")
+            elif (direct is not None and outs and not self.profiled and not node.dims
+                  and not late_attrs(node.attrs)):
+                env[f"k{j}"] = direct(node.attrs)
+                given = {k: [ref(m) for m in v] if isinstance(v, (list, tuple)) else ref(v)
+                         for k, v in node.inputs.items()}
+                args = [m for v in given.values() for m in (v if type(v) is list else (v,))]
+                lines.append(f"    {', '.join(outs)}, = k{j}({', '.join(args)})")
+                self.line_nodes[len(lines)] = node
+                self.line_args[len(lines)] = given
             else:
                 profiled = self.profiled and node.op != "Const"  # (a constant does no work)
                 if profiled:
@@ -205,7 +247,11 @@ class Program:
                     raise NotFoundError(f"no kernel {node.op!r} for backend {backend.name!r} "
                                         f"(node {node.name} of {graph.name})")
                 k = f"k{j}"
-                env[k] = native_impl if native_impl is not None else entry.func
+                func = native_impl if native_impl is not None else entry.func
+                unscoped = getattr(func, "unscoped", None)
+                if unscoped is not None:  # a BLAS kernel: the program holds its scope
+                    func, self.scoped = unscoped, True
+                env[k] = func
                 reuse = None
                 if backend.native_type is np.ndarray and not self.debug:
                     reuse = _reusable(node, j, last, keep, input_ids)
@@ -257,6 +303,11 @@ class Program:
         return env["program"]
 
     def __call__(self, natives: list) -> tuple:
+        if self.scoped:
+            # BLAS on one thread for the whole run, set once (not around each product);
+            # kernels that want more threads ask inside, and the caller's setting is
+            # back when the run ends
+            blas.enter(1)
         try:
             return self.fn(*natives)
         except Exception as e:  # noqa: BLE001 - re-raised naming the node
@@ -275,6 +326,9 @@ class Program:
                 f"(forward op at {site})")
             raise InvalidArgumentError(f"{err} (node {node.name} of function "
                                        f"{self.graph.name}{made})") from e
+        finally:
+            if self.scoped:
+                blas.leave()
 
     def _failing_node(self, e):
         """(node, its native inputs when the failing line had built them) or None."""
@@ -283,6 +337,11 @@ class Program:
                 node = self.line_nodes.get(line)
                 if node is None:
                     return None
+                names = self.line_args.get(line)
+                if names is not None:  # a direct call: its arguments are named locals
+                    scope = dict(frame.f_globals, **frame.f_locals)
+                    return node, {k: [scope[m] for m in v] if type(v) is list else scope[v]
+                                  for k, v in names.items()}
                 given = frame.f_locals.get("n")
                 return node, (given if isinstance(given, dict) and given.keys()
                               == node.inputs.keys() else None)

@@ -22,10 +22,12 @@ a fused kernel itself gives the same bits on every call, whatever its thread cou
 from __future__ import annotations
 
 import heapq
+import math
 import os
 import re
 import sys
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -37,6 +39,7 @@ from .._core.summation import ordered_sum
 from .._core.registry import POINTWISE, define_op
 from .._core.threads import ThreadChoice, pool
 from .._core.tensor import Tensor
+from .executor import DIRECT
 from .graph import FuncGraph
 from . import vmath
 from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
@@ -626,6 +629,7 @@ class FusedKernel:
         # {0: True} once compiled, {0: the future of its background compile}, or {}
         self._ready: dict = {}
         self._loop = None  # the compiled loop once it ran (a static shape)
+        self._run: Callable | None = None  # and then the steady state's call (_steady)
         self._calls = 0  # calls before the loop took over (see COMPILE_AFTER)
         self._rent = 0.0  # seconds spent in NumPy blocks so far (see COMPILE_AFTER_SECONDS)
         self._cached = None  # whether its loop is in the disk cache (looked up once)
@@ -635,23 +639,27 @@ class FusedKernel:
         self._spares = [Spares() for _ in range(n_outputs)]  # steady-state outputs
         self._summed = Spares()  # the values each reduction sums, stored by every tier
 
-    def __call__(self, arrays: list) -> list:
-        loop = self._loop
-        if loop is not None:  # the steady state: the compiled loop over the static shape
-            n = self._size
-            outs, stored = self._outputs(n), self._stored(n)
-            args = [a.ravel() if a.ndim else a[()] for a in arrays]
-            if self._parallel:
-                self._split(loop, n, args, outs, stored, n)
-            else:
-                loop(0, n, *args, *outs, *stored)
-            return [o.reshape(self.shape) for o in outs] + self._sums(stored)
+    def direct(self, *arrays) -> tuple:
+        """The node's outputs from its input arrays given positionally (how a program
+        calls it: executor.DIRECT)."""
+        run = self._run
+        if run is not None:
+            return run(*arrays)
+        return tuple(self(arrays))
+
+    def __call__(self, arrays) -> list:
+        run = self._run
+        if run is not None:  # the steady state: the compiled loop over the static shape
+            return list(run(*arrays))
+        # the whole call is rent (see COMPILE_AFTER_SECONDS): what compiling saves is
+        # this call's cost, not only its NumPy blocks'
+        start = time.perf_counter()
         self._calls += 1
         if self._kernels is None:
             self._kernels = compile_source(self.source)  # (imports; numba compiles later)
         shape = self.shape or next(a.shape for a in arrays if a.ndim)
         args = [np.ascontiguousarray(a).reshape(-1) if a.ndim else a[()] for a in arrays]
-        n = int(np.prod(shape))
+        n = math.prod(shape)
         # (a region of a static shape keeps its outputs: NumPy blocks run this path on
         # every call of a large region with transcendental ops, and new large arrays
         # page-fault as they are written)
@@ -659,12 +667,12 @@ class FusedKernel:
                 [np.empty(n, self.dtype) for _ in range(self.n_outputs)])
         stored = self._stored(n)
         if self.compiled and self._loop_ready(args, outs, stored):
-            self._run_loop(n, args, outs, stored)
-        else:
-            start = time.perf_counter()
-            self._split(self._kernels[1], n, args, outs, stored, BLOCK)
-            self._rent += time.perf_counter() - start
-        return [o.reshape(shape) for o in outs] + self._sums(stored)
+            self._run_loop(n, args, outs, stored, arrays)
+            return [o.reshape(shape) for o in outs] + self._sums(stored)
+        self._split(self._kernels[1], n, args, outs, stored, BLOCK)
+        results = [o.reshape(shape) for o in outs] + self._sums(stored)
+        self._rent += time.perf_counter() - start
+        return results
 
     def _outputs(self, n: int) -> list:
         """The output arrays of a steady-state call: last call's when nothing holds them
@@ -728,7 +736,7 @@ class FusedKernel:
             return
         jit.touch(self._marker())
 
-    def _run_loop(self, n: int, args: list, outs: list, stored: list) -> None:
+    def _run_loop(self, n: int, args: list, outs: list, stored: list, arrays) -> None:
         loop = self._kernels[0]
         first = self._ready.get(0) is not True
         try:
@@ -753,6 +761,18 @@ class FusedKernel:
                 self._parallel = n >= PARALLEL_FROM
                 self._loop = loop
                 self._threads = ThreadChoice()
+                self._run = self._steady(loop, n, [bool(a.ndim) for a in arrays])
+
+    def _steady(self, loop, n: int, kinds: list) -> Callable:
+        """The steady state's call `run(*arrays) -> outputs`: the compiled loop over the
+        static shape, in a function made for this kernel's arguments (no lists built,
+        no loop over them per call)."""
+        spare = n * self.dtype.itemsize >= SPARE_BYTES
+        make = _steady_maker(tuple(kinds), self.n_outputs, self.reductions, spare,
+                             self._parallel)
+        return make(loop, n, self.shape, self.dtype, np.empty,
+                    [s.empty for s in self._spares], self._summed.empty, ordered_sum,
+                    np.asarray, self._split)
 
     def _split(self, run_range, n: int, args: list, outs: list, stored: list,
                block: int) -> None:
@@ -786,6 +806,48 @@ class FusedKernel:
         return f"<fused {len(self.members)} ops: {shown}>"
 
 
+# Outputs from this many bytes are taken from the kernel's spares (_core/buffers.py: a new
+# large array page-faults as it is written, and a buffer taken again is in cache); smaller
+# ones are new arrays (NumPy keeps freed small blocks), which cost less than looking for a
+# free spare.
+SPARE_BYTES = 1 << 12
+_makers: dict = {}  # (input kinds, outputs, reductions, spares, parallel) -> maker
+
+
+def _steady_maker(kinds: tuple, n_out: int, n_red: int, spare: bool,
+                  parallel: bool) -> Callable:
+    """A function making a steady-state call (FusedKernel._steady) for kernels of this
+    signature: `kinds[k]` says whether input k is an array (else a 0-d value, passed as
+    a scalar); one generated function per signature, shared by every kernel."""
+    key = (kinds, n_out, n_red, spare, parallel)
+    make = _makers.get(key)
+    if make is not None:
+        return make
+    params = [f"x{k}" for k in range(len(kinds))]
+    args = [f"x{k}.ravel()" if array else f"x{k}[()]" for k, array in enumerate(kinds)]
+    outs = [f"o{k}" for k in range(n_out)]
+    stored = [f"r{k}" for k in range(n_red)]
+    body = [f"        {o} = take{k}((N,), T)" if spare else f"        {o} = empty(N, T)"
+            for k, o in enumerate(outs)]
+    body += [f"        {r} = summed((N,), T)" if spare else f"        {r} = empty(N, T)"
+             for r in stored]
+    if parallel:
+        body.append(f"        split(loop, N, [{', '.join(args)}], [{', '.join(outs)}], "
+                    f"[{', '.join(stored)}], N)")
+    else:
+        body.append(f"        loop(0, N, {', '.join(args + outs + stored)})")
+    results = [f"{o}.reshape(S)" for o in outs] + [f"asarray(osum({r}), T)" for r in stored]
+    body.append(f"        return ({', '.join(results)},)")
+    source = "\n".join(
+        ["def make(loop, N, S, T, empty, takes, summed, osum, asarray, split):"]
+        + [f"    take{k} = takes[{k}]" for k in range(n_out)]
+        + [f"    def run({', '.join(params)}):"] + body + ["    return run", ""])
+    scope: dict = {}
+    exec(compile(source, f"<tapeflow fused call {len(_makers)}>", "exec"), scope)  # noqa: S102
+    make = _makers[key] = scope["make"]
+    return make
+
+
 def _fused_shape(shapes, dtypes, attrs):
     return [(tuple(attrs["shape"]) if kind == "full" else (), attrs["dtype"])
             for kind in attrs["kinds"]]
@@ -794,6 +856,8 @@ def _fused_shape(shapes, dtypes, attrs):
 define_op("FusedElementwise", ["inputs"], list_inputs=("inputs",),
           num_outputs=lambda shapes, dtypes, attrs: len(attrs["kinds"]),
           shape=_fused_shape, differentiable=False)
+# programs call a fused node's kernel with its input arrays as they are
+DIRECT["FusedElementwise"] = lambda attrs: attrs["kernel"].direct
 
 
 def fuse(graph: FuncGraph, outputs: list) -> tuple:

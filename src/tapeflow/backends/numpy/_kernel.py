@@ -6,7 +6,7 @@ import numpy as np
 
 from ..._core.errors import InvalidArgumentError
 from ..._core.registry import register_kernel
-from ..._core.threads import blas_threads
+from ..._core.threads import blas, blas_threads
 
 _ndarray = np.ndarray
 
@@ -31,7 +31,9 @@ _LEGACY_RANK = 32
 def kernel(name: str, blas: bool = False):
     """Register the decorated `f(inputs, attrs, backend)` as op `name`'s NumPy kernel;
     `blas=True` for a kernel that calls BLAS or LAPACK: it runs in `blas_threads(1)`
-    (BLAS on the calling thread; a kernel that wants more asks inside)."""
+    (BLAS on the calling thread; a kernel that wants more asks inside). The registered
+    function's `unscoped` is `f` itself, for a caller that holds that scope over many
+    kernels (the executor holds it once per program run)."""
     def deco(f):
         register_kernel(name, "numpy", _one_blas_thread(f) if blas else f)
         return f
@@ -39,11 +41,17 @@ def kernel(name: str, blas: bool = False):
 
 
 def _one_blas_thread(f):
+    enter, leave = blas.enter, blas.leave
+
     def run(inputs, attrs, backend):
-        with blas_threads(1):
+        # (blas_threads(1) as two calls: no scope object per kernel call)
+        enter(1)
+        try:
             return f(inputs, attrs, backend)
+        finally:
+            leave()
     run.__name__, run.__qualname__, run.__doc__ = f.__name__, f.__qualname__, f.__doc__
-    run.__wrapped__ = f
+    run.__wrapped__ = run.unscoped = f
     return run
 
 
