@@ -210,3 +210,52 @@ def test_joined_slice_gradients_with_other_terms(batch):
     x = RNG.standard_normal((4, 6))
     want = np.concatenate([2 * x[:, :2], np.exp(x[:, 2:])], 1) + np.cos(x)
     np.testing.assert_allclose(cf(tf.constant(x)).numpy(), want, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- hoisted products
+def _while_bodies(cf):
+    return [n.attrs["body"] for n in cf.graph.get_operations() if n.op == "While"]
+
+
+@pytest.mark.parametrize("axis, transpose_b", [(0, False), (1, False), (1, True)])
+def test_invariant_products_leave_the_loop(axis, transpose_b):
+    """gather(P, t, axis) @ W in a loop body is one product before the loop; values and
+    gradients (of P, W and a recurrent weight) equal eager ones to rounding."""
+    steps, batch = 4, 3
+    p = tf.constant(RNG.standard_normal((steps, batch, 5) if axis == 0 else (batch, steps, 5)))
+    w = tf.Variable(RNG.standard_normal((6, 5) if transpose_b else (5, 6)) * 0.5)
+    u = tf.Variable(RNG.standard_normal((6, 6)) * 0.5)
+
+    def f(p):
+        with tf.GradientTape() as tape:
+            tape.watch(p)
+            h = tf.zeros([batch, 6], tf.float64)
+            for t in tf.range(steps):
+                x = tf.gather(p, t, axis=axis)
+                h = tf.tanh(tf.matmul(x, w, transpose_b=transpose_b) + tf.matmul(h, u))
+            loss = tf.reduce_sum(tf.sin(h))
+        return [loss] + tape.gradient(loss, [p, w, u])
+
+    traced = tf.function(f)
+    cf = traced.get_concrete_function(p)
+    bodies = _while_bodies(cf)
+    assert bodies and all(
+        [n.op for n in b.graph.get_operations()].count("MatMul") == 1 for b in bodies)
+    for e, t in zip(f(p), traced(p)):
+        np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_large_products_stay_in_the_loop():
+    """A product over all rows larger than HOIST_BYTES is not hoisted."""
+    p = tf.constant(np.zeros((8, 4, 2)))
+    w = tf.constant(np.ones((2, control_flow.HOIST_BYTES // (8 * 4 * 8) + 1)))
+
+    def f(p):
+        total = tf.zeros([4, w.shape[1]], tf.float64)
+        for t in tf.range(8):
+            total += tf.matmul(p[t], w)
+        return total
+
+    cf = tf.function(f).get_concrete_function(p)
+    (body,) = _while_bodies(cf)
+    assert "MatMul" in [n.op for n in body.graph.get_operations()]
