@@ -321,6 +321,27 @@ class _Sums:
         _kernel(op, b, "WhileGrad")(inputs, attrs, b)
 
 
+class _ZeroFeeds:
+    """Zero cotangents fed to the backward function for loop variables without a
+    gradient: one array per shape and dtype for a whole WhileGrad run instead of one per
+    iteration (programs take their inputs read-only: a shared array is never written)."""
+
+    __slots__ = ("backend", "arrays")
+
+    def __init__(self, backend):
+        self.backend, self.arrays = backend, {}
+
+    def __call__(self, shape, dtype):
+        key = (tuple(shape), dtype)
+        z = self.arrays.get(key)
+        if z is None:
+            z = self.arrays[key] = _zeros(self.backend, shape, dtype, "WhileGrad")
+        return z
+
+    def made(self, a) -> bool:
+        return any(a is z for z in self.arrays.values())
+
+
 def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
     """Input gradients of a While from its final cotangents, running the loop backwards.
 
@@ -375,7 +396,8 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
     # the cotangent of every loop variable (zeros for the non-trainable ones: the body's
     # backward function takes a cotangent for each output)
     given = iter(inputs["cots"])
-    cot = [next(given) if trainable else _zeros(b, x.shape, dt, "WhileGrad")
+    zeros = _ZeroFeeds(b)
+    cot = [next(given) if trainable else zeros(x.shape, dt)
            for trainable, x, dt in zip(grad.var_trainable, x0, grad.var_dtypes)]
     arg_sums, res_sums = _Sums(grad.n_args, b), _Sums(grad.n_resources, b)
     checkpoints, x = [], x0
@@ -421,9 +443,13 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
                     arg_sums(slot - n_vars, g)
                 else:
                     res_sums(grad.resource_of_slot[slot], g)
-            cot = [g if g is not None else _zeros(b, s, dt, "WhileGrad")
+            cot = [g if g is not None else zeros(s, dt)
                    for g, s, dt in zip(new, shapes, grad.var_dtypes)]
     out = [c for c, trainable in zip(cot, grad.var_trainable) if trainable]
+    # (an output is an array of its own, not a shared zero feed)
+    out = [_zeros(b, c.shape, dt, "WhileGrad") if zeros.made(c) else c
+           for c, dt in zip(out, [d for d, tr in zip(grad.var_dtypes, grad.var_trainable)
+                                  if tr])]
     out += [g if g is not None else _zeros(b, x.shape, dt, "WhileGrad")
             for g, x, dt, trainable in zip(arg_sums.values, args, grad.arg_dtypes,
                                            grad.arg_trainable) if trainable]

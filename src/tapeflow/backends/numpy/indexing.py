@@ -133,16 +133,20 @@ def inplace_segment_sum(inputs, attrs, backend):
     ref, data, ids = inputs["ref"], inputs["data"], inputs["segment_ids"]
     axis = attrs["axis"]
     num = ref.shape[axis]
+    lead = (slice(None),) * axis
+    if ids.ndim == 0:  # one row (a loop's read of row t)
+        i = int(ids)
+        if i >= num:
+            raise InvalidArgumentError(
+                f"UnsortedSegmentSum: segment_ids[] = {i} is out of range [0, {num})")
+        if i >= 0:
+            row = ref[lead + (i,)]
+            np.add(row, data, out=row, casting="unsafe")
+        return Alias("ref", ref.shape)
     if ids.size and ids.max() >= num:
         pos, value = _first_bad(ids, ids >= num)
         raise InvalidArgumentError(
             f"UnsortedSegmentSum: segment_ids{pos} = {value} is out of range [0, {num})")
-    lead = (slice(None),) * axis
-    if ids.ndim == 0:  # one row (a loop's read of row t)
-        if ids >= 0:
-            row = ref[lead + (int(ids),)]
-            np.add(row, data, out=row, casting="unsafe")
-        return Alias("ref", ref.shape)
     if ids.size and ids.min() < 0:  # a negative id drops its slice
         keep = ids >= 0
         ids, data = ids[keep], data[lead + (keep,)]
