@@ -651,12 +651,12 @@ class FusedKernel:
         run = self._run
         if run is not None:  # the steady state: the compiled loop over the static shape
             return list(run(*arrays))
-        # the whole call is rent (see COMPILE_AFTER_SECONDS): what compiling saves is
-        # this call's cost, not only its NumPy blocks'
-        start = time.perf_counter()
         self._calls += 1
         if self._kernels is None:
             self._kernels = compile_source(self.source)  # (imports; numba compiles later)
+        # the whole call is rent (see COMPILE_AFTER_SECONDS): what compiling saves is
+        # this call's cost, not only its NumPy blocks'
+        start = time.perf_counter()
         shape = self.shape or next(a.shape for a in arrays if a.ndim)
         args = [np.ascontiguousarray(a).reshape(-1) if a.ndim else a[()] for a in arrays]
         n = math.prod(shape)
@@ -669,7 +669,10 @@ class FusedKernel:
         if self.compiled and self._loop_ready(args, outs, stored):
             self._run_loop(n, args, outs, stored, arrays)
             return [o.reshape(shape) for o in outs] + self._sums(stored)
-        self._split(self._kernels[1], n, args, outs, stored, BLOCK)
+        if n <= PARALLEL_FROM:  # one block on this thread (as _split would run it)
+            self._kernels[1](0, n, *args, *outs, *stored)
+        else:
+            self._split(self._kernels[1], n, args, outs, stored, BLOCK)
         results = [o.reshape(shape) for o in outs] + self._sums(stored)
         self._rent += time.perf_counter() - start
         return results

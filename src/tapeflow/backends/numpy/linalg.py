@@ -59,7 +59,9 @@ def matmul(inputs, attrs, backend):
         x = _adjoint(x)
     if attrs["adjoint_b"]:
         y = _adjoint(y)
-    if x.ndim == y.ndim == 2 and x.dtype == y.dtype and x.dtype.kind in "fc":
+    if (x.ndim == 2 and y.ndim == 2 and x.shape[0] * x.shape[1] * y.shape[1]
+            >= gemm.BLAS_THREADS_FROM and x.dtype == y.dtype and x.dtype.kind in "fc"):
+        # (smaller products run on the calling thread: straight to np.matmul)
         out = gemm.product(x, y)  # rows split over the intra-op threads when large
         if out is not None:
             return out
