@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from ..._core import jit
+from ..._core.buffers import Spares
 from ..._core.jit import Loop
 from ..._core.context import intra_op_threads
 from ..._core.threads import run_parts
@@ -57,6 +58,9 @@ COMPILE_AFTER = 3
 ACTIVATIONS = {"": 0, "Relu": 1, "Relu6": 2}  # what the loops apply themselves
 LANES = 8  # filters summed together: one AVX vector of float32
 _calls: dict = {}  # Loop -> calls so far, until COMPILE_AFTER
+# The NumPy twins' temporaries, kept between calls: a fresh array of a few MB faults in
+# every page on its first write (as costly as the arithmetic on a virtual machine).
+_SPARE_TWIN = Spares()
 
 
 # ------------------------------------------------------------------ the loops (numba)
@@ -427,29 +431,44 @@ def _forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations, activation) ->
 
 
 def _sequential_sum(values: np.ndarray, axis: int = 1) -> np.ndarray:
-    """`values` summed along `axis` one after another from zero, as the loops add
-    (np.add.reduce may sum pairwise): the last of the running sums, plus zero (a sum from
-    zero differs from one from the first term only where that is -0.0: it is +0.0)."""
-    last = np.add.accumulate(values, axis=axis).take(-1, axis=axis)
-    return last + values.dtype.type(0)
+    """`values` summed along `axis` one after another from zero, as the loops add, plus
+    zero (a sum from zero differs from one from the first term only where that is -0.0:
+    it is +0.0)."""
+    return _pixel_sum(np.moveaxis(values, axis, 0))
+
+
+def _pixel_sum(values: np.ndarray) -> np.ndarray:
+    """`values` [P, ...] summed over P in order from zero (see `_sequential_sum`). NumPy
+    reduces a leading axis one row after another (its pairwise sums run only along the
+    contiguous axis), so a contiguous [P, M] array with M > 1 is summed in order, in one
+    pass; with M = 1 the row axis alone is left, which NumPy would sum pairwise, so the
+    running sums run then (np.add.accumulate: the same order, several times slower)."""
+    rest = values.shape[1:]
+    if math.prod(rest) > 1:
+        flat = np.ascontiguousarray(values).reshape(values.shape[0], -1)
+        return (np.add.reduce(flat, axis=0) + values.dtype.type(0)).reshape(rest)
+    return np.add.accumulate(values, axis=0)[-1] + values.dtype.type(0)
 
 
 def _filter_grad_numpy(xp, dy, per_image, w_shape, strides, dilations) -> None:
     """`_filter_grad`'s arithmetic as NumPy operations: per image, each weight's and
     bias's sum over the pixels in row-major order, from zero (so the same bits): what runs
-    while the loop compiles. Products are kept [N, F, pixels]: sums along the last axis."""
+    while the loop compiles. Products are kept pixel-major, [pixels, N, F], so each sum
+    is NumPy's in-order reduction over the leading axis (`_pixel_sum`)."""
     kh, kw, c, f = w_shape
     n, oh, ow = dy.shape[:3]
-    g = np.ascontiguousarray(dy.reshape(n, oh * ow, f).transpose(0, 2, 1))
+    g = np.ascontiguousarray(dy.reshape(n, oh * ow, f).transpose(1, 0, 2))  # [P, N, F]
+    prod = np.empty_like(g)
     m = 0
     for a in range(kh):
         for q in range(kw):
             p = _patch(xp, a, q, (oh, ow), strides, dilations)
             for ch in range(c):
-                v = np.ascontiguousarray(p[..., ch]).reshape(n, 1, oh * ow)
-                per_image[:, m * f:(m + 1) * f] = _sequential_sum(v * g, axis=2)
+                v = p[..., ch].reshape(n, oh * ow).T[:, :, None]  # [P, N, 1]
+                np.multiply(v, g, out=prod)
+                per_image[:, m * f:(m + 1) * f] = _pixel_sum(prod)
                 m += 1
-    per_image[:, -f:] = _sequential_sum(g, axis=2)
+    per_image[:, -f:] = _pixel_sum(g)
 
 
 def _run(run, args: tuple, size: int) -> None:
@@ -528,49 +547,66 @@ def filter_grad(xp: np.ndarray, dy: np.ndarray, filter_hw: tuple, strides: tuple
 # ------------------------------------------------------------------ depthwise
 def _depthwise_forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations,
                              activation) -> None:
-    """`_depthwise_forward`'s arithmetic, op for op, over whole arrays."""
+    """`_depthwise_forward`'s arithmetic, op for op, over whole arrays: the sums in `y`
+    itself (when contiguous), each tap's products in one kept temporary."""
     kh, kw, _, cm = w.shape
     c = xp.shape[-1]
     wg = w.reshape(kh, kw, c, cm // c)
-    s = None
+    s = y if y.flags.c_contiguous else np.empty(y.shape, y.dtype)
+    s5 = s.reshape(s.shape[:-1] + (c, cm // c))
+    term = _SPARE_TWIN.empty(s5.shape, s.dtype)
     for a in range(kh):
         for q in range(kw):
-            p = _patch(xp, a, q, out_hw, strides, dilations)
-            term = p * wg[a, q, :, 0] if wg.shape[-1] == 1 else p[..., None] * wg[a, q]
-            s = term if s is None else np.add(s, term, out=s)
-    y[...] = _activate(s.reshape(y.shape) + b, zero, activation)
+            p = _patch(xp, a, q, out_hw, strides, dilations)[..., None]
+            if a == 0 and q == 0:
+                np.multiply(p, wg[a, q], out=s5)
+            else:
+                s5 += np.multiply(p, wg[a, q], out=term)
+    s += b
+    if activation in ("Relu", "Relu6"):  # (as `_activate`: NaN and -0.0 stay)
+        np.copyto(s, zero, where=s < zero)
+    if activation == "Relu6":
+        np.copyto(s, zero + 6, where=s > zero + 6)
+    if s is not y:
+        y[...] = s
 
 
 def _depthwise_filter_grad_numpy(xp, dy, per_image, filter_hw, strides, dilations) -> None:
     """`_depthwise_filter_grad`'s arithmetic over whole arrays, a few images at a time
-    (each tap's products are a temporary the size of dy)."""
+    (each tap's products are a temporary the size of dy), pixel-major ([OH, OW, N, C*M])
+    so each sum is NumPy's in-order reduction over the leading axes (`_pixel_sum`)."""
     (kh, kw), (n, oh, ow, cm) = filter_hw, dy.shape
     m = cm // xp.shape[-1]
     per = max(1, (1 << 20) // (oh * ow * cm))
     for lo in range(0, n, per):
         hi = min(n, lo + per)
-        g = dy[lo:hi].reshape(hi - lo, oh * ow, cm)
+        g = np.ascontiguousarray(dy[lo:hi].transpose(1, 2, 0, 3))  # [OH, OW, n, C*M]
+        prod = np.empty_like(g)
         for t in range(kh * kw):
             v = _patch(xp[lo:hi], t // kw, t % kw, (oh, ow), strides, dilations)
             v = np.repeat(v, m, axis=-1) if m > 1 else v
-            per_image[lo:hi, t * cm:(t + 1) * cm] = _sequential_sum(
-                v.reshape(hi - lo, oh * ow, cm) * g)
-        per_image[lo:hi, -cm:] = _sequential_sum(g)
+            np.multiply(v.transpose(1, 2, 0, 3), g, out=prod)
+            per_image[lo:hi, t * cm:(t + 1) * cm] = _pixel_sum(
+                prod.reshape((oh * ow,) + prod.shape[2:]))
+        per_image[lo:hi, -cm:] = _pixel_sum(g.reshape((oh * ow,) + g.shape[2:]))
 
 
 def _depthwise_input_grad_numpy(dy, w, dxp, strides, dilations) -> None:
-    """`_depthwise_input_grad`'s arithmetic over whole arrays."""
+    """`_depthwise_input_grad`'s arithmetic over whole arrays (each tap's sums in one
+    kept temporary)."""
     kh, kw, _, cm = w.shape
     n, oh, ow, _ = dy.shape
     c = dxp.shape[-1]
     m = cm // c
     g = dy.reshape(n, oh, ow, c, m)
     wg = w.reshape(kh, kw, c, m)
+    s = _SPARE_TWIN.empty((n, oh, ow, c), dy.dtype)
+    term = _SPARE_TWIN.empty((n, oh, ow, c), dy.dtype) if m > 1 else None
     for a in range(kh):
         for q in range(kw):
-            s = g[..., 0] * wg[a, q, :, 0]
+            np.multiply(g[..., 0], wg[a, q, :, 0], out=s)
             for mm in range(1, m):
-                s += g[..., mm] * wg[a, q, :, mm]
+                s += np.multiply(g[..., mm], wg[a, q, :, mm], out=term)
             _patch(dxp, a, q, (oh, ow), strides, dilations)[...] += s
 
 
