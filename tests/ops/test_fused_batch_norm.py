@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
+from tapeflow._core import jit
+from tapeflow.backends.numpy import nn as np_nn
 from tapeflow.ops.nn import fused_batch_norm_training
 
 
@@ -102,3 +104,36 @@ def test_errors_name_the_op_and_dtypes():
                                   tf.constant([0, 0]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="scale and x's axis 1"):
         fused_batch_norm_training(tf.ones([2, 3]), tf.ones([2]), tf.zeros([3]))
+
+
+@pytest.mark.parametrize("shape", [(4, 5, 5, 16), (3, 7, 1), (2, 3, 1030), (6, 2, 2, 3)])
+def test_loops_give_the_numpy_lines_bits(shape, monkeypatch):
+    """The numba loops (one sweep per pass) replace NumPy lines op for op: the same bits,
+    signed zeros and NaN included, so a program's first calls equal its later ones."""
+    rng = np.random.default_rng(11)
+    c = shape[-1]
+    x = rng.normal(size=shape).astype(np.float32)
+    dy = rng.normal(size=shape).astype(np.float32)
+    x.reshape(-1, c)[:, 0] = 2.0  # a constant feature: zero deviations
+    dy.reshape(-1, c)[:, 0] = -1.0  # (so its products are -0.0)
+    dy.reshape(-1)[-1] = np.nan
+    s, o = rng.uniform(0.5, 2, c).astype(np.float32), rng.normal(size=c).astype(np.float32)
+    attrs = {"axis": len(shape) - 1, "epsilon": 1e-3}
+
+    def run():
+        y, m, v = np_nn.fused_batch_norm({"x": x, "scale": s, "offset": o}, attrs, None)
+        grads = np_nn.fused_batch_norm_grad({"dy": dy, "x": x, "scale": s, "mean": m,
+                                             "variance": v}, attrs, None)
+        return [a.tobytes() for a in [y, m, v, *grads]]
+    monkeypatch.setattr(np_nn, "_bn_calls", {})
+    monkeypatch.setattr(np_nn, "_BN_COMPILE_AFTER", 1 << 30)
+    twins = run()
+    monkeypatch.setattr(np_nn, "_BN_COMPILE_AFTER", 0)
+    before = jit.background()
+    jit.set_background(False)
+    jit.wait_compiled()  # (earlier tests may have started them in the background)
+    try:
+        assert run() == twins
+        assert np_nn._MOMENT._jit is not None or not jit.available()  # (the loops ran)
+    finally:
+        jit.set_background(before)

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from ..._core import jit
 from ..._core.buffers import Spares
 from ..._core.errors import InvalidArgumentError
 from ._kernel import ensure_array, kernel
@@ -198,8 +199,78 @@ class _Layout:
     def sum(self, a: np.ndarray) -> np.ndarray:
         if not self.k:
             return np.add.reduce(a, axis=(0, 2))
-        s = np.add.reduce(a, axis=0)
+        return self.fold(np.add.reduce(a, axis=0))
+
+    def fold(self, s: np.ndarray) -> np.ndarray:
+        """The k partial sums [k * C] of a view's column sums, added in turn: [C]."""
         return s if self.k == 1 else np.add.reduce(s.reshape(self.k, self.c), axis=0)
+
+
+# Loops (numba, compiled once per dtype in the background, like conv_direct's) that do the
+# elementwise passes of the two kernels below over the [R / k, k * C] view in one sweep
+# each, where NumPy makes a temporary per operation: the same operations on each element
+# in the same order (no fused multiply-add: numba does not contract), and each column
+# summed row after row from zero like NumPy's reduction over the leading axis, so the
+# same bits as the NumPy lines they replace, which run until a loop is compiled.
+
+
+def _bn_moment(x, g, m, out, with_g):  # pragma: no cover (numba)
+    """out[j] += (x[r, j] - m[j])^2, or g[r, j] (x[r, j] - m[j]) with `with_g`, row by
+    row from out = 0."""
+    rows, lanes = x.shape
+    if with_g:
+        for r in range(rows):
+            for j in range(lanes):
+                out[j] += g[r, j] * (x[r, j] - m[j])
+    else:
+        for r in range(rows):
+            for j in range(lanes):
+                d = x[r, j] - m[j]
+                out[j] += d * d
+
+
+def _bn_apply(x, g, m, a, u, w, out, grad):  # pragma: no cover (numba)
+    """out = x u + w (forward), or (g - a) u - (x - m) w (the input gradient)."""
+    rows, lanes = x.shape
+    if grad:
+        for r in range(rows):
+            for j in range(lanes):
+                out[r, j] = (g[r, j] - a[j]) * u[j] - (x[r, j] - m[j]) * w[j]
+    else:
+        for r in range(rows):
+            for j in range(lanes):
+                out[r, j] = x[r, j] * u[j] + w[j]
+
+
+_MOMENT = jit.Loop(_bn_moment)
+_APPLY = jit.Loop(_bn_apply)
+_BN_COMPILE_AFTER = 3  # calls of a loop before it compiles (as conv_direct's loops)
+_bn_calls: dict = {}
+
+
+def _bn_loop(loop, args: tuple):
+    """The compiled loop for `args`, or None (NumPy runs its arithmetic): before its
+    _BN_COMPILE_AFTER-th call, without numba, or while it compiles in the background."""
+    if not jit.available():
+        return None
+    calls = _bn_calls.get(loop, 0)
+    if calls < _BN_COMPILE_AFTER - 1:
+        _bn_calls[loop] = calls + 1
+        return None
+    return loop.ready(*args)
+
+
+def _sum_of_squares(lay: "_Layout", v, mean_wide, scratch):
+    """sum((v - mean)^2) over the view's rows, then folded (see _Layout.sum)."""
+    if lay.k and lay.shape[1] > 1:
+        out = np.zeros(lay.shape[1], v.dtype)
+        run = _bn_loop(_MOMENT, (v, v, mean_wide, out, False))
+        if run is not None:
+            run(v, v, mean_wide, out, False)
+            return lay.fold(out)
+    centred = np.subtract(v, mean_wide, out=scratch)
+    np.square(centred, out=centred)
+    return lay.sum(centred)
 
 
 @kernel("FusedBatchNorm")
@@ -220,16 +291,21 @@ def fused_batch_norm(inputs, attrs, backend):
     mean = lay.sum(v)
     mean /= n
     y = _SPARE_BN.empty(x.shape, dtype)
-    centred = np.subtract(v, lay.wide(mean), out=y.reshape(lay.shape))
-    np.square(centred, out=centred)
-    variance = lay.sum(centred)
+    out = y.reshape(lay.shape)
+    variance = _sum_of_squares(lay, v, lay.wide(mean), out)
     variance /= n
     k = variance + dtype.type(attrs["epsilon"])
     np.sqrt(k, out=k)
     np.divide(scale, k, out=k)
     shift = offset - mean * k
-    np.multiply(v, lay.wide(k), out=centred)
-    centred += lay.wide(shift)
+    k_wide, shift_wide = lay.wide(k), lay.wide(shift)
+    run = _bn_loop(_APPLY, (v, v, k_wide, k_wide, k_wide, shift_wide, out, False)) \
+        if lay.k and lay.shape[1] > 1 else None
+    if run is not None:
+        run(v, v, k_wide, k_wide, k_wide, shift_wide, out, False)
+    else:
+        np.multiply(v, k_wide, out=out)
+        out += shift_wide
     return [y, mean, variance]
 
 
@@ -254,16 +330,36 @@ def fused_batch_norm_grad(inputs, attrs, backend):
     np.sqrt(inv, out=inv)
     np.divide(dtype.type(1), inv, out=inv)
     d_offset = lay.sum(g)
-    xc = np.subtract(v, lay.wide(mean), out=_SPARE_BN.empty(lay.shape, dtype))
     dx = _SPARE_BN.empty(x.shape, dtype)
-    prod = np.multiply(g, xc, out=dx.reshape(lay.shape))
-    s_gxc = lay.sum(prod)
+    prod = dx.reshape(lay.shape)
+    mean_wide = lay.wide(mean)
+    looped = bool(lay.k) and lay.shape[1] > 1
+    run = _bn_loop(_MOMENT, (v, g, mean_wide, mean_wide, True)) if looped else None
+    xc = None
+    if run is not None:
+        lanes = np.zeros(lay.shape[1], dtype)
+        run(v, g, mean_wide, lanes, True)
+        s_gxc = lay.fold(lanes)
+    else:
+        xc = np.subtract(v, mean_wide, out=_SPARE_BN.empty(lay.shape, dtype))
+        np.multiply(g, xc, out=prod)
+        # (+ 0: the loop sums from +0.0, so a column of -0.0 products gives +0.0 there)
+        s_gxc = lay.sum(prod) if not looped else lay.fold(np.add.reduce(prod, axis=0)
+                                                          + dtype.type(0))
     d_scale = s_gxc * inv
     u = scale * inv
     w = u * inv * inv * s_gxc
     w /= n
-    np.subtract(g, lay.wide(d_offset / n), out=prod)
-    prod *= lay.wide(u)
-    xc *= lay.wide(w)
+    a_wide, u_wide, w_wide = lay.wide(d_offset / n), lay.wide(u), lay.wide(w)
+    run = _bn_loop(_APPLY, (v, g, mean_wide, a_wide, u_wide, w_wide, prod, True)) \
+        if looped else None
+    if run is not None:
+        run(v, g, mean_wide, a_wide, u_wide, w_wide, prod, True)
+        return [dx, d_scale, d_offset]
+    if xc is None:
+        xc = np.subtract(v, mean_wide, out=_SPARE_BN.empty(lay.shape, dtype))
+    np.subtract(g, a_wide, out=prod)
+    prod *= u_wide
+    xc *= w_wide
     prod -= xc
     return [dx, d_scale, d_offset]
