@@ -259,3 +259,35 @@ def test_large_products_stay_in_the_loop():
     cf = tf.function(f).get_concrete_function(p)
     (body,) = _while_bodies(cf)
     assert "MatMul" in [n.op for n in body.graph.get_operations()]
+
+
+# ---------------------------------------------------------------- deferred products
+@pytest.mark.parametrize("defer_bytes, every", [(1 << 20, None), (0, None), (1 << 20, 2)])
+def test_weight_gradients_summed_after_the_loop(monkeypatch, defer_bytes, every):
+    """sum_t h_t^T dz_t and sum_t sum_rows(dz_t) of a recurrent weight and bias: one
+    product (one sum) after the loop when the operands fit DEFER_BYTES and the gradient
+    keeps every iteration; per iteration otherwise (also when checkpointing). Equal to
+    the eager gradients to rounding either way."""
+    monkeypatch.setattr(control, "DEFER_BYTES", defer_bytes)
+    calls = []
+    original = control._sum_deferred
+    monkeypatch.setattr(control, "_sum_deferred", lambda *a: calls.append(1) or original(*a))
+    u = tf.Variable(RNG.standard_normal((3, 3)) * 0.5)
+    bias = tf.Variable(RNG.standard_normal(3))
+    xs = tf.constant(RNG.standard_normal((6, 2, 3)))
+
+    def f(xs):
+        with tf.GradientTape() as tape:
+            def body(t, h):
+                return t + 1, tf.tanh(xs[t] + tf.matmul(h, u) + bias)
+            _, h = tf.while_loop(lambda t, h: t < 6, body,
+                                 (tf.constant(0), tf.zeros([2, 3], tf.float64)),
+                                 checkpoint_every=every)
+            loss = tf.reduce_sum(h ** 3)
+        return [loss] + tape.gradient(loss, [u, bias])
+
+    eager = f(xs)
+    traced = tf.function(f)(xs)
+    for e, t in zip(eager, traced):
+        np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-12, atol=1e-14)
+    assert bool(calls) == (defer_bytes > 0 and every is None)

@@ -858,7 +858,7 @@ class _LoopGrad:
         self.resource_specs = [(tuple(v._shape), v.dtype) for v in trainable_res]
         # the backward pass re-runs iterations: state changes would happen twice (prints
         # are left out of the rerun; a py_function's Python code runs again)
-        self._sparse = None
+        self._sparse: dict = {}
         self.state_change = next((f"{n.op} (node {n.name})" for n in body_cf.graph.nodes
                                   if n.stateful and n.op not in _RERUNNABLE), None)
         body_vars = list(body_cf.graph.variables.values())
@@ -872,30 +872,39 @@ class _LoopGrad:
     def __repr__(self) -> str:
         return f"<gradient of {self.body.name}: {len(self.saved_positions)} saved per step>"
 
-    def sparse_backward(self):
-        """(backward function, forms): the backward function returning, for an argument's
+    def sparse_backward(self, deferred: bool = False):
+        """(backward function, forms, bytes kept per iteration): the backward function returning, for an argument's
         gradient that is a segment sum (a gather's gradient) or a slice scatter (a
         slice's), the parts it is made of instead of the dense tensor; `forms` has per
         gradient slot None (dense) or (kernel adding the parts into a total, its input
         names, its attributes). The loop's WhileGrad adds each iteration's parts into the
         argument's total in place: reading row t of a loop-invariant [T, ...] input then
-        costs O(row) per iteration instead of a dense [T, ...] temporary."""
-        if self._sparse is None:
-            self._sparse = _sparse_backward(self.backward, self.slots, self.n_vars,
-                                            self.n_args)
-        return self._sparse
+        costs O(row) per iteration instead of a dense [T, ...] temporary.
+
+        With `deferred` (a WhileGrad keeping every iteration), also the operands of an
+        argument's or variable's gradient that is a product of two matrices or a sum
+        over the first axis, forms ("product" / "rowsum", ...): WhileGrad keeps them and
+        makes the sum over iterations after the loop as one product (one sum) of the
+        operands concatenated along the contracted axis, instead of a small product and
+        an addition per iteration."""
+        key = bool(deferred)
+        if key not in self._sparse:
+            self._sparse[key] = _sparse_backward(self.backward, self.slots, self.n_vars,
+                                                 self.n_args, key)
+        return self._sparse[key]
 
     def backward_captures(self, backend) -> list:
         return natives_of([ext for ext, _ in self.backward.graph.captures], backend)
 
-
 _RERUNNABLE = ("ReadVariableOp", "PrintV2", "EagerPyFunc")
 
 
-def _sparse_form(t: Tensor):
+def _sparse_form(t: Tensor, deferred: bool, readers: set):
     """(kernel, input names, attrs, parts) adding the gradient `t` into a total of its
     shape without building it, when `t` is a segment sum along an axis or a slice
-    scatter; else None."""
+    scatter; with `deferred`, ("product" / "rowsum", names, attrs, operands) when it is a
+    product of two matrices or a sum over axis 0 nothing else reads (ids in `readers`);
+    else None."""
     node = getattr(t._native, "node", None)
     if node is None or node.outputs[0] is not t:
         return None
@@ -905,15 +914,41 @@ def _sparse_form(t: Tensor):
     if node.op == "StridedSliceGrad":
         attrs = {k: v for k, v in node.attrs.items() if k != "shape"}
         return ("InplaceStridedSliceAdd", ("dy",), attrs, [node.inputs["dy"]])
+    if not deferred or t.id in readers or not t.dtype.is_floating:
+        return None
+    if node.op == "MatMul":
+        a, b = node.inputs["a"], node.inputs["b"]
+        if len(a._shape) == 2 and len(b._shape) == 2:
+            return ("product", ("a", "b"), {"adjoint_a": bool(node.attrs["adjoint_a"]),
+                                            "adjoint_b": bool(node.attrs["adjoint_b"])},
+                    [a, b])
+    if node.op == "Sum" and not node.attrs["keepdims"] and tuple(
+            node.attrs["axis"] if isinstance(node.attrs["axis"], (list, tuple))
+            else (node.attrs["axis"],)) == (0,):
+        return ("rowsum", ("x",), {}, [node.inputs["x"]])
     return None
 
 
-def _sparse_backward(backward, slots: list, n_vars: int, n_args: int):
+_DEFERRED = ("product", "rowsum")
+
+
+def _sparse_backward(backward, slots: list, n_vars: int, n_args: int, deferred: bool):
     """See _LoopGrad.sparse_backward: `backward` with the parts of its sparse argument
-    gradients as outputs, and the forms (None where nothing is sparse)."""
-    outs, forms = [], []
+    gradients (and, `deferred`, of its deferred sums) as outputs, the forms (None where
+    nothing is sparse) and the bytes of the deferred operands one iteration keeps."""
+    readers = {t.id for n in backward.graph.nodes for t in _tensor_inputs(n)}
+    outs, forms, kept = [], [], {}
     for slot, t in zip(slots, backward._flat_outputs):
-        form = _sparse_form(t) if n_vars <= slot < n_vars + n_args else None
+        form = None
+        if slot >= n_vars:  # (a sum over iterations: an argument's or a variable's)
+            form = _sparse_form(t, deferred, readers)
+            if form is not None and form[0] not in _DEFERRED and slot >= n_vars + n_args:
+                form = None  # (in-place row sums are made for arguments only)
+        if form is not None and form[0] in _DEFERRED:
+            if any(None in p._shape for p in form[3]):
+                form = None  # (what keeping them costs must be known)
+            else:
+                kept.update((p.id, math.prod(p._shape) * p.dtype.size) for p in form[3])
         if form is None:
             outs.append(t)
             forms.append(None)
@@ -921,11 +956,11 @@ def _sparse_backward(backward, slots: list, n_vars: int, n_args: int):
             outs.extend(form[3])
             forms.append(form[:3])
     if all(f is None for f in forms):
-        return backward, None
+        return backward, None, 0
     cf = ConcreteFunction(backward.graph, backward.structured_input_signature, outs,
                           backward._n_args, backward.name + "_sparse")
     cf.jit_compile = backward.jit_compile
-    return cf, forms
+    return cf, forms, sum(kept.values())
 
 
 def _without_prints(cf):
