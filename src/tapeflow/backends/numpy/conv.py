@@ -241,8 +241,10 @@ def _direct(x, w, bias, attrs, activation: str):
 
 def _pointwise(x, w, attrs) -> bool:
     """Whether a convolution is a 1x1 one reading every pixel (no stride, no padding):
-    a product of the NHWC input's rows by the filters, with no im2col copy."""
-    return (w.shape[:2] == (1, 1) and tuple(attrs["strides"]) == (1, 1)
+    a product of the NHWC input's rows by the filters, with no im2col copy. `w`: the
+    filters, or their spatial size."""
+    khw = w if isinstance(w, tuple) else w.shape[:2]
+    return (tuple(khw) == (1, 1) and tuple(attrs["strides"]) == (1, 1)
             and (attrs["padding"] in ("SAME", "VALID")
                  or not any(v for pair in attrs["padding"] for v in pair)))
 
@@ -313,9 +315,10 @@ def conv2d_backprop_input(inputs, attrs, backend):
         if dxp is not None:
             return _from_nhwc(dxp[:, pt:pt + hw[0], pl:pl + hw[1]], fmt, dtype)
     if groups == 1 and dy.ndim == 4 and w.ndim == 4 and tuple(attrs["strides"]) == (1, 1) \
-            and 8 <= cg and o <= cg:
+            and (kh == kw == 1 or 8 <= cg and o <= cg):
         # (with more filters than channels its im2col matrix outgrows the columns below,
-        # and with few channels its product is too narrow: measured slower there)
+        # and with few channels its product is too narrow: measured slower there; a 1x1
+        # filter has no im2col, so its product dy w^T wins always: no scatter after it)
         dx = _input_grad_by_forward(dy, w, pads, attrs, backend)
         if dx is not None:
             return _from_nhwc(dx, fmt, dtype)
@@ -395,6 +398,11 @@ def conv2d_backprop_filter(inputs, attrs, backend):
         return direct[0].astype(dtype, copy=False)
     p = _windows(_pad(x, pads, scratch="pad"), out, (kh, kw), attrs["strides"], attrs["dilations"])
     cg = c // groups
+    if groups == 1 and x.ndim == 4 and dy.ndim == 4 and (kh, kw) == (1, 1) \
+            and _pointwise(x, (1, 1), attrs):
+        # a 1x1 filter reading every pixel: x^T dy on the rows as they are (no im2col copy)
+        dw = x.reshape(n * h * wd, c).T @ dy.reshape(n * oh * ow, o)
+        return np.ascontiguousarray(dw.reshape(1, 1, c, o), dtype=dtype)
     if groups == 1 and x.ndim == 4 and dy.ndim == 4:
         tap_major = _tap_major(c, kw, attrs["dilations"][1], work)
         cols = _cols(p, tap_major)
