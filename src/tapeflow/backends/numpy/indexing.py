@@ -72,6 +72,11 @@ def _prod(dims) -> int:
 def gather(inputs, attrs, backend):
     params, idx = inputs["params"], inputs["indices"]
     axis, nbatch = attrs["axis"], attrs["batch_dims"]
+    if idx.ndim == 0 and params.ndim > 1:  # one slice (a loop's row t): a strided copy
+        i = int(idx)
+        if not 0 <= i < params.shape[axis]:
+            _check_range("GatherV2", idx, params.shape[axis])
+        return params[(slice(None),) * axis + (i,)].copy()
     _check_range("GatherV2", idx, params.shape[axis])
     check_rank("gather", params.ndim - 1 + idx.ndim - nbatch)  # np.take would crash
     if nbatch == 0:
