@@ -1,4 +1,6 @@
 """NumPy kernels of indexing: strided slices, gathers, scatters, segment sums, where."""
+from types import MappingProxyType
+
 import numpy as np
 
 from ..._core.dispatch import Alias
@@ -6,8 +8,28 @@ from ..._core.errors import InvalidArgumentError
 from ._kernel import check_rank, ensure_array, kernel
 
 
+_KEYS: dict = {}  # id(attrs) -> (attrs, key), for a compiled node's read-only attrs
+_KEYS_KEPT = 4096
+
+
 def _slice_key(a):
-    """The NumPy basic-indexing key of a StridedSlice spec (see ops/indexing.py)."""
+    """The NumPy basic-indexing key of a StridedSlice spec (see ops/indexing.py). A
+    compiled node runs with one read-only attrs mapping every time (in a loop, every
+    iteration): its key is made once (the cache holds the mapping, so its id is not
+    reused while the entry lives); an eager call's dict is new each time."""
+    if type(a) is not MappingProxyType:
+        return _make_key(a)
+    hit = _KEYS.get(id(a))
+    if hit is not None and hit[0] is a:
+        return hit[1]
+    key = _make_key(a)
+    if len(_KEYS) >= _KEYS_KEPT:
+        _KEYS.clear()
+    _KEYS[id(a)] = (a, key)
+    return key
+
+
+def _make_key(a):
     shrink, new = a["shrink_axis_mask"], a["new_axis_mask"]
     key = []
     for i, (b, e, s) in enumerate(zip(a["begin"], a["end"], a["strides"])):
