@@ -154,6 +154,15 @@ def test_inplace_kernels_follow_segment_sum_semantics():
     np.testing.assert_allclose(ref, want, rtol=1e-15)
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
         add({"ref": ref, "data": data, "segment_ids": ids + 3}, {"axis": 1}, None)
+    for one in (np.array(2), np.array([2]), np.array([-1])):  # one row (or none)
+        before = ref.copy()
+        row = RNG.standard_normal((2, 3) if one.ndim == 0 else (2, 1, 3))
+        add({"ref": ref, "data": row, "segment_ids": one}, {"axis": 1}, None)
+        if one.reshape(-1)[0] >= 0:
+            before[:, 2] += row.reshape(2, 3)
+        np.testing.assert_array_equal(ref, before)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        add({"ref": ref, "data": row, "segment_ids": np.array([4])}, {"axis": 1}, None)
     assert control._own_kernel("InplaceSegmentSum", REGISTRY.find("numpy"))
 
 

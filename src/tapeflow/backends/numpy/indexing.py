@@ -161,14 +161,15 @@ def inplace_segment_sum(inputs, attrs, backend):
     axis = attrs["axis"]
     num = ref.shape[axis]
     lead = (slice(None),) * axis
-    if ids.ndim == 0:  # one row (a loop's read of row t)
-        i = int(ids)
+    if ids.size == 1:  # one row (a loop's read of row t)
+        i = int(ids.reshape(-1)[0])
         if i >= num:
             raise InvalidArgumentError(
-                f"UnsortedSegmentSum: segment_ids[] = {i} is out of range [0, {num})")
+                f"UnsortedSegmentSum: segment_ids{[0] * ids.ndim} = {i} is out of range "
+                f"[0, {num})")
         if i >= 0:
             row = ref[lead + (i,)]
-            np.add(row, data, out=row, casting="unsafe")
+            np.add(row, data.reshape(row.shape), out=row, casting="unsafe")
         return Alias("ref", ref.shape)
     if ids.size and ids.max() >= num:
         pos, value = _first_bad(ids, ids >= num)
