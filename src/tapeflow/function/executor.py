@@ -169,6 +169,21 @@ class Program:
             value = func({}, node.attrs, self.backend)
         return _single(value, {}) if type(value) is not self.backend.native_type else value
 
+    def _ufunc(self, node, native_impl):
+        """The ufunc a node's kernel is (its op's declared `Pointwise.ufunc`), to call
+        directly, or None: only on NumPy arrays, for one output and plain operands, with
+        no attributes decided at run time, and not in a profiled program (which reports
+        each kernel call)."""
+        facts = _reg.POINTWISE.get(node.op)
+        if (facts is None or facts.ufunc is None or native_impl is not None or self.profiled
+                or self.backend.native_type is not np.ndarray or len(node.outputs) != 1
+                or node.dims or late_attrs(node.attrs)
+                or set(facts.inputs) != set(node.inputs)):
+            return None
+        if not all(isinstance(v, (Tensor, Variable)) for v in node.inputs.values()):
+            return None
+        return facts.ufunc
+
     def _compile(self, outputs: list) -> Callable:
         graph, backend = self.graph, self.backend
         names: dict[int, str] = {}
@@ -265,22 +280,35 @@ class Program:
                                  f"_rc({buf}) == _ALONE and {buf}.flags.writeable:")
                     lines.append(f"        {outs[0]} = u{j}({args}, out={buf})")
                     self.line_nodes[len(lines)] = node
+                    self.line_args[len(lines)] = {m: ref(v) for m, v in node.inputs.items()}
                     lines.append("    else:")
                     indent = "        "
-                lines.append(f"{indent}n = {natives}")
-                if node.dims or late_attrs(node.attrs):  # attributes decided at run time
-                    env[f"d{j}"] = attr_resolver(node.attrs, list(node.dims))
-                    a = f"d{j}([{', '.join(names[m.id] for m in node.dims)}])"
-                if not outs:  # a stateful op run for its effect (an assignment)
-                    lines.append(f"{indent}{k}(n, {a}, b)")
-                elif len(outs) == 1:
-                    lines.append(f"{indent}{outs[0]} = {k}(n, {a}, b)")
-                    lines.append(f"{indent}if type({outs[0]}) is not _nd: "
-                                 f"{outs[0]} = _single({outs[0]}, n)")
+                ufunc = self._ufunc(node, native_impl)
+                if ufunc is not None:
+                    # the op's kernel is this ufunc (its declared Pointwise.ufunc): called
+                    # as the kernel calls it, with no inputs dict or kernel call around it
+                    env[f"u{j}"] = ufunc
+                    given = {m: ref(v) for m, v in node.inputs.items()}
+                    operands = ", ".join(given[m] for m in _reg.POINTWISE[node.op].inputs)
+                    lines.append(f"{indent}{outs[0]} = u{j}({operands})")
+                    self.line_nodes[len(lines)] = node
+                    self.line_args[len(lines)] = given
                 else:
-                    lines.append(f"{indent}{', '.join(outs)} = _resolve_all({k}(n, {a}, b), n)")
-                for extra in (len(lines) - 1, len(lines)):
-                    self.line_nodes[extra] = node
+                    lines.append(f"{indent}n = {natives}")
+                    if node.dims or late_attrs(node.attrs):  # attributes decided at run time
+                        env[f"d{j}"] = attr_resolver(node.attrs, list(node.dims))
+                        a = f"d{j}([{', '.join(names[m.id] for m in node.dims)}])"
+                    if not outs:  # a stateful op run for its effect (an assignment)
+                        lines.append(f"{indent}{k}(n, {a}, b)")
+                    elif len(outs) == 1:
+                        lines.append(f"{indent}{outs[0]} = {k}(n, {a}, b)")
+                        lines.append(f"{indent}if type({outs[0]}) is not _nd: "
+                                     f"{outs[0]} = _single({outs[0]}, n)")
+                    else:
+                        lines.append(f"{indent}{', '.join(outs)} = "
+                                     f"_resolve_all({k}(n, {a}, b), n)")
+                    for extra in (len(lines) - 1, len(lines)):
+                        self.line_nodes[extra] = node
                 if profiled:
                     lines.append(f"    _prof({j}, _t, {natives}, [{', '.join(outs)}])")
             floats = [nm for o, nm in zip(node.outputs, outs)
