@@ -181,3 +181,24 @@ def test_a_regions_rent_is_its_whole_call(monkeypatch, _blocks_until_asked):
     monkeypatch.setattr(fuse.FusedKernel, "_stored", slow)
     f(x)
     assert kernel._rent - before >= 0.005
+
+
+def test_ops_whose_kernel_is_a_ufunc_are_called_as_that_ufunc():
+    f = tf.function(lambda x, y: tf.maximum(x - y, 0.0) * tf.exp(y), jit_compile=False)
+    spec = tf.TensorSpec([3], tf.float64)
+    source = _source(f, spec, spec)
+    assert re.search(r"^    v\d+ = u\d+\(i0, i1\)$", source, re.M)  # x - y, no inputs dict
+    x, y = np.array([1.0, -2.0, 3.5]), np.array([0.5, 1.0, -1.0])
+    np.testing.assert_array_equal(f(tf.constant(x), tf.constant(y)).numpy(),
+                                  np.maximum(x - y, 0.0) * np.exp(y))
+    i = tf.function(lambda a: tf.maximum(a - 1, 0))  # 0-d integers: NumPy scalars inside
+    assert i(tf.constant(5)).numpy() == 4 and i(tf.constant(0)).numpy() == 0
+
+
+def test_a_failing_ufunc_line_names_the_node_and_its_own_inputs_shapes():
+    spec = tf.TensorSpec([None], tf.float64)
+    f = tf.function(lambda x, y: tf.sqrt(x) + tf.tanh(y), input_signature=[spec, spec],
+                    jit_compile=False)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"Add.*x: float64\[3\].*y: float64\[2\].*node Add of function"):
+        f(tf.ones([3], tf.float64), tf.ones([2], tf.float64))
