@@ -127,21 +127,21 @@ def _limit(inputs: dict) -> int | None:
     return int(limit[0]) if limit else None
 
 
-def _step_function(cond_cf, body_cf):
-    """One iteration as one function: the body, then the cond on its results (with the
-    same arguments), returning the new loop variables and whether to go on; so an
-    iteration is one program call. None when the cond changes state (it then runs only
-    where the loop asks it, as written)."""
+def _step_function(cond_cf, body_cf, n_vars: int):
+    """One iteration as one function: the body (or its forward variant: the `n_vars` new
+    loop variables, then what the gradient keeps), then the cond on the new loop
+    variables (with the same arguments), returning the body's outputs and whether to go
+    on; so an iteration is one program call. None when the cond changes state (it then
+    runs only where the loop asks it, as written)."""
     if any(n.stateful and n.op != "ReadVariableOp" for n in cond_cf.graph.nodes):
         return None
 
     def build():
-        n_vars = len(body_cf._flat_outputs)
         g = FuncGraph(body_cf.name + "_step")
         params = [g.placeholder(t._shape, t.dtype) for t in body_cf.graph.inputs]
         with tracing(g):  # both functions inlined: one graph to optimize and fuse
             outs = body_cf._call_flat(params)
-            pred = cond_cf._call_flat(list(outs) + params[n_vars:])[0]
+            pred = cond_cf._call_flat(list(outs[:n_vars]) + params[n_vars:])[0]
         if g.captures:  # (sealed functions capture nothing: a safety net)
             return None
         specs = tuple(TensorSpec(t._shape, t.dtype) for t in params)
@@ -203,15 +203,27 @@ def kept(count, x0: list, args: list):
     return steps
 
 
-def _run_saving(grad, xs: list, args: list, cond, limit, backend):
+def _run_saving(grad, xs: list, args: list, cond, limit, backend, cond_cf=None):
     """The loop through the body's forward variant, keeping each iteration's input shapes
     and saved tensors; gives up keeping (None) past STORE_ALL_BYTES. Returns (final loop
-    variables, iteration count, kept steps or None)."""
-    variant = _Runner(grad.variant, backend, xs + args)
+    variables, iteration count, kept steps or None). With `cond_cf` (the cond's function)
+    an iteration is one call of the variant and the cond as one program."""
     saved_at, n_vars = grad.saved_positions, grad.n_vars
+    step_cf = None if cond_cf is None else _step_function(cond_cf, grad.variant, n_vars)
+    go = True
+    if step_cf is not None:
+        go = bool(cond(xs + args)[0])
+        variant = _Runner(step_cf, backend, xs + args)
+    else:
+        variant = _Runner(grad.variant, backend, xs + args)
     steps, total, n = [], 0, 0
-    while (limit is None or n < limit) and (cond is None or cond(xs + args)[0]):
-        outs = variant(xs + args)
+    while go and (limit is None or n < limit):
+        if step_cf is not None:
+            *outs, go = variant(xs + args)
+        else:
+            if cond is not None and not cond(xs + args)[0]:
+                break
+            outs = variant(xs + args)
         if steps is not None:
             saved = [outs[p] for p in saved_at]
             total += sum(_nbytes(a) for a in saved) + sum(_nbytes(a) for a in xs)
@@ -240,7 +252,7 @@ def run_while(inputs: dict, attrs: dict, backend) -> list:
     grad = saves.grad if saves is not None else None
     if grad is not None and not grad.state_change and not grad.quiet:
         cond = None if attrs["cond"] is None else _Runner(attrs["cond"], backend, xs + args)
-        xs, n, steps = _run_saving(grad, xs, args, cond, limit, backend)
+        xs, n, steps = _run_saving(grad, xs, args, cond, limit, backend, attrs["cond"])
         count = _count(n, backend)
         if steps is not None:
             _keep(count, (x0 + args, steps))
@@ -253,7 +265,7 @@ def run_while(inputs: dict, attrs: dict, backend) -> list:
             n += 1
     else:
         cond = _Runner(attrs["cond"], backend, xs + args)
-        step_cf = _step_function(attrs["cond"], attrs["body"])
+        step_cf = _step_function(attrs["cond"], attrs["body"], len(xs))
         if step_cf is None:
             while (limit is None or n < limit) and cond(xs + args)[0]:
                 xs = list(body(xs + args))
