@@ -163,6 +163,11 @@ def test_inplace_kernels_follow_segment_sum_semantics():
         np.testing.assert_array_equal(ref, before)
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
         add({"ref": ref, "data": row, "segment_ids": np.array([4])}, {"axis": 1}, None)
+    vector = np.zeros(3)  # rows of one element
+    add({"ref": vector, "data": np.array(2.0), "segment_ids": np.array(1)}, {"axis": 0}, None)
+    add({"ref": vector, "data": np.array([3.0]), "segment_ids": np.array([1])}, {"axis": 0},
+        None)
+    np.testing.assert_array_equal(vector, [0.0, 5.0, 0.0])
     assert control._own_kernel("InplaceSegmentSum", REGISTRY.find("numpy"))
 
 

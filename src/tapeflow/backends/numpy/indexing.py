@@ -169,7 +169,10 @@ def inplace_segment_sum(inputs, attrs, backend):
                 f"[0, {num})")
         if i >= 0:
             row = ref[lead + (i,)]
-            np.add(row, data.reshape(row.shape), out=row, casting="unsafe")
+            if type(row) is np.ndarray:  # (a view: rows of more than one element)
+                np.add(row, data.reshape(row.shape), out=row, casting="unsafe")
+            else:  # one element
+                ref[lead + (i,)] += data.reshape(-1)[0]
         return Alias("ref", ref.shape)
     if ids.size and ids.max() >= num:
         pos, value = _first_bad(ids, ids >= num)
