@@ -14,7 +14,7 @@ import importlib.util
 
 from ..._core.backends import REGISTRY
 from . import (array, conv, creation, indexing, linalg, math, nn,  # noqa: F401
-               reduction, signal, state)
+               normalization, reduction, signal, state)
 from ._backend import ArrayAPIBackend
 from ._kernel import FallbackWarning, XP_KERNELS, fallback_ops, library_ops
 
