@@ -596,22 +596,31 @@ def _depthwise_forward_numpy(xp, w, b, y, zero, out_hw, strides, dilations,
 
 def _depthwise_filter_grad_numpy(xp, dy, per_image, filter_hw, strides, dilations) -> None:
     """`_depthwise_filter_grad`'s arithmetic over whole arrays, a few images at a time
-    (each tap's products are a temporary the size of dy), pixel-major ([OH, OW, N, C*M])
-    so each sum is NumPy's in-order reduction over the leading axes (`_pixel_sum`)."""
+    (each tap's products are a temporary the size of dy). Each image's sums over its
+    pixels, [n, pixels, C*M] summed along the middle axis: NumPy adds along an axis that
+    is not the innermost one element after element, in order (`_pixel_sum` otherwise)."""
     (kh, kw), (n, oh, ow, cm) = filter_hw, dy.shape
     m = cm // xp.shape[-1]
     per = max(1, (1 << 20) // (oh * ow * cm))
+    zero = dy.dtype.type(0)
     for lo in range(0, n, per):
         hi = min(n, lo + per)
-        g = np.ascontiguousarray(dy[lo:hi].transpose(1, 2, 0, 3))  # [OH, OW, n, C*M]
-        prod = np.empty_like(g)
-        for t in range(kh * kw):
-            v = _patch(xp[lo:hi], t // kw, t % kw, (oh, ow), strides, dilations)
-            v = np.repeat(v, m, axis=-1) if m > 1 else v
-            np.multiply(v.transpose(1, 2, 0, 3), g, out=prod)
-            per_image[lo:hi, t * cm:(t + 1) * cm] = _pixel_sum(
-                prod.reshape((oh * ow,) + prod.shape[2:]))
-        per_image[lo:hi, -cm:] = _pixel_sum(g.reshape((oh * ow,) + g.shape[2:]))
+        g = dy[lo:hi]
+        prod = _SPARE_TWIN.empty(g.shape, g.dtype)
+        for t in range(kh * kw + 1):
+            if t < kh * kw:
+                v = _patch(xp[lo:hi], t // kw, t % kw, (oh, ow), strides, dilations)
+                v = np.repeat(v, m, axis=-1) if m > 1 else v
+                terms = np.multiply(v, g, out=prod)
+            else:  # the bias: dy itself
+                terms = g
+            at = slice(t * cm, (t + 1) * cm) if t < kh * kw else slice(-cm, None)
+            if cm > 1:
+                flat = terms.reshape(hi - lo, oh * ow, cm)
+                per_image[lo:hi, at] = np.add.reduce(flat, axis=1) + zero
+            else:
+                per_image[lo:hi, at] = _pixel_sum(
+                    np.moveaxis(terms.reshape(hi - lo, oh * ow, cm), 1, 0))
 
 
 def _depthwise_input_grad_numpy(dy, w, dxp, strides, dilations) -> None:
