@@ -1,7 +1,8 @@
-"""The direct convolutions' NumPy twins (what runs while a loop compiles) sum pixel-major
-with NumPy's in-order reduction over a leading axis (conv_direct `_pixel_sum`); with one
-image and one filter the sum is left with one axis, summed by running sums instead: both
-give the compiled loops' bits (signed zeros and NaN included)."""
+"""The direct convolutions' NumPy twins (what runs while a loop compiles) sum in NumPy's
+in-order reductions over an axis that is not the innermost (conv_direct `_pixel_sum`);
+with one image and one filter the sum is left with one axis, summed by running sums
+instead; the depthwise twins keep their temporaries: all give the compiled loops' bits
+(signed zeros and NaN included)."""
 import numpy as np
 import pytest
 
@@ -27,17 +28,25 @@ def test_pixel_major_twins_give_the_loops_bits(case, monkeypatch):
     dy = rng.standard_normal((xs[0],) + out + (ws[-1],)).astype(np.float32)
     dy[0, 0, 0, 0] = -0.0
     grad = conv_direct.depthwise_filter_grad if depthwise else conv_direct.filter_grad
+    forward = conv_direct.depthwise_forward if depthwise else conv_direct.forward
 
     def run():
-        return [g.tobytes() for g in grad(xp, dy, ws[:2], strides, (1, 1))]
+        got = [forward(xp, w, None, out, strides, (1, 1), "Relu6"),
+               *grad(xp, dy, ws[:2], strides, (1, 1))]
+        if depthwise:
+            got.append(conv_direct.depthwise_input_grad(dy, w, xs, strides, (1, 1)))
+        return [g.tobytes() for g in got]
     monkeypatch.setattr(conv_direct, "_calls", {})
     monkeypatch.setattr(conv_direct, "COMPILE_AFTER", 1 << 30)
     twins = run()
     monkeypatch.setattr(conv_direct, "COMPILE_AFTER", 0)
     before = jit.background()
     jit.set_background(False)
+    jit.wait_compiled()  # (other tests may have started the loops in the background)
     try:
         assert run() == twins
+        loop = conv_direct._DEPTHWISE_FORWARD if depthwise else conv_direct._dense()[0]
+        assert loop._jit is not None or not jit.available()  # (the loops ran)
     finally:
         jit.set_background(before)
 
