@@ -45,6 +45,8 @@ def _resolve(r, natives):
 def _single(r, natives):
     """The one output of a kernel that returned something other than a native array: an
     Alias, or a list of one (a list-output op that made a single piece)."""
+    if type(r) is Alias:  # (the common case first: a reshape's view)
+        return reshape_native(natives[r.name], r.shape)
     if type(r) is list or type(r) is tuple:
         (r,) = r
     return _resolve(r, natives)
