@@ -137,3 +137,34 @@ def test_loops_give_the_numpy_lines_bits(shape, monkeypatch):
         assert np_nn._MOMENT._jit is not None or not jit.available()  # (the loops ran)
     finally:
         jit.set_background(before)
+
+
+@pytest.mark.parametrize("shape, axis", [((3, 4, 5), -1), ((3, 2, 4, 5), 1), ((3, 4, 2), 0)])
+def test_vectorized_map_batches_each_element_apart(shape, axis, recwarn):
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.random(shape))
+    c = shape[1:][axis]
+    s, o = tf.constant(rng.random(c)), tf.constant(rng.random(c))
+    got = tf.vectorized_map(lambda a: fused_batch_norm_training(a, s, o, 1e-3, axis), x)
+    for k, out in enumerate(got):
+        want = np.stack([fused_batch_norm_training(x[i], s, o, 1e-3, axis)[k].numpy()
+                         for i in range(shape[0])])
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-12, atol=1e-12)
+    scales = tf.constant(rng.random((shape[0], c)))
+    got = tf.vectorized_map(lambda a: fused_batch_norm_training(x[0], a, o, 1e-3, axis)[0],
+                            scales)
+    want = np.stack([fused_batch_norm_training(x[0], scales[i], o, 1e-3, axis)[0].numpy()
+                     for i in range(shape[0])])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    assert not [w for w in recwarn if "batching rule" in str(w.message)]
+
+
+def test_jacobian_vectorizes_the_gradient_op():
+    x = tf.constant(np.random.default_rng(4).random((3, 4, 5)))
+    s, o = tf.constant(np.linspace(0.5, 1.5, 5)), tf.constant(np.linspace(-1, 1, 5))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        z = tf.square(fused_batch_norm_training(x, s, o)[0])
+    vectorized = tape.jacobian(z, x)
+    looped = tape.jacobian(z, x, experimental_use_pfor=False)
+    np.testing.assert_allclose(vectorized.numpy(), looped.numpy(), rtol=1e-12, atol=1e-12)

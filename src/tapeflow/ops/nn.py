@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core import dtypes as _dt, prims
 from .._core.dispatch import run_kernel
-from .._core.errors import describe, InvalidArgumentError
+from .._core.errors import describe, InvalidArgumentError, NoBatchingRule
 from .._core.memory import scalar_constant
 from .._core.registry import Pointwise
 from .._core.shape import broadcast_shapes, compatible
@@ -20,7 +20,7 @@ from ._args import float_arg, normalize_axes, normalize_axis, to_tensor
 from . import _onnx
 from ._define import composite, defop, derived, elementwise, passthrough, same_shape
 from ._tangents import align_tangent, batch_dims
-from ._batching import batch_elementwise, batch_shift_axis
+from ._batching import batch_elementwise, batch_shift_axis, broadcast_batch
 from .array import concat, expand_dims, squeeze
 from .indexing import gather, where
 from .math import (abs as _abs, cast, erfc, exp, log1p, negative, rsqrt, squared_difference,
@@ -887,10 +887,41 @@ def _fused_bn_grad_vjp(g, dy, x, scale, mean, variance, *, epsilon, axis):
     return out
 
 
+def _fused_bn_batch(op, inputs, attrs, batched, size):
+    """vectorized_map's rule: each element's statistics apart, so the batch axis joins the
+    feature axis (moved in front of it: features [B * C]); per-feature operands become
+    [B * C] too (tiled where unbatched), and the outputs are split back."""
+    axis = attrs["axis"]
+    data = ("dy", "x") if op == "FusedBatchNormGrad" else ("x",)
+    x = inputs["x"]
+    rank = x.ndim - 1 if batched["x"] else x.ndim
+    shape = tuple(x._shape[1:] if batched["x"] else x._shape)
+    if size is None or None in shape:
+        raise NoBatchingRule(op, "needs the batch size and the element shape, unknown "
+                                 "while tracing")
+    c = shape[axis]
+    merged = shape[:axis] + (size * c,) + shape[axis + 1:]
+    perm = tuple(range(1, axis + 1)) + (0,) + tuple(range(axis + 1, rank + 1))
+    args = {}
+    for name, value in inputs.items():
+        if not batched[name]:
+            value = broadcast_batch(value, size)
+        if name in data:  # [B, ..., C, ...] -> [..., B * C, ...]
+            value = prims.reshape(prims.transpose(value, perm=perm), shape=merged)
+        else:
+            value = prims.reshape(value, shape=(size * c,))
+        args[name] = value
+    first, *vectors = run_kernel(op, args, attrs)
+    back = (axis,) + tuple(range(axis)) + tuple(range(axis + 1, rank + 1))
+    first = prims.transpose(prims.reshape(first, shape=shape[:axis] + (size, c)
+                                          + shape[axis + 1:]), perm=back)
+    return [first] + [prims.reshape(v, shape=(size, c)) for v in vectors]
+
+
 defop("FusedBatchNorm", ["x", "scale", "offset"], num_outputs=3, shape=_fused_bn_shape,
-      vjp=_fused_bn_vjp, jvp=_fused_bn_jvp)
+      vjp=_fused_bn_vjp, jvp=_fused_bn_jvp, batch=_fused_bn_batch)
 defop("FusedBatchNormGrad", ["dy", "x", "scale", "mean", "variance"], num_outputs=3,
-      shape=_fused_bn_grad_shape, vjp=_fused_bn_grad_vjp)
+      shape=_fused_bn_grad_shape, vjp=_fused_bn_grad_vjp, batch=_fused_bn_batch)
 
 
 def fused_batch_norm_training(x, scale, offset, epsilon: float = 1e-3,
