@@ -305,3 +305,34 @@ def test_weight_gradients_summed_after_the_loop(monkeypatch, defer_bytes, every)
     for e, t in zip(eager, traced):
         np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-12, atol=1e-14)
     assert bool(calls) == (defer_bytes > 0 and every is None)
+
+
+# ---------------------------------------------------------------- loop-invariant code motion
+def test_invariant_work_is_computed_once_before_the_loop():
+    """Slices and a reshape of variables and a product of two of them are made once before
+    the loop (the body reads them as arguments); one is also returned as a loop variable.
+    Values and gradients equal eager ones."""
+    bias = tf.Variable(RNG.standard_normal((2, 3)))
+    u = tf.Variable(RNG.standard_normal((3, 3)) * 0.5)
+    v = tf.Variable(RNG.standard_normal((3, 3)) * 0.5)
+    x0 = tf.constant(RNG.standard_normal((2, 3)))
+
+    def f(x0):
+        with tf.GradientTape() as tape:
+            def body(t, h, last):
+                w = tf.matmul(u, v)  # invariant product of two variables
+                shift = tf.reshape(bias[1] * 0.5, [1, 3])
+                h = tf.tanh(tf.matmul(h, w) + bias[0] + shift)
+                return t + 1, h, bias[1] * 2.0
+            _, h, last = tf.while_loop(lambda t, h, last: t < 4, body,
+                                       (tf.constant(0), x0, tf.zeros([3], tf.float64)))
+            loss = tf.reduce_sum(h ** 2) + tf.reduce_sum(last * h[0])
+        return [loss] + tape.gradient(loss, [bias, u, v])
+
+    traced = tf.function(f)
+    (body,) = _while_bodies(traced.get_concrete_function(x0))
+    ops = [n.op for n in body.graph.get_operations()]
+    assert "ReadVariableOp" not in ops and "StridedSlice" not in ops, ops
+    assert ops.count("MatMul") == 1, ops
+    for e, t in zip(f(x0), traced(x0)):
+        np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-12, atol=1e-14)

@@ -747,27 +747,35 @@ def _replay(graph, wanted: list, env: dict) -> list:
 
 
 def _hoist_products(body_cf, n_vars: int, outside: list):
-    """Loop-invariant products out of a loop body: `gather(P, t) @ W` with P and W the same
-    in every iteration becomes, before the loop, one product Q = P @ W over all of P's rows
-    (one large GEMM instead of a small one per iteration), the body reading gather(Q, t).
-    Its gradient then follows: the body's gradient for Q is added into dQ's rows
-    (WhileGrad's sparse sums), and P's and W's gradients are two GEMMs after the loop
-    instead of two small products per iteration. Rows of P the loop never reads are
-    multiplied too: loops over a sequence read them all. The product sums in another
-    order than the per-row one (results equal to rounding).
+    """Loop-invariant work out of a loop body (whose loop has no effects):
 
-    Returns (the new body, taking the extra arguments Q after its own; the Qs) or None."""
+    - what the body computes from its arguments, constants and variable reads alone (a
+      weight's slice, a cast, a read) is computed once before the loop and passed in as
+      an argument (its gradient then sums over the iterations as an argument's does);
+    - `gather(P, t) @ W` with P and W the same in every iteration becomes, before the
+      loop, one product Q = P @ W over all of P's rows (one large GEMM instead of a small
+      one per iteration), the body reading gather(Q, t). Its gradient then follows: the
+      body's gradient for Q is added into dQ's rows (WhileGrad's sparse sums), and P's
+      and W's gradients are two GEMMs after the loop instead of two small products per
+      iteration. Rows of P the loop never reads are multiplied too: loops over a
+      sequence read them all (and HOIST_BYTES bounds the product). The product sums in
+      another order than the per-row one (results equal to rounding).
+
+    Returns (the new body, taking the extra arguments after its own; those arguments)
+    or None."""
     graph = body_cf.graph
     args = {t.id: outside[i] for i, t in enumerate(graph.inputs[n_vars:])}
     inv = _invariant_ids(graph, n_vars)
     found = [(node, hit) for node in graph.nodes
              for hit in [_row_product(node, args, inv)] if hit is not None]
-    if not found:
+    products_at = {id(node) for node, _ in found}
+    frontier = _frontier(graph, body_cf._flat_outputs, inv, args, products_at)
+    if not found and not frontier:
         return None
     env = {t.id: outside[i] for i, t in enumerate(graph.inputs[n_vars:])}
-    weights = _replay(graph, [node.inputs["b"] for node, _ in found], env)
-    products = []
-    axes = []
+    weights = _replay(graph, [node.inputs["b"] for node, _ in found] + frontier, env)
+    extra = weights[len(found):]
+    products, axes = [], []
     for (node, (gather, p)), w in zip(found, weights):
         f, axis = p._shape[-1], gather.attrs["axis"]
         if axis and not gather.inputs["indices"]._shape:
@@ -782,7 +790,9 @@ def _hoist_products(body_cf, n_vars: int, outside: list):
         # (run-time sizes where P's are unknown)
         products.append(array_ops.reshape(q, tuple(dims_of(p)[:-1]) + (q._shape[-1],)))
     new, env = start_rebuild(graph)
-    slots = [new.placeholder(q._shape, q.dtype, "hoisted") for q in products]
+    slots = [new.placeholder(q._shape, q.dtype, "hoisted") for q in products + extra]
+    for t, slot in zip(frontier, slots[len(products):]):
+        env[t.id] = slot
     replaced = {id(node): (gather, slot, axis)
                 for (node, (gather, _)), slot, axis in zip(found, slots, axes)}
 
@@ -796,21 +806,66 @@ def _hoist_products(body_cf, n_vars: int, outside: list):
                           {**gather.attrs, "axis": axis}, name=node.name + "_hoisted",
                           site=node.site)
 
-    # a variable read only the hoisted products used goes too (a read has effects: the
-    # pruning of the sealed graph keeps it)
-    read = {t.id for n in graph.nodes if id(n) not in replaced for t in _tensor_inputs(n)}
-    read.update(t.id for t in body_cf._flat_outputs)
-    nodes = [n for n in graph.nodes if n.op != "ReadVariableOp" or n.outputs[0].id in read]
-    env.update((n.outputs[0].id, None) for n in graph.nodes
-               if n.op == "ReadVariableOp" and n.outputs[0].id not in read)
-    env = eval_graph(graph, env, apply, nodes)
+    # only the nodes the outputs still need (a variable read has effects: the pruning of
+    # the sealed graph would keep one whose value went out of the loop); a replaced
+    # product's operands may then be made by no node
+    for node, _ in found:
+        for t in _tensor_inputs(node):
+            env.setdefault(t.id, None)
+    env = eval_graph(graph, env, apply,
+                     _needed(graph, body_cf._flat_outputs, {t.id for t in frontier},
+                             replaced))
     outs = [env[t.id] for t in body_cf._flat_outputs]
     new.variables = dict(graph.variables)
     new.seal(outs, captures=[], prune=True)
     specs = tuple(TensorSpec(t._shape, t.dtype) for t in new.inputs)
     cf = ConcreteFunction(new, (specs, {}), outs, len(new.inputs), body_cf.name)
     cf.jit_compile = body_cf.jit_compile
-    return cf, products
+    return cf, products + extra
+
+
+def _frontier(graph, outputs: list, inv: set, args: dict, skip: set) -> list:
+    """The loop-invariant tensors of a body `graph` that loop-dependent nodes (not those in
+    `skip`) or the body's `outputs` read, other than its arguments and constants: what is
+    worth computing once before the loop."""
+    found, seen = [], set()
+
+    def take(t):
+        if t.id in inv and t.id not in args and t.id not in seen:
+            node = getattr(t._native, "node", None)
+            if node is not None and node.op not in ("Const", "Placeholder"):
+                seen.add(t.id)
+                found.append(t)
+
+    for node in graph.nodes:
+        if node.op == "Placeholder" or id(node) in skip or all(
+                o.id in inv for o in node.outputs):
+            continue
+        for t in _tensor_inputs(node):
+            take(t)
+    for t in outputs:
+        if isinstance(t, Tensor):
+            take(t)
+    return found
+
+
+def _needed(graph, outputs: list, given: set, replaced: dict) -> list:
+    """The nodes of `graph` (in order) that `outputs` need, the tensors in `given` coming
+    from elsewhere and a node in `replaced` reading only its gather's indices."""
+    need, stack = set(), [t for t in outputs if isinstance(t, Tensor)]
+    while stack:
+        t = stack.pop()
+        node = getattr(t._native, "node", None)
+        if t.id in given or node is None or id(node) in need:
+            continue
+        need.add(id(node))
+        hit = replaced.get(id(node))
+        if hit is not None:
+            stack.append(hit[0].inputs["indices"])
+        else:
+            stack.extend(_tensor_inputs(node))
+            stack.extend(d.tensor for d in _dims_in(node.attrs))
+    return [n for n in graph.nodes if id(n) in need]
 
 
 def _with_inputs(cf, extra: list):
