@@ -1,5 +1,5 @@
 """Convolution rules of forward and backward graphs, as TensorFlow's remapper fuses them
-(rule tables for function/rewrite.py; NHWC, equal to rounding):
+(rule tables for function/rewrite.py; NHWC, ungrouped or depthwise, equal to rounding):
 
 - conv2d(x, w) + bias (Add either way round, or BiasAdd, of a vector over the channels)
   -> FusedConv2D; then act(FusedConv2D) -> FusedConv2D with `act` for any unary
@@ -23,11 +23,13 @@ _CONV_ATTRS = ("strides", "padding", "dilations", "data_format", "groups")
 
 
 def _static_nhwc(node) -> bool:
-    """An ungrouped NHWC convolution of real rank-4 operands (Conv2D or its filter
-    gradient), with no run-time dims."""
+    """An ungrouped or depthwise (one input channel per group) NHWC convolution of real
+    rank-4 operands (Conv2D or its filter gradient), with no run-time dims."""
     x, w = node.inputs["x"], node.inputs.get("filters", node.inputs.get("dy"))
+    groups = node.attrs["groups"]
     return (not node.dims and node.attrs["data_format"] == "NHWC"
-            and node.attrs["groups"] == 1 and len(x._shape) == 4 and len(w._shape) == 4
+            and (groups == 1 or groups is not None and x._shape[-1] == groups)
+            and len(x._shape) == 4 and len(w._shape) == 4
             and x.dtype.is_floating and not x.dtype.is_complex)
 
 
