@@ -122,6 +122,7 @@ def test_a_fused_node_is_called_directly_and_every_tier_gives_the_same_bits(
     b = rng.standard_normal(24).astype(np.float32)
     s = np.float32(0.75)
     args = (tf.constant(x), tf.constant(b), tf.constant(s))
+    threads_before = tf.config.threading.get_intra_op_parallelism_threads()
     if parallel:  # the steady state's split over threads, on the same (small) kernel
         monkeypatch.setattr(fuse, "PARALLEL_FROM", 256)
         tf.config.threading.set_intra_op_parallelism_threads(2)
@@ -142,7 +143,7 @@ def test_a_fused_node_is_called_directly_and_every_tier_gives_the_same_bits(
         assert kernel._run is not None and kernel._parallel == parallel
         steady = [[t.numpy() for t in f(*args)] for _ in range(3)]
     finally:
-        tf.config.threading.set_intra_op_parallelism_threads(0)
+        tf.config.threading.set_intra_op_parallelism_threads(threads_before)
     for got in [first] + steady:
         for a, e in zip(got, blocks):
             assert a.dtype == e.dtype and a.shape == e.shape
