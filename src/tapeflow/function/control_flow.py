@@ -657,6 +657,13 @@ def _while_node(cond_sub, body_sub, flat0, limit: list, k) -> _Loop:
             if cond_cf is not None:
                 cond_cf = _with_inputs(cond_cf, extra)
             outside = list(outside) + extra
+            # variables now read before the loop only are no resources of it (its
+            # gradient would give them zeros)
+            used = {id(v) for cf in (body_cf, cond_cf) if cf is not None
+                    for n in cf.graph.nodes for value in n.inputs.values()
+                    for v in (value if isinstance(value, (list, tuple)) else [value])
+                    if isinstance(v, Variable)}
+            variables = [v for v in variables if id(v) in used]
     specs = [(tuple(p._shape), p.dtype) for p in body_sub.params]
     attrs = {"cond": cond_cf, "body": body_cf, "specs": tuple(specs), "k": k,
              "stateful": stateful, "saves": SaveForGradient()}
