@@ -226,7 +226,9 @@ def _run_saving(grad, xs: list, args: list, cond, limit, backend, cond_cf=None):
             outs = variant(xs + args)
         if steps is not None:
             saved = [outs[p] for p in saved_at]
-            total += sum(_nbytes(a) for a in saved) + sum(_nbytes(a) for a in xs)
+            # (what is held per iteration: the saved tensors, with the loop variables'
+            # shapes only; a loop variable the backward reads is among the saved)
+            total += sum(_nbytes(a) for a in saved)
             if total <= STORE_ALL_BYTES:
                 steps.append(([a.shape for a in xs], saved))
             else:  # too much to keep: the gradient will recompute with checkpoints
@@ -394,7 +396,7 @@ def run_while_grad(inputs: dict, attrs: dict, backend) -> list:
     k, first = (n if steps is not None else attrs["k"]), None
     if not k and n > 1:  # the first iteration's saved tensors tell what storing all costs
         first = variant(x0 + args)
-        per_step = sum(_nbytes(first[p]) for p in saved_at) + sum(_nbytes(x) for x in x0)
+        per_step = sum(_nbytes(first[p]) for p in saved_at)
         if per_step * n <= STORE_ALL_BYTES:
             k = n
         else:
