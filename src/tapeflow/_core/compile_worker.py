@@ -3,9 +3,10 @@ disk cache, one request at a time, at a low priority, so the process that asked 
 GIL, its cores and its memory for the user's work meanwhile.
 
 A request is `("compile", (source, kind) | None, module, qualname, parallel, slp,
-signature, cache directory)`: the module (first written from `source` when it is generated code) is
-imported here, its function (or numba dispatcher) compiled for the numba `signature`
-exactly as `jit.Loop` makes it, so the cache entry written is the one the asking process
+arguments as jit.describe gives them, cache directory)`: the module (first written from
+`source` when it is generated code) is imported here, its function (or numba dispatcher,
+or a generated module's jit.Lazy) compiled for the arguments' types exactly as `jit.Loop`
+makes it, so the cache entry written is the one the asking process
 looks up. The reply is `("ok",)`, `("numba", message)` when numba cannot compile it, or
 `("error", message)`. The process ends when its stdin closes or its parent dies.
 
@@ -34,7 +35,7 @@ def _die_with_parent() -> None:
 
 
 def _compile(request: tuple) -> tuple:
-    _, generated, module_name, qualname, parallel, slp, signature, cache = request
+    _, generated, module_name, qualname, parallel, slp, described, cache = request
     if cache is None:  # the asking process's cache directory (jit.cache_dir)
         os.environ.pop("TAPEFLOW_CACHE", None)
     else:
@@ -45,10 +46,11 @@ def _compile(request: tuple) -> tuple:
     for part in qualname.split("."):
         obj = getattr(obj, part)
     from numba.core.dispatcher import Dispatcher  # optional: the jit extra (the asker has it)
+    obj = jit.real(obj)  # (a Lazy of a generated module: its numba dispatcher)
     dispatcher = obj if isinstance(obj, Dispatcher) else jit.make_dispatcher(obj, parallel)
     try:
         with jit.slp_vectorized() if slp else contextlib.nullcontext():
-            dispatcher.compile(signature)
+            dispatcher.compile(jit.signature_of(described))
     except Exception as e:  # noqa: BLE001 - reported to the asking process
         if "numba" in type(e).__module__ or isinstance(e, RecursionError):
             return ("numba", f"{type(e).__name__}: {e}"[:2000])

@@ -196,6 +196,71 @@ def source_module(source: str, kind: str = "fused"):
     return module
 
 
+class Lazy:
+    """A function of a generated module that numba compiles, kept plain Python until the
+    module is first compiled or run compiled: generated modules are imported (for their
+    NumPy blocks) with no numba import, which costs a cold process a fifth to half a
+    second that a program whose kernels never pay for compiling would not get back.
+    `jit.real(f)` (or calling it) makes every Lazy of its module its numba object.
+
+        >>> @lazy_njit(cache=True)          # in a generated module: `from ... import`
+        ... def kernel(lo, hi, a0, o0): ...
+    """
+
+    def __init__(self, fn: Callable, kind: str, options: dict):
+        self.py_func, self.kind, self.options, self._real = fn, kind, options, None
+        self.__name__, self.__qualname__ = fn.__name__, fn.__qualname__
+        self.__module__, self.__doc__, self.__wrapped__ = fn.__module__, fn.__doc__, fn
+
+    def __call__(self, *args):
+        return real(self)(*args)
+
+    def __getattr__(self, name: str):  # (its dispatcher's: `stats`, `signatures`...)
+        if name.startswith("__") or name in ("py_func", "kind", "options", "_real"):
+            raise AttributeError(name)
+        return getattr(real(self), name)
+
+
+_lazy_lock = threading.Lock()
+
+
+def lazy_njit(**options) -> Callable:
+    """`numba.njit(**options)`, applied when its module is first compiled (see Lazy)."""
+    return lambda fn: Lazy(fn, "njit", options)
+
+
+def lazy_intrinsic(fn: Callable) -> Lazy:
+    """`numba.extending.intrinsic`, applied when its module is first compiled."""
+    return Lazy(fn, "intrinsic", {})
+
+
+def materialize(scope: dict) -> None:
+    """Make every Lazy of a module's namespace `scope` its numba object, in the order they
+    are defined (making a dispatcher compiles nothing: each finds the others as numba
+    objects when it compiles)."""
+    if not any(isinstance(v, Lazy) and v._real is None for v in list(scope.values())):
+        return
+    with _lazy_lock:
+        import numba  # optional: the jit extra
+        import numba.extending  # noqa: F401 (numba.extending.intrinsic)
+        for name, value in list(scope.items()):
+            if isinstance(value, Lazy) and value._real is None:
+                value._real = (numba.extending.intrinsic(value.py_func)
+                               if value.kind == "intrinsic" else
+                               numba.njit(**value.options)(value.py_func))
+                scope[name] = value._real
+
+
+def real(fn):
+    """The numba object of a Lazy (its whole module's made now: `materialize`); anything
+    else as it is."""
+    if not isinstance(fn, Lazy):
+        return fn
+    if fn._real is None:
+        materialize(fn.py_func.__globals__)
+    return fn._real
+
+
 @contextlib.contextmanager
 def slp_vectorized():
     """numba compiles with LLVM's SLP vectorizer inside this block (numba turns it off by
@@ -224,6 +289,7 @@ def make_dispatcher(fn: Callable, parallel: bool = False, cache: bool = True):
     worker (so the worker's disk-cache entry is the one this process looks up). With
     `parallel`, the same code with its global `prange` bound to numba's."""
     import numba  # optional: the jit extra
+    materialize(fn.__globals__)  # (a loop of a generated module calling its Lazy functions)
     if parallel:
         scope = dict(fn.__globals__, prange=numba.prange)
         copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
@@ -290,16 +356,41 @@ def _the_worker():
 
 
 def signature(args) -> tuple:
-    """numba's types of `args` (what a compile request carries)."""
+    """numba's types of `args`."""
     import numba  # optional: the jit extra
     return tuple(numba.typeof(a) for a in args)
 
 
-def compile_elsewhere(fn: Callable, signature: tuple, parallel: bool = False,
+def describe(args) -> tuple:
+    """`args` as a compile request carries them: an array by its dtype, rank, layout and
+    writability (what numba types it by), anything else as it is, so that this process
+    need not import numba to ask for a compile (`signature_of` reads it back)."""
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            layout = "C" if a.flags.c_contiguous else "F" if a.flags.f_contiguous else "A"
+            out.append(("ndarray", a.dtype.str, a.ndim, layout, not a.flags.writeable))
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def signature_of(described: tuple) -> tuple:
+    """numba's types of arguments `describe` described (as `signature` of the arrays)."""
+    import numba  # optional: the jit extra
+    from numba.np import numpy_support  # optional: the jit extra
+    return tuple(
+        numba.types.Array(numpy_support.from_dtype(np.dtype(d[1])), d[2], d[3],
+                          readonly=d[4])
+        if isinstance(d, tuple) and len(d) == 5 and d[0] == "ndarray" else numba.typeof(d)
+        for d in described)
+
+
+def compile_elsewhere(fn: Callable, args: tuple, parallel: bool = False,
                       slp: bool = False) -> bool | None:
-    """Compile `fn` (a plain loop function as `Loop` takes it, or a numba dispatcher of a
-    generated module) for the numba `signature` in the compile worker, into numba's disk
-    cache. True: compiled there (this process now loads it); False: numba could not
+    """Compile `fn` (a plain loop function as `Loop` takes it, or a Lazy or numba
+    dispatcher of a generated module) for the types of `args` in the compile worker,
+    into numba's disk cache. True: compiled there (this process now loads it); False: numba could not
     compile it; None: no worker, or `fn` cannot be imported by another process (compile it
     here)."""
     if not _worker_on[0]:
@@ -309,7 +400,7 @@ def compile_elsewhere(fn: Callable, signature: tuple, parallel: bool = False,
     qualname = getattr(fn, "__qualname__", "")
     if not name or name == "__main__" or "<" in qualname:
         return None
-    request = ("compile", _sources.get(name), name, qualname, parallel, slp, signature,
+    request = ("compile", _sources.get(name), name, qualname, parallel, slp, describe(args),
                os.environ.get("TAPEFLOW_CACHE"))  # (this process's cache, as it is now)
     with _worker_lock:
         worker = _the_worker()
@@ -379,14 +470,14 @@ class Loop:
         return self._jit if state else None
 
     def _compile(self, key: tuple, args: tuple, elsewhere: bool = False) -> bool:
-        if self._jit is None:
-            self._jit = make_dispatcher(self.fn, self.parallel, self.cache)
-        types_ = signature(args)
-        if elsewhere and self.cache:
-            done = compile_elsewhere(self.fn, types_, self.parallel, self.slp)
+        if elsewhere and self.cache:  # (before numba is imported here: see describe)
+            done = compile_elsewhere(self.fn, args, self.parallel, self.slp)
             if done is False:
                 self._state[key] = False
                 return False
+        if self._jit is None:
+            self._jit = make_dispatcher(self.fn, self.parallel, self.cache)
+        types_ = signature(args)
         try:
             with slp_vectorized() if self.slp else contextlib.nullcontext():
                 self._jit.compile(types_)
