@@ -67,3 +67,30 @@ def test_described_arguments_type_as_numba_types_them(make):
     if isinstance(value, np.ndarray) and value.ndim:
         value.flags.writeable = False  # read-only: another numba type
         assert jit.signature_of(jit.describe([value])) == (numba.typeof(value),)
+
+
+def test_nothing_compiles_until_all_regions_blocks_have_cost_the_first_compile(tmp_path):
+    """numba and its worker are bought once per process: a region whose own blocks have
+    cost enough still waits until all regions' blocks together have cost
+    FIRST_COMPILE_AFTER_SECONDS (fuse.py), unless numba is in use already."""
+    script = """
+import numpy as np
+import tapeflow as tf
+from tapeflow._core import jit
+from tapeflow.function import fuse
+f = tf.function(lambda x: tf.exp(x) * 2.0 + 1.0)
+x = tf.constant(np.linspace(-3, 3, 1000, dtype=np.float32))
+first = [f(x).numpy() for _ in range(20)]
+kernel = [n.attrs["kernel"] for n in f.get_concrete_function(x).optimized_graph
+          .get_operations() if n.op == "FusedElementwise"][0]
+print(kernel._rent > 0, 0 in kernel._ready, "numba" in sys.modules)
+fuse.FIRST_COMPILE_AFTER_SECONDS = fuse._all_rent[0] / 2  # bought now
+f(x)
+jit.wait_compiled()
+later = [f(x).numpy() for _ in range(2)]
+print(kernel._ready.get(0) is True, kernel._loop is not None)
+print(len({a.tobytes() for a in first + later}))
+"""
+    lines = _run(script, tmp_path, TAPEFLOW_JIT_AFTER_MS="0",
+                 TAPEFLOW_JIT_FIRST_AFTER_MS="1e9").split()
+    assert lines == ["True", "False", "False", "True", "True", "1"]

@@ -584,6 +584,13 @@ def compile_source(source: str):
 # have. A kernel in the disk cache is loaded (in the background) on the same terms, at a
 # quarter of the price: loading costs milliseconds, not seconds.
 #
+# The first compile or load of a process also buys numba itself: importing it in this
+# process (a fifth to half a second holding the GIL) and starting the compile worker (a
+# few seconds of another core). So nothing is compiled or loaded until the NumPy blocks
+# of all regions together have cost FIRST_COMPILE_AFTER_SECONDS (unless numba is in use
+# already): a program done in a second or two never pays for a compiler it would not
+# have used long enough to win back.
+#
 # The tiers take turns because they give the same bits (API §6.7): each arithmetic op
 # is correctly rounded in NumPy and in numba alike, the NumPy blocks call the compiled
 # loops' own transcendental functions (vmath.blocks: the C library's, or vmath's
@@ -592,6 +599,9 @@ def compile_source(source: str):
 COMPILE_AFTER = 2
 COMPILE_AFTER_SECONDS = float(os.environ.get("TAPEFLOW_JIT_AFTER_MS", "20")) / 1000
 LOAD_SHARE = 0.25  # of COMPILE_AFTER_SECONDS, for a loop already in the disk cache
+FIRST_COMPILE_AFTER_SECONDS = float(os.environ.get("TAPEFLOW_JIT_FIRST_AFTER_MS",
+                                                   "500")) / 1000
+_all_rent = [0.0]  # seconds all regions' NumPy blocks have cost in this process
 
 
 def _deep_recursion(members: int) -> int:
@@ -679,7 +689,9 @@ class FusedKernel:
         else:
             self._split(self._kernels[1], n, args, outs, stored, self._block)
         results = [o.reshape(shape) for o in outs] + self._sums(stored)
-        self._rent += time.perf_counter() - start
+        spent = time.perf_counter() - start
+        self._rent += spent
+        _all_rent[0] += spent
         return results
 
     def _outputs(self, n: int) -> list:
@@ -715,6 +727,8 @@ class FusedKernel:
             if self._calls < COMPILE_AFTER or self._rent < (
                     COMPILE_AFTER_SECONDS * (LOAD_SHARE if self._cached else 1.0)):
                 return False  # not yet (see COMPILE_AFTER_SECONDS)
+            if (_all_rent[0] < FIRST_COMPILE_AFTER_SECONDS and "numba" not in sys.modules):
+                return False  # numba not bought yet (see FIRST_COMPILE_AFTER_SECONDS)
             # a zero-length call with arrays of the same types compiles the loop
             dummy = [np.empty(1, a.dtype) if isinstance(a, np.ndarray) else a
                      for a in args + outs + stored]
