@@ -148,8 +148,9 @@ class Pointwise:
       operand whose buffer dies there.
     - `multi_pass`: the op's kernel makes several passes and temporaries (`dy * (y > 0)`),
       so even alone it runs as one fused loop on large arrays.
-    - `vector_math`: in float32 loops, `np.exp`/`np.tanh` in the region's expressions
-      become vmath's vectorizable polynomials (function/vmath.py).
+    - `vector_math`: in float32 loops, `np.exp`, `np.tanh`, `np.log`, `np.log1p` and
+      `np.expm1` in the region's expressions become vmath's vectorizable functions
+      (function/vmath.py).
 
     Example:
         >>> define_op("Cube", ["x"], shape=same_shape,

@@ -1,6 +1,6 @@
-"""Vectorizable float32 exp and tanh for fused kernels (function/fuse.py).
+"""Vectorizable float32 exp, tanh, log, log1p and expm1 for fused kernels (function/fuse.py).
 
-numba compiles `np.exp` and `np.tanh` on scalars to calls of the C library's scalar
+numba compiles `np.exp`, `np.log` and the rest on scalars to calls of the C library's scalar
 functions, which keep LLVM from vectorizing a loop: a large fused region holding one ran
 as NumPy blocks instead (NumPy's loops are SIMD). These are the same functions in
 straight-line arithmetic (Cephes's float32 polynomials), which LLVM vectorizes like any
@@ -12,7 +12,12 @@ other expression, so such a region is one fused loop again, reading each input o
   the correctly rounded result where it is normal.
 - `vtanh`: an odd polynomial for |x| < 0.625, 1 - 2 / (e^(2|x|) + 1) above (with the
   sign of x); within 2 ulp.
-NaN gives NaN; -inf and inf give 0 and inf, -1 and 1.
+- `vlog`: x = m 2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled up first, exponent
+  and mantissa taken from the bits), log(m) by a polynomial in m - 1, e ln2 added in two
+  parts; within 1 ulp. 0 gives -inf, negative numbers NaN, inf inf.
+- `vlog1p` and `vexpm1`: Goldberg's and Kahan's forms, u = 1 + x and log(u) x / (u - 1),
+  u = e^x and (u - 1) x / log(u), whose rounding errors cancel; within 2 ulp.
+NaN gives NaN; -inf and inf give 0 and inf, -1 and 1 (tanh), -1 and inf (expm1).
 
 `PRELUDE` is their source, put at the top of a generated float32 module that uses them
 (fuse.generate): numba caches a module's functions with it, and a change here changes
@@ -26,7 +31,8 @@ from .._core import jit
 
 # np.exp and np.tanh in generated expressions become these in the float32 numba loops of
 # a region holding an op declared `vector_math` (its Pointwise facts, with the op)
-RENAMES = (("np.exp(", "vexp("), ("np.tanh(", "vtanh("))
+RENAMES = (("np.exp(", "vexp("), ("np.tanh(", "vtanh("), ("np.log(", "vlog("),
+           ("np.log1p(", "vlog1p("), ("np.expm1(", "vexpm1("))
 
 PRELUDE = '''
 from tapeflow._core.jit import lazy_intrinsic as _intrinsic
@@ -41,6 +47,17 @@ def _float32_bits(typingctx, bits):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.FloatType())
     return types.float32(types.int32), codegen
+
+
+@_intrinsic
+def _int32_bits(typingctx, value):
+    """The int32 bit pattern of the float32 `value` (an LLVM bitcast)."""
+    from llvmlite import ir
+    from numba import types
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.int32(types.float32), codegen
 
 
 @njit(inline="always", error_model="numpy", cache=True)
@@ -80,6 +97,61 @@ def vtanh(x):
     large = np.float32(1.0) - np.float32(2.0) / (vexp(a + a) + np.float32(1.0))
     large = large if x >= np.float32(0.0) else -large
     return small if a < np.float32(0.625) else large
+
+
+@njit(inline="always", error_model="numpy", cache=True)
+def vlog(x):
+    x = np.float32(x)
+    tiny = x < np.float32(1.17549435e-38)  # (subnormal: scaled by 2^25 first)
+    bits = _int32_bits(x * np.float32(33554432.0) if tiny else x)
+    e = ((bits >> np.int32(23)) & np.int32(255)) - np.int32(126)
+    e = e - np.int32(25) if tiny else e
+    m = _float32_bits((bits & np.int32(8388607)) | np.int32(1056964608))  # in [1/2, 1)
+    low = m < np.float32(0.707106781186547524)
+    e = e - np.int32(1) if low else e
+    f = (m + m) - np.float32(1.0) if low else m - np.float32(1.0)
+    z = f * f
+    y = np.float32(7.0376836292e-2)
+    y = y * f + np.float32(-1.1514610310e-1)
+    y = y * f + np.float32(1.1676998740e-1)
+    y = y * f + np.float32(-1.2420140846e-1)
+    y = y * f + np.float32(1.4249322787e-1)
+    y = y * f + np.float32(-1.6668057665e-1)
+    y = y * f + np.float32(2.0000714765e-1)
+    y = y * f + np.float32(-2.4999993993e-1)
+    y = y * f + np.float32(3.3333331174e-1)
+    y = y * f * z
+    fe = np.float32(e)
+    y = y + fe * np.float32(-2.12194440e-4)
+    y = y + z * np.float32(-0.5)
+    r = f + y
+    r = r + fe * np.float32(0.693359375)
+    r = np.float32(np.inf) if x == np.float32(np.inf) else r
+    r = np.float32(-np.inf) if x == np.float32(0.0) else r
+    return np.float32(np.nan) if x < np.float32(0.0) or x != x else r
+
+
+@njit(inline="always", error_model="numpy", cache=True)
+def vlog1p(x):
+    x = np.float32(x)
+    u = np.float32(1.0) + x
+    d = u - np.float32(1.0)
+    r = vlog(u) * (x / d)
+    r = x if d == np.float32(0.0) else r
+    r = u if u == np.float32(np.inf) else r
+    return np.float32(np.nan) if r != r else r  # (one NaN: not an operand's payload)
+
+
+@njit(inline="always", error_model="numpy", cache=True)
+def vexpm1(x):
+    x = np.float32(x)
+    u = vexp(x)
+    d = u - np.float32(1.0)
+    r = d * (x / vlog(u))
+    r = x if u == np.float32(1.0) else r
+    r = d if d == np.float32(-1.0) else r
+    r = u if u == np.float32(np.inf) else r
+    return np.float32(np.nan) if r != r else r  # (one NaN: not an operand's payload)
 '''
 
 
@@ -93,7 +165,7 @@ def vtanh(x):
 # as a small compiled loop over an array (one per function and dtype, on the machine's
 # disk cache after its first compile, tenths of a second).
 ELEMENTARY = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")  # C library's
-VECTOR = ("vexp", "vtanh")  # the float32 polynomials above
+VECTOR = ("vexp", "vtanh", "vlog", "vlog1p", "vexpm1")  # the float32 functions above
 
 _F = np.float32
 
@@ -134,8 +206,61 @@ def _vtanh_numpy(x: np.ndarray) -> np.ndarray:
     return np.where(a < _F(0.625), small, large)
 
 
+_LOG_P = tuple(_F(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1,
+                               -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+                               2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
+_I = np.int32
+
+
+def _vlog_numpy(x: np.ndarray) -> np.ndarray:
+    """`vlog` over a float32 array in NumPy (the same bits, as `_vexp_numpy`)."""
+    tiny = x < _F(1.17549435e-38)
+    bits = np.where(tiny, x * _F(33554432.0), x).view(np.int32)
+    e = ((bits >> _I(23)) & _I(255)) - _I(126)
+    e = np.where(tiny, e - _I(25), e)
+    m = ((bits & _I(8388607)) | _I(1056964608)).view(np.float32)
+    low = m < _F(0.707106781186547524)
+    e = np.where(low, e - _I(1), e)
+    f = np.where(low, (m + m) - _F(1.0), m - _F(1.0))
+    z = f * f
+    y = np.full_like(f, _LOG_P[0])
+    for coefficient in _LOG_P[1:]:
+        y = y * f + coefficient
+    y = y * f * z
+    fe = e.astype(np.float32)
+    y = y + fe * _F(-2.12194440e-4)
+    y = y + z * _F(-0.5)
+    r = f + y
+    r = r + fe * _F(0.693359375)
+    r = np.where(x == _F(np.inf), _F(np.inf), r)
+    r = np.where(x == _F(0.0), _F(-np.inf), r)
+    return np.where((x < _F(0.0)) | (x != x), _F(np.nan), r)
+
+
+def _vlog1p_numpy(x: np.ndarray) -> np.ndarray:
+    """`vlog1p` over a float32 array in NumPy (the same bits)."""
+    u = _F(1.0) + x
+    d = u - _F(1.0)
+    r = _vlog_numpy(u) * (x / d)
+    r = np.where(d == _F(0.0), x, r)
+    r = np.where(u == _F(np.inf), u, r)
+    return np.where(r != r, _F(np.nan), r)
+
+
+def _vexpm1_numpy(x: np.ndarray) -> np.ndarray:
+    """`vexpm1` over a float32 array in NumPy (the same bits)."""
+    u = _vexp_numpy(x)
+    d = u - _F(1.0)
+    r = d * (x / _vlog_numpy(u))
+    r = np.where(u == _F(1.0), x, r)
+    r = np.where(d == _F(-1.0), d, r)
+    r = np.where(u == _F(np.inf), u, r)
+    return np.where(r != r, _F(np.nan), r)
+
+
 # float32 functions NumPy computes with the compiled loops' bits: no compile needed
-_NUMPY = {"vexp": _vexp_numpy, "vtanh": _vtanh_numpy}
+_NUMPY = {"vexp": _vexp_numpy, "vtanh": _vtanh_numpy, "vlog": _vlog_numpy,
+          "vlog1p": _vlog1p_numpy, "vexpm1": _vexpm1_numpy}
 
 _ELEMENTARY_SOURCE = ("# generated by tapeflow: elementary functions over arrays\n"
                       "import numpy as np\n"
@@ -177,4 +302,4 @@ class _Elementary:
 blocks = _Elementary()
 # the text a generated NumPy block calls for each function, in the order to replace
 BLOCK_RENAMES = tuple((f"np.{name}(", f"_vm.blocks.{name}(") for name in ELEMENTARY)
-VECTOR_BLOCK_RENAMES = (("np.exp(", "_vm.blocks.vexp("), ("np.tanh(", "_vm.blocks.vtanh("))
+VECTOR_BLOCK_RENAMES = tuple((old, f"_vm.blocks.{new}") for old, new in RENAMES)

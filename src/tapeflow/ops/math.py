@@ -340,7 +340,8 @@ def expm1(x, name=None) -> Tensor:
 
 
 defop("Expm1", ["x"], shape=_same_shape, **elementwise(lambda ans: ans + 1),
-      batch=batch_elementwise, pointwise=Pointwise("np.expm1({x})", ufunc=np.expm1))
+      batch=batch_elementwise,
+      pointwise=Pointwise("np.expm1({x})", ufunc=np.expm1, vector_math=True))
 
 
 def log(x, name=None) -> Tensor:
@@ -349,7 +350,7 @@ def log(x, name=None) -> Tensor:
 
 
 defop("Log", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(x)),
-      batch=batch_elementwise, pointwise=Pointwise("np.log({x})", ufunc=np.log),
+      batch=batch_elementwise, pointwise=Pointwise("np.log({x})", ufunc=np.log, vector_math=True),
       onnx=_onnx.unary("Log"))
 
 
@@ -359,7 +360,8 @@ def log1p(x, name=None) -> Tensor:
 
 
 defop("Log1p", ["x"], shape=_same_shape, **elementwise(lambda x: reciprocal(x + 1)),
-      batch=batch_elementwise, pointwise=Pointwise("np.log1p({x})", ufunc=np.log1p))
+      batch=batch_elementwise,
+      pointwise=Pointwise("np.log1p({x})", ufunc=np.log1p, vector_math=True))
 
 
 def sqrt(x, name=None) -> Tensor:
