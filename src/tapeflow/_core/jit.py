@@ -66,6 +66,12 @@ def wait_compiled(timeout: float | None = None) -> None:
         _pending.pop(0).result(timeout)
 
 
+def bought() -> bool:
+    """Whether this process has started compiling (or imported numba some other way):
+    from then on numba's fixed costs are paid, and small compiles are worth asking for."""
+    return bool(_compiler) or "numba" in sys.modules
+
+
 def submit(fn: Callable, *args) -> Future:
     """Run `fn(*args)` on the compile thread; `wait_compiled` waits for it."""
     if not _compiler:

@@ -727,8 +727,10 @@ class FusedKernel:
             if self._calls < COMPILE_AFTER or self._rent < (
                     COMPILE_AFTER_SECONDS * (LOAD_SHARE if self._cached else 1.0)):
                 return False  # not yet (see COMPILE_AFTER_SECONDS)
-            if (_all_rent[0] < FIRST_COMPILE_AFTER_SECONDS and "numba" not in sys.modules):
+            if _all_rent[0] < FIRST_COMPILE_AFTER_SECONDS and not jit.bought():
                 return False  # numba not bought yet (see FIRST_COMPILE_AFTER_SECONDS)
+            # the float32 functions its blocks call compile first (see vmath.prepare)
+            vmath.prepare([f for f in vmath.VECTOR if f"_vm.blocks.{f}(" in self.source])
             # a zero-length call with arrays of the same types compiles the loop
             dummy = [np.empty(1, a.dtype) if isinstance(a, np.ndarray) else a
                      for a in args + outs + stored]
