@@ -305,6 +305,9 @@ def make_dispatcher(fn: Callable, parallel: bool = False, cache: bool = True):
     return numba.njit(cache=cache, nogil=True, error_model="numpy", parallel=parallel)(fn)
 
 
+PACKAGE_STUBS = ("tapeflow", "tapeflow.function")
+
+
 class _Worker:
     """The compile process: requests and replies are length-prefixed pickles on its stdin
     and on a duplicate of its stdout (its own fd 1 goes to stderr, so nothing numba prints
@@ -313,7 +316,15 @@ class _Worker:
     def __init__(self):
         src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         paths = [src] + [os.path.abspath(p) for p in sys.path if p]
-        code = (f"import sys; sys.path[:0] = {paths!r}; "
+        # the packages `tapeflow` and `tapeflow.function` as bare namespaces, their
+        # __init__ not run: the worker imports only what a compile needs (a generated
+        # module needs this module and vmath), not the whole library (seconds of a
+        # core on a busy machine before its first compile)
+        stubs = {name: os.path.join(src, *name.split(".")) for name in PACKAGE_STUBS}
+        code = (f"import sys, types; sys.path[:0] = {paths!r}\n"
+                f"for name, path in {stubs!r}.items():\n"
+                "    sys.modules[name] = package = types.ModuleType(name)\n"
+                "    package.__path__ = [path]\n"
                 "from tapeflow._core.compile_worker import main; main()")
         env = dict(os.environ, TAPEFLOW_JIT_WORKER="0", TAPEFLOW_JIT_BACKGROUND="0")
         self.pid = os.getpid()
