@@ -676,7 +676,9 @@ def softplus(features, name=None) -> Tensor:
 
 
 defop("Softplus", ["x"], shape=_same_shape, **elementwise(lambda x: sigmoid(x)),
-      batch=batch_elementwise, onnx=_onnx.unary("Softplus"))
+      batch=batch_elementwise, onnx=_onnx.unary("Softplus"),
+      pointwise=Pointwise("np.maximum({x}, T(0)) + np.log1p(np.exp(-np.abs({x})))",
+                          multi_pass=True, vector_math=True))
 
 
 def softsign(features, name=None) -> Tensor:
