@@ -1,7 +1,9 @@
-"""float32 exp, tanh, sigmoid, log, log1p, expm1 and softplus in fused loops (vmath.py):
+"""float32 exp, tanh, sigmoid, log, log1p, expm1, softplus, erf and erfc in fused loops:
 within 1-3 ulp of the exact values over their whole range, IEEE special values as NumPy
 gives them, and large float32 regions holding them run as one loop (not NumPy blocks)."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -50,6 +52,8 @@ def ulps(got, exact):
     ("log1p", tf.math.log1p, np.log1p, 3.0),
     ("expm1", tf.math.expm1, np.expm1, 3.0),
     ("softplus", tf.math.softplus, lambda v: np.logaddexp(0.0, v), 4.0),
+    ("erf", tf.math.erf, np.vectorize(math.erf), 2.0),
+    ("erfc", tf.math.erfc, np.vectorize(math.erfc), 6.0),
 ])
 def test_float32_transcendentals_are_within_a_few_ulp(name, op, exact, bound, compile_now):
     sweep = np.concatenate([np.linspace(-110, 95, 300_001, dtype=np.float32),
@@ -146,3 +150,34 @@ def test_softplus_fuses_and_its_gradient_matches_eager_in_float64():
     np.testing.assert_allclose(g.numpy(), g0.numpy(), rtol=1e-15, atol=0)
     np.testing.assert_allclose(y0.numpy(), 2.0 * np.logaddexp(0.0, 1.5 * x.numpy()),
                                rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_fuses_with_erfc_and_matches_the_exact_values(dtype):
+    """GELU (Keras's default, erf-based) is one fused region: erfc is an elementwise op
+    with vmath's float32 function and the C library's in float64, values and gradients
+    close to the exact ones over the whole range (tails included)."""
+    x0 = np.concatenate([np.linspace(-12, 12, 2001), [-0.0, 0.0]]).astype(dtype)
+    x = tf.constant(x0)
+
+    def f(v):
+        with tf.GradientTape() as tape:
+            tape.watch(v)
+            y = tf.nn.gelu(v * 1.0)
+        return y, tape.gradient(y, v)
+
+    traced = tf.function(f)
+    members = [n.attrs["members"] for n in traced.get_concrete_function(x).optimized_graph
+               .get_operations() if n.op == "FusedElementwise"]
+    assert any("Erfc" in m for m in members), members
+    y, g = (t.numpy().astype(np.float64) for t in traced(x))
+    v = x0.astype(np.float64)
+    # erfc's argument as the graph rounds it (in float32 its rounding alone moves erfc's
+    # far tail by 1e-5)
+    arg = (x0 * dtype(-0.7071067811865476)).astype(np.float64)
+    want = v * 0.5 * np.vectorize(math.erfc)(arg)
+    dwant = 0.5 * np.vectorize(math.erfc)(arg) + v * np.exp(-arg * arg) / np.sqrt(2 * np.pi)
+    rtol = 4e-6 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(y, want, rtol=rtol, atol=1e-37)
+    # (the gradient's two terms cancel near x = -0.75: there its error is absolute)
+    np.testing.assert_allclose(g, dwant, rtol=rtol, atol=1e-7 if dtype == np.float32 else 0)

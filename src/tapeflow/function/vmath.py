@@ -1,4 +1,5 @@
-"""Vectorizable float32 exp, tanh, log, log1p and expm1 for fused kernels (function/fuse.py).
+"""Vectorizable float32 exp, tanh, log, log1p, expm1, erf and erfc for fused kernels
+(function/fuse.py).
 
 numba compiles `np.exp`, `np.log` and the rest on scalars to calls of the C library's scalar
 functions, which keep LLVM from vectorizing a loop: a large fused region holding one ran
@@ -17,6 +18,10 @@ other expression, so such a region is one fused loop again, reading each input o
   parts; within 1 ulp. 0 gives -inf, negative numbers NaN, inf inf.
 - `vlog1p` and `vexpm1`: Goldberg's and Kahan's forms, u = 1 + x and log(u) x / (u - 1),
   u = e^x and (u - 1) x / log(u), whose rounding errors cancel; within 2 ulp.
+- `verf` and `verfc`: x P(x^2) below |x| = 0.875, above it erfc(|x|) = e^(-x^2) S(1/|x|)
+  / |x| with e^(-x^2) as e^(-h^2) e^(-(|x| - h)(|x| + h)) for h, |x| to 12 bits (so the
+  exponent is exact); P and S fitted here (Chebyshev least squares in float64, evaluated
+  around their interval's middle); erf within 2 ulp, erfc within 6 ulp where normal.
 NaN gives NaN; -inf and inf give 0 and inf, -1 and 1 (tanh), -1 and inf (expm1).
 
 `PRELUDE` is their source, put at the top of a generated float32 module that uses them
@@ -32,7 +37,8 @@ from .._core import jit
 # np.exp and np.tanh in generated expressions become these in the float32 numba loops of
 # a region holding an op declared `vector_math` (its Pointwise facts, with the op)
 RENAMES = (("np.exp(", "vexp("), ("np.tanh(", "vtanh("), ("np.log(", "vlog("),
-           ("np.log1p(", "vlog1p("), ("np.expm1(", "vexpm1("))
+           ("np.log1p(", "vlog1p("), ("np.expm1(", "vexpm1("), ("np.erf(", "verf("),
+           ("np.erfc(", "verfc("))
 
 PRELUDE = '''
 from tapeflow._core.jit import lazy_intrinsic as _intrinsic
@@ -152,6 +158,60 @@ def vexpm1(x):
     r = d if d == np.float32(-1.0) else r
     r = u if u == np.float32(np.inf) else r
     return np.float32(np.nan) if r != r else r  # (one NaN: not an operand's payload)
+
+
+@njit(inline="always", error_model="numpy", cache=True)
+def _verf_parts(x):
+    """(|x|, erf(x) for |x| < 0.875, erfc(|x|) for |x| >= 0.875)"""
+    a = abs(x)
+    u = x * x - np.float32(0.3828125)
+    p = np.float32(8.69237701408565e-05)
+    p = p * u + np.float32(-0.0006216394831426442)
+    p = p * u + np.float32(0.0038257536944001913)
+    p = p * u + np.float32(-0.019994746893644333)
+    p = p * u + np.float32(0.0861339420080185)
+    p = p * u + np.float32(-0.3004601001739502)
+    p = p * u + np.float32(0.9995275139808655)
+    small = x * p
+    t = np.float32(1.0) / a
+    v = t - np.float32(0.6209335327148438)
+    s = np.float32(-0.07197382301092148)
+    s = s * v + np.float32(0.04431256279349327)
+    s = s * v + np.float32(0.05384807288646698)
+    s = s * v + np.float32(-0.06854980438947678)
+    s = s * v + np.float32(0.04346204549074173)
+    s = s * v + np.float32(-0.02283419296145439)
+    s = s * v + np.float32(-0.009101738221943378)
+    s = s * v + np.float32(0.04960223659873009)
+    s = s * v + np.float32(-0.07906045764684677)
+    s = s * v + np.float32(0.07338732481002808)
+    s = s * v + np.float32(-0.0021817469969391823)
+    s = s * v + np.float32(-0.17157159745693207)
+    s = s * v + np.float32(0.4902225136756897)
+    high = _float32_bits(_int32_bits(a) & np.int32(-4096))  # a^2 = high^2 + low, exactly
+    low = (a - high) * (a + high)
+    tail = s * t * (vexp(-(high * high)) * vexp(-low))
+    tail = np.float32(0.0) if a >= np.float32(10.1) else tail  # (rounds to 0; inf too)
+    return a, small, tail
+
+
+@njit(inline="always", error_model="numpy", cache=True)
+def verf(x):
+    x = np.float32(x)
+    a, small, tail = _verf_parts(x)
+    large = np.float32(1.0) - tail
+    large = large if x >= np.float32(0.0) else -large
+    r = small if a < np.float32(0.875) else large
+    return np.float32(np.nan) if r != r else r
+
+
+@njit(inline="always", error_model="numpy", cache=True)
+def verfc(x):
+    x = np.float32(x)
+    a, small, tail = _verf_parts(x)
+    large = tail if x >= np.float32(0.0) else np.float32(2.0) - tail
+    r = np.float32(1.0) - small if a < np.float32(0.875) else large
+    return np.float32(np.nan) if r != r else r
 '''
 
 
@@ -164,8 +224,11 @@ def vexpm1(x):
 # compile, so a program's first steps need no compiler), the C library's functions each
 # as a small compiled loop over an array (one per function and dtype, on the machine's
 # disk cache after its first compile, tenths of a second).
-ELEMENTARY = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")  # C library's
-VECTOR = ("vexp", "vtanh", "vlog", "vlog1p", "vexpm1")  # the float32 functions above
+ELEMENTARY = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "erf", "erfc")  # libm's
+# (NumPy has no erf: a region's expression says `np.erf(...)`, which the loops of a region
+# without vmath's functions call as the C library's)
+LOOP_RENAMES = (("np.erf(", "math.erf("), ("np.erfc(", "math.erfc("))
+VECTOR = ("vexp", "vtanh", "vlog", "vlog1p", "vexpm1", "verf", "verfc")  # (float32, above)
 
 _F = np.float32
 
@@ -258,15 +321,64 @@ def _vexpm1_numpy(x: np.ndarray) -> np.ndarray:
     return np.where(r != r, _F(np.nan), r)
 
 
+_ERF_A = tuple(_F(c) for c in (8.69237701408565e-05, -0.0006216394831426442, 0.0038257536944001913,
+                               -0.019994746893644333, 0.0861339420080185, -0.3004601001739502,
+                               0.9995275139808655))
+_ERF_B = tuple(_F(c) for c in (-0.07197382301092148, 0.04431256279349327, 0.05384807288646698,
+                               -0.06854980438947678, 0.04346204549074173, -0.02283419296145439,
+                               -0.009101738221943378, 0.04960223659873009, -0.07906045764684677,
+                               0.07338732481002808, -0.0021817469969391823, -0.17157159745693207,
+                               0.4902225136756897))
+
+
+def _verf_parts_numpy(x: np.ndarray) -> tuple:
+    """`_verf_parts` over a float32 array in NumPy (the same bits)."""
+    a = np.abs(x)
+    u = x * x - _F(0.3828125)
+    p = np.full_like(u, _ERF_A[0])
+    for coefficient in _ERF_A[1:]:
+        p = p * u + coefficient
+    small = x * p
+    t = _F(1.0) / a
+    v = t - _F(0.6209335327148438)
+    s = np.full_like(t, _ERF_B[0])
+    for coefficient in _ERF_B[1:]:
+        s = s * v + coefficient
+    high = (a.view(np.int32) & _I(-4096)).view(np.float32)
+    low = (a - high) * (a + high)
+    tail = s * t * (_vexp_numpy(-(high * high)) * _vexp_numpy(-low))
+    tail = np.where(a >= _F(10.1), _F(0.0), tail)
+    return a, small, tail
+
+
+def _verf_numpy(x: np.ndarray) -> np.ndarray:
+    """`verf` over a float32 array in NumPy (the same bits)."""
+    a, small, tail = _verf_parts_numpy(x)
+    large = _F(1.0) - tail
+    large = np.where(x >= _F(0.0), large, -large)
+    r = np.where(a < _F(0.875), small, large)
+    return np.where(r != r, _F(np.nan), r)
+
+
+def _verfc_numpy(x: np.ndarray) -> np.ndarray:
+    """`verfc` over a float32 array in NumPy (the same bits)."""
+    a, small, tail = _verf_parts_numpy(x)
+    large = np.where(x >= _F(0.0), tail, _F(2.0) - tail)
+    r = np.where(a < _F(0.875), _F(1.0) - small, large)
+    return np.where(r != r, _F(np.nan), r)
+
+
 # float32 functions NumPy computes with the compiled loops' bits: no compile needed
 _NUMPY = {"vexp": _vexp_numpy, "vtanh": _vtanh_numpy, "vlog": _vlog_numpy,
-          "vlog1p": _vlog1p_numpy, "vexpm1": _vexpm1_numpy}
+          "vlog1p": _vlog1p_numpy, "vexpm1": _vexpm1_numpy, "verf": _verf_numpy,
+          "verfc": _verfc_numpy}
 
+_ELEMENTARY_PREFIX = dict([(name, "") for name in VECTOR] + [("erf", "math."), ("erfc", "math.")])
 _ELEMENTARY_SOURCE = ("# generated by tapeflow: elementary functions over arrays\n"
-                      "import numpy as np\n"
+                      "import math\nimport numpy as np\n"
                       "from tapeflow._core.jit import lazy_njit as njit\n" + PRELUDE + "".join(
                           f"\n\ndef {name}_array(x, out):\n    for i in range(x.shape[0]):\n"
-                          f"        out[i] = {'' if name in VECTOR else 'np.'}{name}(x[i])\n"
+                          f"        out[i] = {_ELEMENTARY_PREFIX.get(name, 'np.')}{name}(x[i])\n"
                           for name in ELEMENTARY + VECTOR))
 _loops: dict = {}
 

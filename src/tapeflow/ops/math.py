@@ -703,7 +703,8 @@ def erf(x, name=None) -> Tensor:
 
 defop("Erf", ["x"], shape=_same_shape,
       **elementwise(lambda x: _TWO_OVER_SQRT_PI * exp(-square(x))), batch=batch_elementwise,
-      onnx=_onnx.unary("Erf"))
+      onnx=_onnx.unary("Erf"),
+      pointwise=Pointwise("np.erf({x})", multi_pass=True, vector_math=True))
 
 
 def erfc(x, name=None) -> Tensor:
@@ -719,7 +720,7 @@ def _onnx_erfc(e, node):
 
 defop("Erfc", ["x"], shape=_same_shape,
       **elementwise(lambda x: -_TWO_OVER_SQRT_PI * exp(-square(x))), batch=batch_elementwise,
-      onnx=_onnx_erfc)
+      onnx=_onnx_erfc, pointwise=Pointwise("np.erfc({x})", multi_pass=True, vector_math=True))
 
 
 def lgamma(x, name=None) -> Tensor:
