@@ -46,8 +46,14 @@ _pending: list = []    # futures of background compiles not yet waited for
 
 
 def available() -> bool:
-    """Whether numba can be imported (the `jit` extra)."""
-    return importlib.util.find_spec("numba") is not None
+    """Whether numba can be imported (the `jit` extra); looked up once (a lookup scans
+    sys.path: tens of microseconds, and kernels ask on every call)."""
+    if not _available:
+        _available.append(importlib.util.find_spec("numba") is not None)
+    return _available[0]
+
+
+_available: list = []
 
 
 def set_background(on: bool) -> None:
