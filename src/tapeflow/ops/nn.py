@@ -221,7 +221,9 @@ def elu(features, name=None) -> Tensor:
 # that tf.minimum itself would use.
 defop("Elu", ["x"], shape=same_shape,
       **elementwise(lambda ans: prims.minimum(ans, scalar_constant(0.0, ans.dtype)) + 1.0),
-      batch=batch_elementwise, onnx=_onnx.unary("Elu"))
+      batch=batch_elementwise, onnx=_onnx.unary("Elu"),
+      pointwise=Pointwise("np.expm1(np.minimum({x}, T(0))) + np.maximum({x}, T(0))",
+                          multi_pass=True, vector_math=True))
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
