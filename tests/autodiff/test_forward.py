@@ -15,6 +15,9 @@ from tapeflow.autodiff.forward import ForwardAccumulator
 FALLBACK_ALLOWED: dict[str, str] = {
     "CustomGradient": "the user gives only a VJP (grad_fn); forward mode transposes it, as TF",
     "RecomputeGrad": "its VJP re-runs the user's function; forward mode transposes it",
+    "FusedBatchNormGrad": "batch norm's gradient op, met by forward mode only in forward-"
+                          "over-reverse (a Hessian-vector product); its VJP is written over "
+                          "primitives, so the transposed VJP is exact",
 }
 
 

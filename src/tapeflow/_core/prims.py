@@ -493,6 +493,19 @@ def inplace_scatter_update(ref, indices, updates, **attrs):
         "updates": updates}, attrs)
 
 
+def inplace_segment_sum(ref, data, segment_ids, **attrs):
+    """InplaceSegmentSum (tapeflow/ops/indexing.py)."""
+    return run_kernel("InplaceSegmentSum", {
+        "ref": ref,
+        "data": data,
+        "segment_ids": segment_ids}, attrs)
+
+
+def inplace_strided_slice_add(ref, dy, **attrs):
+    """InplaceStridedSliceAdd (tapeflow/ops/indexing.py)."""
+    return run_kernel("InplaceStridedSliceAdd", {"ref": ref, "dy": dy}, attrs)
+
+
 def inplace_sub(ref, value, **attrs):
     """InplaceSub (tapeflow/ops/state.py)."""
     return run_kernel("InplaceSub", {"ref": ref, "value": value}, attrs)

@@ -684,7 +684,7 @@ class FusedKernel:
         if self.compiled and self._loop_ready(args, outs, stored):
             self._run_loop(n, args, outs, stored, arrays)
             return [o.reshape(shape) for o in outs] + self._sums(stored)
-        if n <= max(self._block, self._kernels[2]):  # one block (as _split would run it)
+        if 0 < n <= max(self._block, self._kernels[2]):  # one block (as _split runs it)
             self._kernels[1](0, n, *args, *outs, *stored)
         else:
             self._split(self._kernels[1], n, args, outs, stored, self._block)

@@ -743,14 +743,20 @@ def _bn_param(v: Tensor, axis: int, rank: int) -> Tensor:
     """A per-feature [..., C] value (batch dims in front) reshaped to broadcast at `axis`
     of a rank-`rank` operand: [..., 1 (axes before), C, 1 (axes after)]."""
     s = v._shape
-    return prims.reshape(v, shape=s[:-1] + (1,) * axis + s[-1:] + (1,) * (rank - 1 - axis))
+    return prims.reshape(v, shape=_known(s[:-1] + (1,) * axis + s[-1:]
+                                         + (1,) * (rank - 1 - axis)))
 
 
 def _bn_vector(v: Tensor, axis: int, rank: int) -> Tensor:
     """Statistics kept with keepdims ([..., 1, C, 1]) back to per-feature [..., C]."""
     s = v._shape
     lead = len(s) - rank
-    return prims.reshape(v, shape=s[:lead] + (s[lead + axis],))
+    return prims.reshape(v, shape=_known(s[:lead] + (s[lead + axis],)))
+
+
+def _known(shape: tuple) -> tuple:
+    """A reshape target with its one dim unknown while tracing (the features) as -1."""
+    return tuple(-1 if d is None else d for d in shape) if shape.count(None) == 1 else shape
 
 
 def _bn_count(x: Tensor, axis: int):
