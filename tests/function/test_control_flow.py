@@ -543,12 +543,13 @@ def _gradient_peak_bytes(n: int, size: int) -> int:
 def test_loop_gradient_memory_grows_as_sqrt_of_the_iteration_count():
     size = 2_000
     state = size * 8
-    small, large = _gradient_peak_bytes(400, size), _gradient_peak_bytes(10_000, size)
+    small, large = _gradient_peak_bytes(2_500, size), _gradient_peak_bytes(10_000, size)
     # every state of 10,000 iterations would be 160 MB; about 2 sqrt(n) states are kept
     assert large < 400 * state, large
-    # 25x the iterations, ~5x the memory (400 iterations: enough states that the peak's
-    # constant part, a few states, does not decide the ratio)
-    assert large < 12 * small, (small, large)
+    # 4x the iterations, ~2x the memory (linear growth: 4x). (A loop short enough to
+    # keep every state keeps them in its forward pass, before the measurement starts:
+    # both loops here recompute from checkpoints.)
+    assert large < 3 * small, (small, large)
 
 
 # ------------------------------------------------------------------ odds and ends
