@@ -181,3 +181,34 @@ def test_gelu_fuses_with_erfc_and_matches_the_exact_values(dtype):
     np.testing.assert_allclose(y, want, rtol=rtol, atol=1e-37)
     # (the gradient's two terms cancel near x = -0.75: there its error is absolute)
     np.testing.assert_allclose(g, dwant, rtol=rtol, atol=1e-7 if dtype == np.float32 else 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_cross_entropy_fuses_with_its_neighbours(dtype):
+    """sigmoid_cross_entropy_with_logits is an elementwise op of fused regions (a VAE's or
+    Keras's from-logits binary cross-entropy): its loss and gradients equal eager ones to
+    rounding, overflow-free for large |logits|."""
+    rng = np.random.default_rng(5)
+    logits = tf.constant((rng.standard_normal((64, 50)) * 6).astype(dtype))
+    labels = tf.constant(rng.random((64, 50)).astype(dtype))
+
+    def f(z, x):
+        with tf.GradientTape() as tape:
+            tape.watch([z, x])
+            loss = tf.reduce_sum(tf.nn.sigmoid_cross_entropy_with_logits(
+                labels=z, logits=x * 2.0) * 0.5, axis=1)
+        return loss, tape.gradient(loss, [z, x])
+
+    traced = tf.function(f)
+    members = [n.attrs["members"] for n in traced.get_concrete_function(labels, logits)
+               .optimized_graph.get_operations() if n.op == "FusedElementwise"]
+    assert any("SigmoidCrossEntropyWithLogits" in m for m in members), members
+    (loss, grads), (loss0, grads0) = traced(labels, logits), f(labels, logits)
+    rtol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(loss.numpy(), loss0.numpy(), rtol=rtol)
+    for g, g0 in zip(grads, grads0):
+        np.testing.assert_allclose(g.numpy(), g0.numpy(), rtol=rtol, atol=1e-6 * rtol)
+    x = 2.0 * logits.numpy().astype(np.float64)
+    z = labels.numpy().astype(np.float64)
+    want = 0.5 * (np.logaddexp(0.0, x) - x * z).sum(axis=1)
+    np.testing.assert_allclose(loss.numpy(), want, rtol=rtol)

@@ -651,7 +651,9 @@ defop("SigmoidCrossEntropyWithLogits", ["labels", "logits"], shape=_sigmoid_xent
       vjp={"labels": lambda g, logits: -(g * logits),
            "logits": lambda g, labels, logits: g * (prims.sigmoid(logits) - labels)},
       jvp={"labels": lambda t, logits: -(t * logits),
-           "logits": lambda t, labels, logits: t * (prims.sigmoid(logits) - labels)})
+           "logits": lambda t, labels, logits: t * (prims.sigmoid(logits) - labels)},
+      pointwise=Pointwise("(np.log1p(np.exp(-np.abs({logits}))) + np.maximum({logits}, T(0)))"
+                          " - {logits} * {labels}", multi_pass=True, vector_math=True))
 
 
 # --------------------------------------------------------------------------- l2_loss, moments
