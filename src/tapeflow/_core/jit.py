@@ -379,9 +379,8 @@ def _the_worker():
 
 
 def signature(args) -> tuple:
-    """numba's types of `args`."""
-    import numba  # optional: the jit extra
-    return tuple(numba.typeof(a) for a in args)
+    """numba's types of `args` (as a compile request carries them: `describe`)."""
+    return signature_of(describe(args))
 
 
 def describe(args) -> tuple:
@@ -413,9 +412,9 @@ def compile_elsewhere(fn: Callable, args: tuple, parallel: bool = False,
                       slp: bool = False) -> bool | None:
     """Compile `fn` (a plain loop function as `Loop` takes it, or a Lazy or numba
     dispatcher of a generated module) for the types of `args` in the compile worker,
-    into numba's disk cache. True: compiled there (this process now loads it); False: numba could not
-    compile it; None: no worker, or `fn` cannot be imported by another process (compile it
-    here)."""
+    into numba's disk cache. True: compiled there (this process now loads it); False:
+    numba could not compile it; None: no worker, or `fn` cannot be imported by another
+    process (compile it here)."""
     if not _worker_on[0]:
         return None
     fn = getattr(fn, "py_func", fn)  # (a dispatcher: the function it compiles)

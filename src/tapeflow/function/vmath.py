@@ -40,7 +40,45 @@ RENAMES = (("np.exp(", "vexp("), ("np.tanh(", "vtanh("), ("np.log(", "vlog("),
            ("np.log1p(", "vlog1p("), ("np.expm1(", "vexpm1("), ("np.erf(", "verf("),
            ("np.erfc(", "verfc("))
 
-PRELUDE = '''
+def _float32s(*values: float) -> tuple:
+    return tuple(float(np.float32(v)) for v in values)
+
+
+# each polynomial's float32 coefficients, highest degree first (Horner's order): one table
+# for the compiled functions (PRELUDE) and their NumPy twins, which must give the same bits
+EXP_P = _float32s(1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                  1.6666665459e-1, 5.0000001201e-1)
+TANH_P = _float32s(-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
+                   -3.33332819422e-1)
+LOG_P = _float32s(7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+                  1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+                  3.3333331174e-1)
+ERF_P = _float32s(8.69237701408565e-05, -0.0006216394831426442, 0.0038257536944001913,
+                  -0.019994746893644333, 0.0861339420080185, -0.3004601001739502,
+                  0.9995275139808655)
+ERFC_S = _float32s(-0.07197382301092148, 0.04431256279349327, 0.05384807288646698,
+                   -0.06854980438947678, 0.04346204549074173, -0.02283419296145439,
+                   -0.009101738221943378, 0.04960223659873009, -0.07906045764684677,
+                   0.07338732481002808, -0.0021817469969391823, -0.17157159745693207,
+                   0.4902225136756897)
+
+
+def _horner(var: str, x: str, coefficients: tuple) -> str:
+    """Horner's rule as compiled statements: `var = c0`, then `var = var * x + c`."""
+    return "".join([f"    {var} = np.float32({coefficients[0]!r})\n"] + [
+        f"    {var} = {var} * {x} + np.float32({c!r})\n" for c in coefficients[1:]])
+
+
+def _horner_numpy(x: np.ndarray, coefficients: tuple) -> np.ndarray:
+    """Horner's rule over a float32 array: the compiled statements' operations in order."""
+    y = np.full_like(x, coefficients[0])
+    for c in coefficients[1:]:
+        y = y * x + np.float32(c)
+    return y
+
+
+PRELUDE = (
+    '''
 from tapeflow._core.jit import lazy_intrinsic as _intrinsic
 
 
@@ -73,13 +111,9 @@ def vexp(x):
     n = np.floor(c * np.float32(1.44269504088896341) + np.float32(0.5))  # round(c / ln2)
     r = c - n * np.float32(0.693359375)
     r = r + n * np.float32(2.12194440e-4)
-    p = np.float32(1.9875691500e-4)
-    p = p * r + np.float32(1.3981999507e-3)
-    p = p * r + np.float32(8.3334519073e-3)
-    p = p * r + np.float32(4.1665795894e-2)
-    p = p * r + np.float32(1.6666665459e-1)
-    p = p * r + np.float32(5.0000001201e-1)
-    p = p * (r * r) + r + np.float32(1.0)
+'''
+    + _horner('p', 'r', EXP_P)
+    + '''    p = p * (r * r) + r + np.float32(1.0)
     k = np.int32(n)  # (NaN: any value; the result is NaN through p)
     half = k >> np.int32(1)  # 2^n as 2^half * 2^(n - half), each a normal float32
     s1 = _float32_bits((half + np.int32(127)) << np.int32(23))
@@ -94,12 +128,9 @@ def vtanh(x):
     x = np.float32(x)
     a = abs(x)
     z = x * x
-    small = np.float32(-5.70498872745e-3)
-    small = small * z + np.float32(2.06390887954e-2)
-    small = small * z + np.float32(-5.37397155531e-2)
-    small = small * z + np.float32(1.33314422036e-1)
-    small = small * z + np.float32(-3.33332819422e-1)
-    small = small * z * x + x
+'''
+    + _horner('small', 'z', TANH_P)
+    + '''    small = small * z * x + x
     large = np.float32(1.0) - np.float32(2.0) / (vexp(a + a) + np.float32(1.0))
     large = large if x >= np.float32(0.0) else -large
     return small if a < np.float32(0.625) else large
@@ -117,16 +148,9 @@ def vlog(x):
     e = e - np.int32(1) if low else e
     f = (m + m) - np.float32(1.0) if low else m - np.float32(1.0)
     z = f * f
-    y = np.float32(7.0376836292e-2)
-    y = y * f + np.float32(-1.1514610310e-1)
-    y = y * f + np.float32(1.1676998740e-1)
-    y = y * f + np.float32(-1.2420140846e-1)
-    y = y * f + np.float32(1.4249322787e-1)
-    y = y * f + np.float32(-1.6668057665e-1)
-    y = y * f + np.float32(2.0000714765e-1)
-    y = y * f + np.float32(-2.4999993993e-1)
-    y = y * f + np.float32(3.3333331174e-1)
-    y = y * f * z
+'''
+    + _horner('y', 'f', LOG_P)
+    + '''    y = y * f * z
     fe = np.float32(e)
     y = y + fe * np.float32(-2.12194440e-4)
     y = y + z * np.float32(-0.5)
@@ -165,30 +189,14 @@ def _verf_parts(x):
     """(|x|, erf(x) for |x| < 0.875, erfc(|x|) for |x| >= 0.875)"""
     a = abs(x)
     u = x * x - np.float32(0.3828125)
-    p = np.float32(8.69237701408565e-05)
-    p = p * u + np.float32(-0.0006216394831426442)
-    p = p * u + np.float32(0.0038257536944001913)
-    p = p * u + np.float32(-0.019994746893644333)
-    p = p * u + np.float32(0.0861339420080185)
-    p = p * u + np.float32(-0.3004601001739502)
-    p = p * u + np.float32(0.9995275139808655)
-    small = x * p
+'''
+    + _horner('p', 'u', ERF_P)
+    + '''    small = x * p
     t = np.float32(1.0) / a
     v = t - np.float32(0.6209335327148438)
-    s = np.float32(-0.07197382301092148)
-    s = s * v + np.float32(0.04431256279349327)
-    s = s * v + np.float32(0.05384807288646698)
-    s = s * v + np.float32(-0.06854980438947678)
-    s = s * v + np.float32(0.04346204549074173)
-    s = s * v + np.float32(-0.02283419296145439)
-    s = s * v + np.float32(-0.009101738221943378)
-    s = s * v + np.float32(0.04960223659873009)
-    s = s * v + np.float32(-0.07906045764684677)
-    s = s * v + np.float32(0.07338732481002808)
-    s = s * v + np.float32(-0.0021817469969391823)
-    s = s * v + np.float32(-0.17157159745693207)
-    s = s * v + np.float32(0.4902225136756897)
-    high = _float32_bits(_int32_bits(a) & np.int32(-4096))  # a^2 = high^2 + low, exactly
+'''
+    + _horner('s', 'v', ERFC_S)
+    + '''    high = _float32_bits(_int32_bits(a) & np.int32(-4096))  # a^2 = high^2 + low, exactly
     low = (a - high) * (a + high)
     tail = s * t * (vexp(-(high * high)) * vexp(-low))
     tail = np.float32(0.0) if a >= np.float32(10.1) else tail  # (rounds to 0; inf too)
@@ -213,6 +221,7 @@ def verfc(x):
     r = np.float32(1.0) - small if a < np.float32(0.875) else large
     return np.float32(np.nan) if r != r else r
 '''
+)
 
 
 # ------------------------------------------------ the same functions for NumPy blocks
@@ -241,10 +250,7 @@ def _vexp_numpy(x: np.ndarray) -> np.ndarray:
     n = np.floor(c * _F(1.44269504088896341) + _F(0.5))
     r = c - n * _F(0.693359375)
     r = r + n * _F(2.12194440e-4)
-    p = np.full_like(r, _F(1.9875691500e-4))
-    for coefficient in (1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-                        1.6666665459e-1, 5.0000001201e-1):
-        p = p * r + _F(coefficient)
+    p = _horner_numpy(r, EXP_P)
     p = p * (r * r) + r + _F(1.0)
     k = n.astype(np.int32)  # (NaN: any value, as in the loop; the result is NaN)
     half = k >> np.int32(1)
@@ -259,19 +265,13 @@ def _vtanh_numpy(x: np.ndarray) -> np.ndarray:
     """`vtanh` over a float32 array in NumPy (the same bits, as `_vexp_numpy`)."""
     a = np.abs(x)
     z = x * x
-    small = np.full_like(z, _F(-5.70498872745e-3))
-    for coefficient in (2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
-                        -3.33332819422e-1):
-        small = small * z + _F(coefficient)
+    small = _horner_numpy(z, TANH_P)
     small = small * z * x + x
     large = _F(1.0) - _F(2.0) / (_vexp_numpy(a + a) + _F(1.0))
     large = np.where(x >= _F(0.0), large, -large)
     return np.where(a < _F(0.625), small, large)
 
 
-_LOG_P = tuple(_F(c) for c in (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1,
-                               -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
-                               2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
 _I = np.int32
 
 
@@ -286,9 +286,7 @@ def _vlog_numpy(x: np.ndarray) -> np.ndarray:
     e = np.where(low, e - _I(1), e)
     f = np.where(low, (m + m) - _F(1.0), m - _F(1.0))
     z = f * f
-    y = np.full_like(f, _LOG_P[0])
-    for coefficient in _LOG_P[1:]:
-        y = y * f + coefficient
+    y = _horner_numpy(f, LOG_P)
     y = y * f * z
     fe = e.astype(np.float32)
     y = y + fe * _F(-2.12194440e-4)
@@ -321,29 +319,15 @@ def _vexpm1_numpy(x: np.ndarray) -> np.ndarray:
     return np.where(r != r, _F(np.nan), r)
 
 
-_ERF_A = tuple(_F(c) for c in (8.69237701408565e-05, -0.0006216394831426442, 0.0038257536944001913,
-                               -0.019994746893644333, 0.0861339420080185, -0.3004601001739502,
-                               0.9995275139808655))
-_ERF_B = tuple(_F(c) for c in (-0.07197382301092148, 0.04431256279349327, 0.05384807288646698,
-                               -0.06854980438947678, 0.04346204549074173, -0.02283419296145439,
-                               -0.009101738221943378, 0.04960223659873009, -0.07906045764684677,
-                               0.07338732481002808, -0.0021817469969391823, -0.17157159745693207,
-                               0.4902225136756897))
-
-
 def _verf_parts_numpy(x: np.ndarray) -> tuple:
     """`_verf_parts` over a float32 array in NumPy (the same bits)."""
     a = np.abs(x)
     u = x * x - _F(0.3828125)
-    p = np.full_like(u, _ERF_A[0])
-    for coefficient in _ERF_A[1:]:
-        p = p * u + coefficient
+    p = _horner_numpy(u, ERF_P)
     small = x * p
     t = _F(1.0) / a
     v = t - _F(0.6209335327148438)
-    s = np.full_like(t, _ERF_B[0])
-    for coefficient in _ERF_B[1:]:
-        s = s * v + coefficient
+    s = _horner_numpy(v, ERFC_S)
     high = (a.view(np.int32) & _I(-4096)).view(np.float32)
     low = (a - high) * (a + high)
     tail = s * t * (_vexp_numpy(-(high * high)) * _vexp_numpy(-low))
