@@ -735,21 +735,12 @@ def _row_product(node, args: dict, inv: set):
 def _replay(graph, wanted: list, env: dict) -> list:
     """The tensors `wanted` of `graph` made again in the graph being traced, from `env`
     (graph tensor id -> tensor there): their nodes re-run as ops."""
-    need, stack = set(), list(wanted)
-    while stack:
-        t = stack.pop()
-        node = getattr(t._native, "node", None)
-        if t.id in env or node is None or id(node) in need:
-            continue
-        need.add(id(node))
-        stack.extend(_tensor_inputs(node))
-
     def run(node, ins):
         if node.op == "Const":
             return creation_ops.constant(node.attrs["value"], dtype=node.attrs["dtype"])
         return run_kernel(node.op, ins, dict(node.attrs))
 
-    eval_graph(graph, env, run, [n for n in graph.nodes if id(n) in need])
+    eval_graph(graph, env, run, _needed(graph, wanted, env, {}))
     return [env[t.id] for t in wanted]
 
 
@@ -856,9 +847,10 @@ def _frontier(graph, outputs: list, inv: set, args: dict, skip: set) -> list:
     return found
 
 
-def _needed(graph, outputs: list, given: set, replaced: dict) -> list:
-    """The nodes of `graph` (in order) that `outputs` need, the tensors in `given` coming
-    from elsewhere and a node in `replaced` reading only its gather's indices."""
+def _needed(graph, outputs: list, given, replaced: dict) -> list:
+    """The nodes of `graph` (in order) that `outputs` need, the tensors whose ids are in
+    `given` coming from elsewhere and a node in `replaced` reading only its gather's
+    indices."""
     need, stack = set(), [t for t in outputs if isinstance(t, Tensor)]
     while stack:
         t = stack.pop()
