@@ -587,9 +587,9 @@ def compile_source(source: str):
 # The first compile or load of a process also buys numba itself: importing it in this
 # process (a fifth to half a second holding the GIL) and starting the compile worker (a
 # few seconds of another core). So nothing is compiled or loaded until the NumPy blocks
-# of all regions together have cost FIRST_COMPILE_AFTER_SECONDS (unless numba is in use
-# already): a program done in a second or two never pays for a compiler it would not
-# have used long enough to win back.
+# of all regions together have cost FIRST_COMPILE_AFTER_SECONDS (unless the process has
+# bought numba already: jit.bought): a program done in a second or two never pays for a
+# compiler it would not have used long enough to win back.
 #
 # The tiers take turns because they give the same bits (API §6.7): each arithmetic op
 # is correctly rounded in NumPy and in numba alike, the NumPy blocks call the compiled
