@@ -696,11 +696,15 @@ class FusedKernel:
 
     def _outputs(self, n: int) -> list:
         """The output arrays of a steady-state call: last call's when nothing holds them
-        any more (no page faults on fresh large arrays: _core/buffers.py)."""
+        any more and they are large (no page faults on fresh large arrays: SPARE_BYTES)."""
+        if n * self.dtype.itemsize < SPARE_BYTES:
+            return [np.empty(n, self.dtype) for _ in range(self.n_outputs)]
         return [spare.empty((n,), self.dtype) for spare in self._spares]
 
     def _stored(self, n: int) -> list:
         """Arrays for the values each reduction sums (free again once summed)."""
+        if n * self.dtype.itemsize < SPARE_BYTES:
+            return [np.empty(n, self.dtype) for _ in range(self.reductions)]
         return [self._summed.empty((n,), self.dtype) for _ in range(self.reductions)]
 
     def _sums(self, stored: list) -> list:
@@ -830,10 +834,11 @@ class FusedKernel:
 
 
 # Outputs from this many bytes are taken from the kernel's spares (_core/buffers.py: a new
-# large array page-faults as it is written, and a buffer taken again is in cache); smaller
-# ones are new arrays (NumPy keeps freed small blocks), which cost less than looking for a
-# free spare.
-SPARE_BYTES = 1 << 12
+# large array page-faults as it is written); smaller ones are new arrays, which malloc takes
+# from freed heap blocks (glibc serves requests below its 128 KB mmap threshold from the
+# heap): measured, 7 outputs of 4-64 KB cost 1.4-3x more through spares than as new arrays,
+# and a loop that keeps its outputs for the gradient finds no spare free at all.
+SPARE_BYTES = 1 << 17
 _makers: dict = {}  # (input kinds, outputs, reductions, spares, parallel) -> maker
 
 
