@@ -177,8 +177,10 @@ def test_max_pool_loops_split_the_batch_over_threads_with_equal_results(name):
                                           want[1])
     finally:
         tf.config.threading.set_intra_op_parallelism_threads(before)
+    # (this test's padded inputs only: other tests' poolings leave choices of their own)
     tried = [c for (mode, shape, *_), c in conv._POOL_CHOICES.items()
-             if shape[0] == 5 and mode == 1]
+             if mode == 1 and shape[0] == 5 and shape[1] >= 128 and shape[2] >= 64
+             and shape[3] == 8]
     assert tried and all(min(c.runs) >= 2 for c in tried)  # both ways ran, twice each
 
 
