@@ -52,6 +52,52 @@ def test_dead_code_is_removed_but_effects_stay():
     assert v.numpy() == 1.0
 
 
+def test_repeated_reads_of_a_scalar_variable_are_one_read_until_a_write():
+    """An optimizer reads its step count once per weight: the reads with no write between
+    become one, and CSE joins what each computes from it; a write (or a node with effects
+    naming no variable) starts a new read, with the value written."""
+    step = tf.Variable(3.0, dtype=tf.float64)
+    other = tf.Variable(1.0, dtype=tf.float64)
+
+    def f(x):
+        a = x * tf.pow(0.9, step + 1.0)
+        other.assign_add(1.0)        # names another variable: the step's read stays
+        b = x * tf.pow(0.9, step + 1.0)
+        step.assign_add(1.0)         # a write: the next read is a new one
+        c = x * tf.pow(0.9, step + 1.0)
+        return a, b, c
+
+    cf = tf.function(f).get_concrete_function(X)
+    ops = ops_of(cf)
+    assert ops.count("ReadVariableOp") == 2 and ops.count("Pow") == 2, cf.optimized_graph
+    a, b, c = cf(X)
+    x = X.numpy()
+    np.testing.assert_array_equal(a.numpy(), x * 0.9 ** 4.0)
+    np.testing.assert_array_equal(b.numpy(), x * 0.9 ** 4.0)
+    np.testing.assert_array_equal(c.numpy(), x * 0.9 ** 5.0)
+    assert step.numpy() == 4.0 and other.numpy() == 2.0
+
+
+def test_a_node_with_effects_on_no_named_variable_forgets_the_reads():
+    step = tf.Variable(2.0, dtype=tf.float64)
+
+    def bump():
+        step.assign_add(1.0)  # (a py_function writes a variable the graph does not name)
+        return np.float64(0.0)
+
+    def f(x):
+        a = x * step
+        z = tf.py_function(bump, [], tf.float64)
+        b = x * step
+        return a + z, b
+
+    cf = tf.function(f).get_concrete_function(X)
+    assert ops_of(cf).count("ReadVariableOp") == 2, cf.optimized_graph
+    a, b = cf(X)
+    np.testing.assert_array_equal(a.numpy(), X.numpy() * 2.0)
+    np.testing.assert_array_equal(b.numpy(), X.numpy() * 3.0)
+
+
 def test_common_subexpressions_are_computed_once():
     cf = tf.function(lambda x: tf.sin(x) + tf.sin(x) * tf.sin(x)).get_concrete_function(X)
     assert ops_of(cf).count("Sin") == 1, cf.optimized_graph

@@ -252,6 +252,8 @@ class Rewriter:
                 self._old_uses[t.id] = self._old_uses.get(t.id, 0) + 1
         self._matching: list = []  # the candidates being matched, outermost first
         self._released: set = set()  # ids of large Const nodes made here, read by no one
+        # id(scalar variable) -> (it, its read made since the last node that may write it)
+        self._reads: dict = {}
 
     # ------------------------------------------------------------------ reading
     def uses(self, t: Tensor) -> int:
@@ -315,6 +317,11 @@ class Rewriter:
         return self._make(node)
 
     def _make(self, node: Candidate) -> list:
+        if node.stateful and self.cse:
+            read = self._repeated_read(node)
+            if read is not None:
+                self.report.deduplicated += 1
+                return read
         pure = not node.stateful and not late_attrs(node.attrs)
         key = None
         if pure:
@@ -338,7 +345,30 @@ class Rewriter:
                 self._made[t.id] = self._made.get(t.id, 0) + 1
         if key is not None:
             self.seen[key] = outs
+        if node.op == "ReadVariableOp" and self.cse:
+            var = node.inputs.get("resource")
+            if isinstance(var, Variable) and var.shape.rank == 0:
+                self._reads[id(var)] = (var, outs)
         return outs
+
+    def _repeated_read(self, node: Candidate) -> list | None:
+        """The outputs of an earlier read of the scalar variable `node` reads, when no node
+        made since may have written it (then CSE joins what is computed from both: an
+        optimizer reads its step count once per weight, and builds the same bias
+        corrections from each read); None otherwise, forgetting the reads a node with
+        effects may change: the variables it names, or every one when it names none (a
+        py_function or a call may write any). Only scalars: a weight's update keeps a
+        read of its own, which the update rules fold into it (rules/products.py)."""
+        if node.op == "ReadVariableOp":
+            var = node.inputs.get("resource")
+            hit = self._reads.get(id(var))
+            return hit[1] if hit is not None and hit[0] is var else None
+        named = [m for m in _values(node.inputs) if isinstance(m, Variable)]
+        if not named:
+            self._reads.clear()
+        for var in named:
+            self._reads.pop(id(var), None)
+        return None
 
     # ------------------------------------------------------------------ the walk
     def visit(self, node, ins: dict):
