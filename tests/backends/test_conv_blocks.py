@@ -1,0 +1,89 @@
+"""The im2col products in blocks of output rows (backends/numpy/conv.py `_col_blocks`):
+Conv2D's product runs block by block (a block of whole images, or of rows of one image),
+row-major or tap-major, and equals a float64 reference written tap by tap here for every
+block size; the input gradient by a forward convolution takes SAME geometries with more
+filters than channels."""
+import numpy as np
+import pytest
+
+from tapeflow.backends.numpy import conv as np_conv
+
+rng = np.random.default_rng(41)
+
+
+def _reference(x, w, strides, pads, dilations):
+    """y = sum over taps (a, b) of the tap's input window times w[a, b] (float64)."""
+    (pt, pb), (pl, pr) = pads
+    xp = np.pad(x, [(0, 0), (pt, pb), (pl, pr), (0, 0)])
+    kh, kw = w.shape[:2]
+    (sh, sw), (dh, dw) = strides, dilations
+    oh = (xp.shape[1] - (kh - 1) * dh - 1) // sh + 1
+    ow = (xp.shape[2] - (kw - 1) * dw - 1) // sw + 1
+    y = np.zeros((x.shape[0], oh, ow, w.shape[3]))
+    for a in range(kh):
+        for b in range(kw):
+            view = xp[:, a * dh:a * dh + (oh - 1) * sh + 1:sh, b * dw:b * dw + (ow - 1) * sw + 1:sw]
+            y += view @ w[a, b]
+    return y
+
+
+# (x shape, filter shape, strides, padding, dilations); 3 channels lay out tap-major
+CASES = [((3, 9, 7, 16), (3, 3, 16, 5), (1, 1), "SAME", (1, 1)),
+         ((2, 11, 10, 3), (3, 2, 3, 7), (2, 1), "VALID", (1, 2)),
+         ((4, 6, 6, 8), (2, 2, 8, 4), (2, 2), ((1, 0), (0, 1)), (1, 1))]
+
+
+@pytest.mark.parametrize("block", [1, 40, 300, 1 << 40])  # rows, images, all in one
+@pytest.mark.parametrize("x_shape, w_shape, strides, padding, dilations", CASES)
+def test_blocked_product_matches_the_reference(x_shape, w_shape, strides, padding,
+                                               dilations, block, monkeypatch):
+    monkeypatch.setattr(np_conv, "COL_BLOCK", block)
+    x, w = rng.normal(size=x_shape), rng.normal(size=w_shape)
+    attrs = {"strides": strides, "padding": padding, "dilations": dilations,
+             "data_format": "NHWC", "groups": 1}
+    _, pads = np_conv._geometry(x_shape[1:3], w_shape[:2], attrs)
+    got = np_conv.conv2d({"x": x, "filters": w}, attrs, None)
+    np.testing.assert_allclose(got, _reference(x, w, strides, pads, dilations),
+                               rtol=1e-12, atol=1e-12)
+    again = np_conv.conv2d({"x": x, "filters": w}, attrs, None)
+    np.testing.assert_array_equal(again, got)  # the same blocks: the same bits
+
+
+def test_blocks_cover_every_row_once(monkeypatch):
+    """Each output row is in exactly one block, in order, whatever the block size."""
+    p = np.lib.stride_tricks.sliding_window_view(
+        np.arange(3 * 7 * 6 * 2.0).reshape(3, 7, 6, 2), (3, 3), axis=(1, 2))
+    p = p.transpose(0, 1, 2, 4, 5, 3)  # [N, OH, OW, KH, KW, C]
+    rows = p.reshape(-1, 18)
+    for tap_major in (False, True):
+        for block in (1, 18 * 4, 18 * 4 * 5, 18 * 4 * 5 * 2, 1 << 30):
+            monkeypatch.setattr(np_conv, "COL_BLOCK", block)
+            seen = [(start, cols.copy()) for start, cols in np_conv._col_blocks(p, tap_major)]
+            starts = [s for s, _ in seen]
+            assert starts == sorted(starts) and starts[0] == 0
+            np.testing.assert_array_equal(np.concatenate([c for _, c in seen]), rows)
+
+
+@pytest.mark.parametrize("padding, forward", [("SAME", True), ("VALID", False)])
+def test_input_gradient_with_more_filters_than_channels(padding, forward, monkeypatch):
+    """SAME (as many output pixels as input): the forward formulation; VALID (its im2col
+    matrix would have more rows than the columns'): the scatter of columns. Both equal
+    the adjoint of the reference (the gradient of <conv(x, w), dy> in x, float64)."""
+    calls = []
+    real = np_conv._input_grad_by_forward
+    monkeypatch.setattr(np_conv, "_input_grad_by_forward",
+                        lambda *a: calls.append(1) or real(*a))
+    x_shape, w = (2, 7, 6, 8), rng.normal(size=(3, 3, 8, 16))
+    attrs = {"strides": (1, 1), "padding": padding, "dilations": (1, 1),
+             "data_format": "NHWC", "groups": 1, "input_hw": x_shape[1:3]}
+    out, pads = np_conv._geometry(x_shape[1:3], w.shape[:2], attrs)
+    dy = rng.normal(size=(2,) + out + (16,))
+    got = np_conv.conv2d_backprop_input({"dy": dy, "filters": w}, attrs, None)
+    # the adjoint column by column: dx[e] = <conv(e_i), dy> for each basis element
+    want = np.zeros(x_shape)
+    for i in np.ndindex(*x_shape):
+        e = np.zeros(x_shape)
+        e[i] = 1
+        want[i] = np.sum(_reference(e[i[0]:i[0] + 1], w, (1, 1), pads, (1, 1)) * dy[i[0]])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert bool(calls) == forward
