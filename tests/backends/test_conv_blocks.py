@@ -1,7 +1,7 @@
 """The im2col products in blocks of output rows (backends/numpy/conv.py `_col_blocks`):
-Conv2D's product runs block by block (a block of whole images, or of rows of one image),
-row-major or tap-major, and equals a float64 reference written tap by tap here for every
-block size; the input gradient by a forward convolution takes SAME geometries with more
+Conv2D's product and the filter gradient's run block by block (a block of whole images,
+or of rows of one image), row-major or tap-major, and equal a float64 reference written
+tap by tap here for every block size; the input gradient by a forward convolution takes SAME geometries with more
 filters than channels."""
 import numpy as np
 import pytest
@@ -47,6 +47,17 @@ def test_blocked_product_matches_the_reference(x_shape, w_shape, strides, paddin
                                rtol=1e-12, atol=1e-12)
     again = np_conv.conv2d({"x": x, "filters": w}, attrs, None)
     np.testing.assert_array_equal(again, got)  # the same blocks: the same bits
+    # the filter gradient sums the blocks' products: d<conv(x, w), dy>/dw, which is
+    # linear in w, so its column for each filter element is the reference at a basis w
+    dy = rng.normal(size=got.shape)
+    dw = np_conv.conv2d_backprop_filter({"x": x, "dy": dy}, dict(attrs, filter_hw=w_shape[:2]),
+                                        None)
+    want = np.zeros(w_shape)
+    for i in np.ndindex(*w_shape):
+        e = np.zeros(w_shape)
+        e[i] = 1
+        want[i] = np.sum(_reference(x, e, strides, pads, dilations) * dy)
+    np.testing.assert_allclose(dw, want, rtol=1e-12, atol=1e-12)
 
 
 def test_blocks_cover_every_row_once(monkeypatch):

@@ -111,17 +111,6 @@ def _scratch_array(shape, dtype, slot: str):
     return buf[:size].view(dtype).reshape(shape)
 
 
-def _cols(p, tap_major: bool):
-    """Windows [N, OH, OW, KH, KW, C] copied into scratch: tap-major [KH*KW*C, N*OH*OW]
-    or row-major [N*OH*OW, KH*KW*C] (see `_tap_major`)."""
-    n, oh, ow, kh, kw, c = p.shape
-    if tap_major:
-        p = p.transpose(3, 4, 5, 0, 1, 2)
-    cols = _scratch_array(p.shape, p.dtype, "cols")
-    np.copyto(cols, p)
-    return cols.reshape((kh * kw * c, n * oh * ow) if tap_major else (n * oh * ow, kh * kw * c))
-
-
 # im2col elements per block of `_col_blocks`: a block of 1 MB (float32) is written and
 # read again by the product while still in cache; a whole im2col matrix of tens of MB
 # goes out to memory and back (and past _SCRATCH_BYTES faults in its pages on every
@@ -448,9 +437,19 @@ def conv2d_backprop_filter(inputs, attrs, backend):
         dw = x.reshape(n * h * wd, c).T @ dy.reshape(n * oh * ow, o)
         return np.ascontiguousarray(dw.reshape(1, 1, c, o), dtype=dtype)
     if groups == 1 and x.ndim == 4 and dy.ndim == 4:
+        # block by block (see `_col_blocks`), the blocks' products summed in order (the
+        # 32x32x32->32 3x3 gradient 22 -> 11 ms at batch 32: a whole im2col matrix
+        # of 38 MB went to memory and back)
         tap_major = _tap_major(c, kw, attrs["dilations"][1], work)
-        cols = _cols(p, tap_major)
-        dw = (cols if tap_major else cols.T) @ dy.reshape(n * oh * ow, o)
+        rows = dy.reshape(n * oh * ow, o)
+        dw = part = None
+        for start, cols in _col_blocks(p, tap_major):
+            g = rows[start:start + cols.shape[0]]
+            if dw is None:
+                dw = cols.T @ g
+            else:
+                part = np.matmul(cols.T, g, out=part)
+                dw += part
         return np.ascontiguousarray(dw.reshape(kh, kw, c, o), dtype=dtype)
     if _depthwise(groups, x.shape[-1] // groups):
         dw = np.einsum("...nhwijg,...nhwgm->...ijgm", p,
