@@ -341,6 +341,67 @@ def test_operands_broadcast_along_trailing_axes_fuse(shape, bias, tanh):
         np.testing.assert_allclose(a.numpy(), c.numpy(), rtol=1e-11, atol=1e-12)
 
 
+@pytest.mark.parametrize("shape,stat", [((6, 7), (6, 1)), ((3, 4, 5), (3, 4, 1)),
+                                        ((3, 4, 5), (3, 1, 1)), ((2, 1, 9), (2, 1, 1)),
+                                        ((40, 3000), (40, 1))])
+@pytest.mark.parametrize("bias", [False, True])
+def test_per_row_statistics_broadcast_along_trailing_axes_fuse(shape, stat, bias):
+    """A per-row value kept with keepdims (a layer norm's mean and variance) joins the
+    region (read at j // the elements it stands for), also beside a bias along the last
+    axes, in the compiled loops (blocks of rows, and one loop over long rows) and in the
+    NumPy blocks alike: the same bits as unfused, values and gradients."""
+    rng = np.random.default_rng(2)
+    x = tf.constant(rng.standard_normal(shape))
+    m = tf.constant(rng.standard_normal(stat))
+    b = tf.constant(rng.standard_normal(shape[-1:]))
+
+    def f(x, m, b):
+        with tf.GradientTape() as tape:
+            tape.watch([x, m, b])
+            z = (x - m) * tf.exp(m * 0.5) * 1.25
+            if bias:
+                z = z + b
+            h = tf.tanh(z) * z
+            loss = tf.reduce_sum(h * h)
+        return loss, tape.gradient(loss, [x, m, b])
+
+    fused, plain = tf.function(f), tf.function(f, jit_compile=False)
+    got, want = fused(x, m, b), plain(x, m, b)
+    cf = fused.get_concrete_function(x, m, b)
+    assert any(tuple(t._shape) == stat for n in fused_nodes(cf) for t in n.inputs["inputs"]), \
+        cf.optimized_graph
+    np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-12)
+    for a, c in zip(got[1], want[1]):
+        if a is not None:
+            np.testing.assert_allclose(a.numpy(), c.numpy(), rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape,stat", [((5, 7, 3), (5, 1, 1)), ((20, 3000), (20, 1))])
+def test_per_row_operands_give_the_same_bits_in_numpy_blocks_and_compiled_loops(
+        shape, stat, monkeypatch, tmp_path):
+    monkeypatch.setenv("TAPEFLOW_CACHE", str(tmp_path))  # cold: the blocks run first
+    fuse.set_background(True)
+    try:
+        rng = np.random.default_rng(4)
+        x = tf.constant(rng.standard_normal(shape), tf.float32)
+        m = tf.constant(rng.standard_normal(stat), tf.float32)
+        b = tf.constant(rng.standard_normal(shape[-1:]), tf.float32)
+        g = tf.function(lambda x, m, b: tf.tanh((x - m) * tf.math.rsqrt(m * m + 0.2468) + b))
+        first = g(x, m, b).numpy()
+        kernels = [n.attrs["kernel"] for n in fused_nodes(g.get_concrete_function(x, m, b))]
+        assert kernels and all(0 not in k._ready for k in kernels)  # NumPy blocks ran
+        for _ in range(3):
+            g(x, m, b)
+        fuse.wait_compiled()
+        later = g(x, m, b).numpy()
+        assert all(k._ready.get(0) is True for k in kernels)  # the compiled loops ran
+        assert first.tobytes() == later.tobytes()
+        want = tf.tanh((x - m) * tf.math.rsqrt(m * m + 0.2468) + b).numpy()
+        np.testing.assert_allclose(later, want, rtol=2e-6, atol=2e-6)
+    finally:
+        fuse.set_background(False)
+
+
 def test_the_disk_cache_keeps_the_recently_used_kernels_under_its_limit(tmp_path):
     folder = tmp_path / "fused"
     (folder / "__pycache__").mkdir(parents=True)
@@ -431,7 +492,7 @@ def test_a_large_static_kernel_runs_its_serial_loop_when_that_is_faster():
 
 def test_steady_calls_reuse_output_buffers_nobody_holds_and_never_clobber_kept_ones():
     f = tf.function(lambda x, s: tf.nn.relu(x * s + 1.0) * x)
-    x = tf.constant(np.linspace(-2, 2, 4096))
+    x = tf.constant(np.linspace(-2, 2, fuse.SPARE_BYTES // 8 + 512))  # (large: spares)
     outs = [f(x, tf.constant(float(k), tf.float64)) for k in range(4)]  # all kept
     for k, out in enumerate(outs):
         np.testing.assert_allclose(out.numpy(), np.maximum(x.numpy() * k + 1, 0) * x.numpy())

@@ -103,8 +103,10 @@ def _fusible(node) -> bool:
         shape = tuple(v._shape)
         if shape == tuple(out._shape):
             full = True
-        elif _suffix(shape, out._shape) is None:
-            return False  # broadcasting other than of scalars and trailing axes: NumPy's
+        elif _suffix(shape, out._shape) is None and _prefix(shape, out._shape) is None:
+            # broadcasting other than of scalars, along trailing axes or along leading
+            # ones: NumPy's
+            return False
     return full
 
 
@@ -117,6 +119,24 @@ def _suffix(shape: tuple, full: tuple) -> tuple | None:
     if len(shape) < len(full) and tuple(full[len(full) - len(shape):]) == shape:
         return shape
     return None
+
+
+def _prefix(shape: tuple, full: tuple) -> int | None:
+    """The number of elements each value stands for when `shape` is `full`'s leading dims
+    followed by 1s (a per-row statistic broadcast along the last axes: a layer norm's
+    mean, a softmax's sum, kept with keepdims; read at flat index j // that number),
+    else None."""
+    shape = tuple(shape)
+    if len(shape) > len(full):
+        return None
+    shape = (1,) * (len(full) - len(shape)) + shape
+    k = len(full)
+    while k and shape[k - 1] == 1 and full[k - 1] != 1:
+        k -= 1
+    if k == 0 or k == len(full) or shape[:k] != tuple(full[:k]) or \
+            any(d != 1 for d in shape[k:]):
+        return None
+    return int(np.prod(full[k:]))
 
 
 class Region:
@@ -342,12 +362,15 @@ STAGE_OPS = 32  # ops per loop: a short body lets the core overlap many elements
 MAX_BLOCK_ROW = 2048  # broadcast rows longer than this: one loop over the elements
 
 
-def _element_loop(lines, names, outputs, sums, arrays, sizes, row) -> list:
+def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per) -> list:
     """Loop body source: every element through the whole region, one at a time."""
     source = []
     # views of [lo, hi): indices from a range starting at 0 are known non-negative, so
     # numba drops its negative-index wraparound, which keeps LLVM from vectorizing
-    source += [f"    v{k} = a{k}[lo:hi]" for k in arrays if k not in sizes]
+    source += [f"    v{k} = a{k}[lo:hi]" for k in arrays if k not in sizes and k not in per]
+    # (row-broadcast operands from the row of lo: lo is on a row of `row`, a multiple of
+    # theirs)
+    source += [f"    v{k} = a{k}[lo // {per[k]}:]" for k in sorted(per)]
     source += [f"    w{k} = o{k}[lo:hi]" for k in range(len(outputs))]
     source += [f"    q{k} = r{k}[lo:hi]" for k in range(len(sums))]
     if sizes:  # rows of the widest suffix: its operands are read at the column
@@ -356,19 +379,21 @@ def _element_loop(lines, names, outputs, sums, arrays, sizes, row) -> list:
                    f"            j = r * {row} + c"]
         pad = "            "
         reads = [f"x{k} = a{k}[c]" if sizes.get(k) == row else
-                 f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else f"x{k} = v{k}[j]"
+                 f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else
+                 f"x{k} = v{k}[j // {per[k]}]" if k in per else f"x{k} = v{k}[j]"
                  for k in arrays]
     else:
         source += ["    for j in range(hi - lo):"]
         pad = "        "
-        reads = [f"x{k} = v{k}[j]" for k in arrays]
+        reads = [f"x{k} = v{k}[j // {per[k]}]" if k in per else f"x{k} = v{k}[j]"
+                 for k in arrays]
     source += [pad + line for line in reads + [f"{v} = {e}" for v, e in lines]]
     source += [f"{pad}w{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
     source += [f"{pad}q{k}[j] = {v}" for k, v in enumerate(sums)]
     return source + ["    return ()"]
 
 
-def _block_loop(lines, names, outputs, sums, arrays, sizes, block) -> list:
+def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per) -> list:
     """Loop body source: blocks of `block` elements; the region's ops in stages of
     STAGE_OPS, each stage one loop over the block carrying every element through its ops
     (values that later stages read wait in the rows of a scratch array, reused once their
@@ -396,8 +421,8 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block) -> list:
                 m.group(0) if stage_of[m.group(0)] == n else f"buf[{slot[m.group(0)]}, i]"),
                 expression)
             expression = re.sub(r"\bx(\d+)\b", lambda m: (
-                f"b{m.group(1)}[i]" if int(m.group(1)) in sizes else f"v{m.group(1)}[i]"),
-                expression)
+                f"b{m.group(1)}[i]" if int(m.group(1)) in sizes or int(m.group(1)) in per
+                else f"v{m.group(1)}[i]"), expression)
             code.append(f"{var} = {expression}")
             if var in exported:
                 code.append(f"w{exported[var]}[i] = {var}")
@@ -416,7 +441,9 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block) -> list:
 
     def ref(v):  # a summed value: a temp's slot, or an input read directly
         return (f"buf[{slot[v]}, i]" if v in slot else
-                re.sub(r"\bx(\d+)\b", lambda m: f"v{m.group(1)}[i]", v))
+                re.sub(r"\bx(\d+)\b", lambda m: (
+                    f"b{m.group(1)}[i]" if int(m.group(1)) in per
+                    else f"v{m.group(1)}[i]"), v))
 
     for k, v in enumerate(sums):
         body.append("        for i in range(n):")
@@ -424,6 +451,8 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block) -> list:
     source = [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand, tiled\n"
               f"    for i in range({block}):\n"
               f"        b{k}[i] = a{k}[i % {sizes[k]}]" for k in sorted(sizes)]
+    source += [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand, per block"
+               for k in sorted(per)]
     nslots = max(slots, 1)
     source += [f"    buf = np.empty(({nslots}, {block}), T)",
                f"    for blk in range((hi - lo + {block - 1}) // {block}):"]
@@ -432,7 +461,15 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block) -> list:
     # vectorize and run several times slower)
     source += [f"        s = lo + blk * {block}",
                f"        n = min({block}, hi - s)"]
-    source += [f"        v{k} = a{k}[s:s + n]" for k in arrays if k not in sizes]
+    source += [f"        v{k} = a{k}[s:s + n]" for k in arrays
+               if k not in sizes and k not in per]
+    # each value of a row-broadcast operand repeated over its elements (a block starts
+    # and ends on rows of `block`'s row, a multiple of theirs)
+    for k in sorted(per):
+        source += [f"        u{k} = a{k}[s // {per[k]}:(s + n) // {per[k]}]",
+                   f"        for r in range(n // {per[k]}):",
+                   f"            for c in range({per[k]}):",
+                   f"                b{k}[r * {per[k]} + c] = u{k}[r]"]
     source += [f"        w{k} = o{k}[s:s + n]" for k in range(len(outputs))]
     source += [f"        q{k} = r{k}[s:s + n]" for k in range(len(sums))]
     source += body
@@ -471,10 +508,19 @@ def generate(region: Region, exported: set) -> tuple:
     outputs = [n.outputs[0] for n in region.members if n.outputs[0].id in exported]
     arrays = [k for k, t in enumerate(inputs) if t._shape != ()]
     # operands broadcast along trailing axes: their suffix shape and size
-    suffixes = {k: _suffix(inputs[k]._shape, region.shape) for k in arrays
-                if tuple(inputs[k]._shape) != tuple(region.shape)}
+    broadcast = [k for k in arrays if tuple(inputs[k]._shape) != tuple(region.shape)]
+    suffixes = {k: _suffix(inputs[k]._shape, region.shape) for k in broadcast
+                if _suffix(inputs[k]._shape, region.shape) is not None}
     sizes = {k: int(np.prod(shape)) for k, shape in suffixes.items()}
-    widest = max(suffixes.values(), key=len, default=())  # the shape of a row
+    # operands broadcast along trailing axes (one value per row): elements per value
+    per = {k: _prefix(inputs[k]._shape, region.shape) for k in broadcast if k not in sizes}
+    # the shape of a row: the longest trailing shape that some operand repeats over (each
+    # shorter one's size divides its size)
+    spans = list(suffixes.values()) + [
+        tuple(region.shape[len(region.shape) - _trailing_ones(inputs[k]._shape,
+                                                              region.shape):])
+        for k in per]
+    widest = max(spans, key=len, default=())
     row = int(np.prod(widest)) if widest else 1  # (every range starts and ends on one)
     params = [f"a{k}" if t._shape != () else f"s{k}" for k, t in enumerate(inputs)]
     params += [f"o{k}" for k in range(len(outputs))]
@@ -494,7 +540,7 @@ def generate(region: Region, exported: set) -> tuple:
         for old, new in (vmath.RENAMES if vector else vmath.LOOP_RENAMES):
             expression = expression.replace(old, new)
         loop_lines.append((var, expression))
-    empty = row == 0 or 0 in sizes.values()  # (no elements: nothing to tile)
+    empty = row == 0 or 0 in sizes.values() or 0 in per.values()  # (nothing to tile)
     row = max(row, 1)
     block = row * max(1, BLOCK_ELEMENTS // row)
     # the loop stores the values it sums; the caller sums them in the one order of
@@ -503,14 +549,17 @@ def generate(region: Region, exported: set) -> tuple:
     source += ["@njit(cache=True, nogil=True, error_model='numpy')",
                f"def kernel(lo, hi, {', '.join(params + stored)}):"]
     if row > MAX_BLOCK_ROW or empty:
-        source += _element_loop(loop_lines, names, outputs, sums, arrays, sizes, row)
+        source += _element_loop(loop_lines, names, outputs, sums, arrays, sizes, row, per)
     else:
-        source += _block_loop(loop_lines, names, outputs, sums, arrays, sizes, block)
+        source += _block_loop(loop_lines, names, outputs, sums, arrays, sizes, block, per)
     source.append("")
     # NumPy blocks start and end on rows of the widest suffix: full operands are viewed
     # as rows of it, and the broadcast ones broadcast against them
     source += [f"def chunk(lo, hi, {', '.join(params + stored)}):"]
     source += [f"    x{k} = a{k}.reshape({suffixes[k]!r})" if k in sizes else
+               f"    x{k} = a{k}[lo // {per[k]}:hi // {per[k]}].reshape("
+               f"{_row_view(widest, _trailing_ones(inputs[k]._shape, region.shape))!r})"
+               if k in per else
                (f"    x{k} = a{k}[lo:hi].reshape((-1,) + {widest!r})" if widest else
                 f"    x{k} = a{k}[lo:hi]") for k in arrays]
     # the blocks call the transcendental functions the loops call (vmath.blocks), not
@@ -545,6 +594,21 @@ def generate(region: Region, exported: set) -> tuple:
     return "\n".join(source) + "\n", inputs, outputs, region.reductions
 
 
+
+
+def _trailing_ones(shape: tuple, full: tuple) -> int:
+    """How many trailing axes of `full` a row-broadcast operand of `shape` repeats over."""
+    shape = (1,) * (len(full) - len(shape)) + tuple(shape)
+    d = 0
+    while d < len(full) and shape[len(full) - 1 - d] == 1 and full[len(full) - 1 - d] != 1:
+        d += 1
+    return d
+
+
+def _row_view(widest: tuple, d: int) -> tuple:
+    """The shape a NumPy block views a row-broadcast operand as: one value per row of the
+    block's `widest`-shaped rows, repeated over its last `d` axes by broadcasting."""
+    return (-1,) + tuple(widest[:len(widest) - d]) + (1,) * d
 
 
 def _vector_math(dtype_name: str, members) -> bool:
