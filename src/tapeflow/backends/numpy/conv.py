@@ -450,6 +450,8 @@ def conv2d_backprop_filter(inputs, attrs, backend):
             else:
                 part = np.matmul(cols.T, g, out=part)
                 dw += part
+        if dw is None:  # no output rows (an empty batch)
+            dw = np.zeros((kh * kw * c, o), work)
         return np.ascontiguousarray(dw.reshape(kh, kw, c, o), dtype=dtype)
     if _depthwise(groups, x.shape[-1] // groups):
         dw = np.einsum("...nhwijg,...nhwgm->...ijgm", p,
