@@ -186,6 +186,23 @@ class Program:
             return None
         return facts.ufunc
 
+    def _direct(self, node, direct, native_impl) -> Callable | None:
+        """The positional call `f(*input arrays) -> outputs` a node runs as: the op's
+        (DIRECT), else its kernel's (`direct`: a factory of calls for the node's fixed
+        attributes, which gives None where its attributes need the kernel); None for a
+        kernel call. A BLAS kernel's call runs in the program's one-thread BLAS scope."""
+        if direct is not None:
+            return direct(node.attrs)
+        if native_impl is not None or self.backend.native_type is not np.ndarray:
+            return None  # (kernels' calls are NumPy's: another backend may share a kernel)
+        per = _reg.KERNELS.get(node.op)
+        entry = per.get(self.backend.name) if per else None
+        make = getattr(entry.func, "direct", None) if entry is not None else None
+        fast = make(node.attrs) if make is not None else None
+        if fast is not None and getattr(entry.func, "unscoped", None) is not None:
+            self.scoped = True
+        return fast
+
     def _compile(self, outputs: list) -> Callable:
         graph, backend = self.graph, self.backend
         names: dict[int, str] = {}
@@ -245,9 +262,9 @@ class Program:
                                         f"(node {node.name} of {graph.name})")
                 env[f"c{j}"] = value
                 lines.append(f"    {outs[0]} = c{j}")
-            elif (direct is not None and outs and not self.profiled and not node.dims
-                  and not late_attrs(node.attrs)):
-                env[f"k{j}"] = direct(node.attrs)
+            elif (outs and not self.profiled and not node.dims and not late_attrs(node.attrs)
+                  and (fast := self._direct(node, direct, native_impl)) is not None):
+                env[f"k{j}"] = fast
                 given = {k: [ref(m) for m in v] if isinstance(v, (list, tuple)) else ref(v)
                          for k, v in node.inputs.items()}
                 args = [m for v in given.values() for m in (v if type(v) is list else (v,))]

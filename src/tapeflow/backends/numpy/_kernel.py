@@ -1,9 +1,11 @@
 """The `kernel` decorator used by every NumPy kernel module, `ensure_array`, and helpers
 that keep kernels working up to NumPy's maximum rank."""
 import math
+from typing import Callable
 
 import numpy as np
 
+from ..._core.dispatch import Alias
 from ..._core.errors import InvalidArgumentError
 from ..._core.registry import register_kernel
 from ..._core.threads import blas, blas_threads
@@ -28,16 +30,36 @@ MAX_RANK = _numpy_max_rank()
 _LEGACY_RANK = 32
 
 
-def kernel(name: str, blas: bool = False):
+def kernel(name: str, blas: bool = False, direct: Callable | None = None):
     """Register the decorated `f(inputs, attrs, backend)` as op `name`'s NumPy kernel;
     `blas=True` for a kernel that calls BLAS or LAPACK: it runs in `blas_threads(1)`
     (BLAS on the calling thread; a kernel that wants more asks inside). The registered
     function's `unscoped` is `f` itself, for a caller that holds that scope over many
-    kernels (the executor holds it once per program run)."""
+    kernels (the executor holds it once per program run).
+
+    `direct(attrs)`, when given, makes a compiled node's call for its fixed attributes:
+    `call(*input arrays) -> tuple of outputs`, the kernel's results without its inputs
+    dict, attribute lookups and checks made once (None: the kernel for these
+    attributes). A call that fails runs the kernel, which raises the op's own error."""
     def deco(f):
-        register_kernel(name, "numpy", _one_blas_thread(f) if blas else f)
+        registered = _one_blas_thread(f) if blas else f
+        if direct is not None:
+            registered.direct = direct
+        register_kernel(name, "numpy", registered)
         return f
     return deco
+
+
+def failing_to(kernel_fn: Callable, names: tuple, attrs) -> Callable:
+    """What a `direct` call runs when its fast path raises: the kernel on the same
+    arrays (given positionally, for the inputs `names`), so the error is the op's own
+    (and a case the fast path did not expect still gets the kernel's result)."""
+    def run(*arrays):
+        out = kernel_fn(dict(zip(names, arrays)), attrs, None)
+        if type(out) is Alias:
+            return (arrays[names.index(out.name)].reshape(out.shape),)
+        return (out,)
+    return run
 
 
 def _one_blas_thread(f):
