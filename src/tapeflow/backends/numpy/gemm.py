@@ -21,6 +21,8 @@ the same way, so give the same bits.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.linalg import blas as _blas
 
@@ -139,3 +141,134 @@ def update(ref: np.ndarray, x: np.ndarray, y: np.ndarray, sign: float) -> bool:
         return False
     _run_parts(lambda lo, hi: _accumulate(ref[lo:hi], x[lo:hi], y, sign), m, parts)
     return True
+
+
+# ------------------------------------------------------------------ two-operand einsum
+class _Plan:
+    """How one two-operand einsum runs as one (batched) matrix product: each operand
+    transposed to (batch, free, contracted) letters and its free and contracted letters
+    merged, the product written straight into the output's layout where a strided view
+    of it can take it."""
+    __slots__ = ("x_first", "x_sum", "y_sum", "x_perm", "y_perm", "x_shape", "y_shape",
+                 "out_shape", "mid_perm", "mid_shape", "m", "k", "n", "flat")
+
+    def __init__(self, **fields):
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+
+_PLANS: dict = {}
+_PLANS_MAX = 4096
+
+
+def _letters_plan(equation: str, a_shape: tuple, b_shape: tuple) -> _Plan | None:
+    """The plan of `equation` ('...' expanded, explicit output) for operands of these
+    shapes, or None where it is not a product (a letter repeated in one operand, or a
+    free or contracted letter broadcast between the operands)."""
+    lhs, out = equation.split("->")
+    terms = lhs.split(",")
+    if len(terms) != 2:
+        return None
+    ta, tb = terms
+    if len(set(ta)) != len(ta) or len(set(tb)) != len(tb) or len(ta) != len(a_shape) \
+            or len(tb) != len(b_shape):
+        return None
+    size_a, size_b = dict(zip(ta, a_shape)), dict(zip(tb, b_shape))
+    batch = [c for c in out if c in size_a and c in size_b]
+    shared = [c for c in ta if c in size_b and c not in out]
+    # (batch letters broadcast in the product; any other letter must agree. With nothing
+    # contracted it is no product: np.einsum multiplies.)
+    if not shared or any(size_a[c] != size_b[c] for c in shared):
+        return None
+    if any(size_a[c] != size_b[c] and 1 not in (size_a[c], size_b[c]) for c in batch):
+        return None
+    a_free = [c for c in out if c in size_a and c not in size_b]
+    b_free = [c for c in out if c in size_b and c not in size_a]
+    # The left operand is the one whose free letters come first in the output: the
+    # product's rows then lead, as they do in the output, so often no transpose remains.
+    rest = [c for c in out if c not in batch]
+    x_first = not rest or rest[0] in size_a
+    tx, ty, fx, fy = (ta, tb, a_free, b_free) if x_first else (tb, ta, b_free, a_free)
+    sx, sy = (size_a, size_b) if x_first else (size_b, size_a)
+    x_sum = tuple(i for i, c in enumerate(tx) if c not in out and c not in sy)
+    y_sum = tuple(i for i, c in enumerate(ty) if c not in out and c not in sx)
+    kept_x = [c for c in tx if c in out or c in sy]
+    kept_y = [c for c in ty if c in out or c in sx]
+    m = math.prod(sx[c] for c in fx)
+    k = math.prod(sx[c] for c in shared)
+    n = math.prod(sy[c] for c in fy)
+    mid = batch + fx + fy
+    out_size = {**size_a, **size_b}
+    for c in batch:
+        out_size[c] = size_b[c] if size_a[c] == 1 else size_a[c]
+    out_shape = tuple(out_size[c] for c in out)
+    return _Plan(
+        x_first=x_first, x_sum=x_sum, y_sum=y_sum,
+        x_perm=tuple(kept_x.index(c) for c in batch + fx + shared),
+        y_perm=tuple(kept_y.index(c) for c in batch + shared + fy),
+        x_shape=tuple(sx[c] for c in batch) + (m, k),
+        y_shape=tuple(sy[c] for c in batch) + (k, n),
+        out_shape=out_shape,
+        mid_perm=None if mid == list(out) else tuple(out.index(c) for c in mid),
+        mid_shape=tuple(out_size[c] for c in batch) + (m, n),
+        m=m, k=k, n=n, flat=not batch)
+
+
+def _blasable(x: np.ndarray) -> bool:
+    """Whether NumPy's matmul hands x's matrices to BLAS as they lie (one unit stride,
+    the other a whole number of items past the row): else it loops without BLAS."""
+    s = x.itemsize
+    r, c = x.strides[-2:]
+    rows, cols = x.shape[-2:]
+    return ((c == s or cols == 1) and r % s == 0 and r // s >= cols) or \
+        ((r == s or rows == 1) and c % s == 0 and c // s >= rows)
+
+
+def _matrices(x: np.ndarray, summed: tuple, perm: tuple, shape: tuple) -> np.ndarray:
+    """x with its lone letters summed, transposed and merged into [batch..., rows, cols]:
+    a view where its strides allow, and BLAS-ready."""
+    if summed:
+        x = np.add.reduce(x, axis=summed)
+    x = np.reshape(np.transpose(x, perm), shape)
+    return x if _blasable(x) else np.ascontiguousarray(x)
+
+
+def contract(equation: str, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """`np.einsum(equation, a, b)` ('...' expanded, explicit output) as one matrix
+    product, batched over the letters of both operands and the output: no path search,
+    no copy of an operand whose strides BLAS takes as they are (a transposed or sliced
+    view), the product written into the output's layout; None where the equation is not
+    such a product (the caller calls np.einsum).
+
+    Example: contract("btd,dhk->bthk", x, w) is x.reshape(-1, d) @ w.reshape(d, -1).
+    """
+    key = (equation, a.shape, b.shape)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if key in _PLANS:
+            return None
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        plan = _PLANS[key] = _letters_plan(equation, a.shape, b.shape)
+        if plan is None:
+            return None
+    x, y = (a, b) if plan.x_first else (b, a)
+    x = _matrices(x, plan.x_sum, plan.x_perm, plan.x_shape)
+    y = _matrices(y, plan.y_sum, plan.y_perm, plan.y_shape)
+    if plan.mid_perm is None:
+        if plan.flat and plan.m * plan.k * plan.n >= BLAS_THREADS_FROM:
+            product_ = product(x, y)  # large: on the intra-op threads
+            if product_ is not None:
+                return product_.reshape(plan.out_shape)
+        return np.matmul(x, y).reshape(plan.out_shape)
+    out = np.empty(plan.out_shape, np.result_type(x, y))
+    view = np.transpose(out, plan.mid_perm)
+    try:
+        target = np.reshape(view, plan.mid_shape, copy=False)
+    except ValueError:  # the output's letters interleave: the product, then a copy
+        target = None
+    if target is not None and _blasable(target):
+        np.matmul(x, y, out=target)
+    else:
+        np.copyto(view, np.matmul(x, y).reshape(view.shape))
+    return out

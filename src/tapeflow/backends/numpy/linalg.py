@@ -59,9 +59,30 @@ def matmul(inputs, attrs, backend):
         x = _adjoint(x)
     if attrs["adjoint_b"]:
         y = _adjoint(y)
-    if (x.ndim == 2 and y.ndim == 2 and x.shape[0] * x.shape[1] * y.shape[1]
-            >= gemm.BLAS_THREADS_FROM and x.dtype == y.dtype and x.dtype.kind in "fc"):
-        # (smaller products run on the calling thread: straight to np.matmul)
+    if y.ndim == 2 and x.ndim > 2 and x.shape[-1] == y.shape[0]:
+        # One matrix for every matrix of a batch (x @ W in a dense layer over a sequence):
+        # the batch's rows stacked as one product, not one BLAS call per matrix
+        rows = _stacked_rows(x)
+        if rows is not None:
+            return _product(rows, y).reshape(x.shape[:-1] + (y.shape[1],))
+    if x.ndim == 2 and y.ndim == 2:
+        return _product(x, y)
+    return np.matmul(x, y)
+
+
+def _stacked_rows(x: np.ndarray) -> np.ndarray | None:
+    """x [..., m, k] as one [rows, k] matrix, a view; None when its strides forbid it."""
+    try:
+        return np.reshape(x, (-1, x.shape[-1]), copy=False)
+    except ValueError:
+        return None
+
+
+def _product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x @ y for matrices: large products on the intra-op threads (gemm.product), the
+    rest straight to np.matmul on the calling thread."""
+    if (x.shape[0] * x.shape[1] * y.shape[1] >= gemm.BLAS_THREADS_FROM
+            and x.dtype == y.dtype and x.dtype.kind in "fc"):
         out = gemm.product(x, y)  # rows split over the intra-op threads when large
         if out is not None:
             return out
@@ -88,7 +109,11 @@ def inplace_add_matmul(inputs, attrs, backend):
 @kernel("Einsum", blas=True)
 def einsum(inputs, attrs, backend):
     xs = inputs["inputs"]
-    # optimize=True routes two-operand contractions through tensordot (BLAS).
+    if len(xs) == 2 and xs[0].dtype == xs[1].dtype:
+        out = gemm.contract(attrs["equation"], xs[0], xs[1])
+        if out is not None:
+            return out
+    # (optimize=True: a path of pairwise products for three or more operands)
     out = np.einsum(attrs["equation"], *xs, optimize=len(xs) > 1)
     return np.asarray(out, dtype=xs[0].dtype)
 
