@@ -173,12 +173,7 @@ class MultiHeadAttention(Layer):
         scores = _linalg.einsum("aecd,abcd->acbe", k, q)  # [B, heads, T, S]
         mask = self._mask(attention_mask, use_causal_mask, query, value,
                           (query_mask, value_mask, key_mask))
-        probs = _nn.softmax(scores if mask is None else _where(
-            mask, scores, _math.cast(convert_to_tensor(-1e9), scores.dtype)), axis=-1)
-        if mask is not None:
-            # masked positions get a large negative logit, and no weight at all (a fully
-            # masked query step attends to nothing), as Keras's masked softmax
-            probs = _where(mask, probs, _zeros_like(probs))
+        probs = _masked_softmax(scores, mask)
         if training and self.dropout > 0:
             dropped = _random.dropout(probs, self.dropout, seed=self.seed)
         else:
@@ -223,6 +218,22 @@ class MultiHeadAttention(Layer):
                 "kernel_initializer": _init.serialize(self.kernel_initializer),
                 "bias_initializer": _init.serialize(self.bias_initializer),
                 "seed": self.seed}
+
+
+def _masked_softmax(scores, mask):
+    """softmax(scores) over the last axis where `mask` (broadcasting to scores) allows:
+    masked positions get a large negative logit and no weight at all (a fully masked
+    query step attends to nothing), as Keras's masked softmax. The mask enters as a 0/1
+    factor and a bias added to the logits, elementwise arithmetic that fuses with the
+    scores' neighbours (a select would run on its own, forward and backward); where a row
+    keeps any position the probabilities equal a select's bits (exp of the masked logits
+    is 0 either way)."""
+    if mask is None:
+        return _nn.softmax(scores, axis=-1)
+    keep = _math.cast(mask, scores.dtype)
+    # (float16 cannot hold -1e9: Keras's large negative number for it)
+    large = 3e4 if scores.dtype.name == "float16" else 1e9
+    return _nn.softmax(scores + (keep - 1.0) * large, axis=-1) * keep
 
 
 class Attention(Layer):
