@@ -402,6 +402,78 @@ def test_per_row_operands_give_the_same_bits_in_numpy_blocks_and_compiled_loops(
         fuse.set_background(False)
 
 
+def _lstm_gates(z, c):
+    i, f, g, o = tf.split(z, 4, axis=-1)
+    c2 = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+    return tf.sigmoid(o) * tf.tanh(c2), c2
+
+
+@pytest.mark.parametrize("shape", [(6, 4 * 5), (3, 2, 4 * 7), (2, 4 * 600)])
+def test_windows_of_columns_are_read_in_place_by_the_region(shape):
+    """An LSTM's gates: a Split (or column slices) of z along its last axis, read by one
+    region, are read from z at their columns (no slice copied: the Split leaves the
+    program), in blocks of rows and in one loop over long rows; values and gradients as
+    unfused."""
+    rng = np.random.default_rng(5)
+    z = tf.constant(rng.standard_normal(shape))
+    c = tf.constant(rng.standard_normal(shape[:-1] + (shape[-1] // 4,)))
+
+    def f(z, c):
+        with tf.GradientTape() as tape:
+            tape.watch([z, c])
+            h, c2 = _lstm_gates(z, c)
+            h = h + tf.tanh(z[..., 1:1 + shape[-1] // 4]) * 0.5  # a slice off the gates
+            loss = tf.reduce_sum(h * h) + tf.reduce_sum(c2)
+        return h, c2, tape.gradient(loss, [z, c])
+
+    fused, plain = tf.function(f), tf.function(f, jit_compile=False)
+    cf = fused.get_concrete_function(z, c)
+    forward = [n.op for n in cf.optimized_graph.get_operations()]
+    assert forward.count("Split") == 0, cf.optimized_graph
+    got, want = fused(z, c), plain(z, c)
+    for a, b in zip(tf.nest.flatten(got), tf.nest.flatten(want)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_a_window_read_outside_the_region_and_other_slices_stay_slices():
+    z = tf.constant(np.arange(24.0).reshape(4, 6) / 10)
+
+    def f(z):
+        w = z[:, 2:4]           # read by the region and returned: it stays
+        u = z[::2, 0:2]         # every other row: not a window of columns
+        return tf.tanh(w) * 2.0 + 1.0, w, tf.exp(u) * 3.0 - 1.0
+
+    got = tf.function(f)(z)
+    want = tf.function(f, jit_compile=False)(z)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-15)
+
+
+def test_windows_give_the_same_bits_in_numpy_blocks_and_compiled_loops(monkeypatch, tmp_path):
+    monkeypatch.setenv("TAPEFLOW_CACHE", str(tmp_path))  # cold: the blocks run first
+    fuse.set_background(True)
+    try:
+        rng = np.random.default_rng(6)
+        z = tf.constant(rng.standard_normal((48, 4 * 24)), tf.float32)
+        c = tf.constant(rng.standard_normal((48, 24)), tf.float32)
+        g = tf.function(lambda z, c: _lstm_gates(z, c * 0.9753))
+        first = [t.numpy() for t in g(z, c)]
+        kernels = [n.attrs["kernel"] for n in fused_nodes(g.get_concrete_function(z, c))]
+        assert kernels and all(0 not in k._ready for k in kernels)  # NumPy blocks ran
+        for _ in range(3):
+            g(z, c)
+        fuse.wait_compiled()
+        later = [t.numpy() for t in g(z, c)]
+        assert all(k._ready.get(0) is True for k in kernels)  # the compiled loops ran
+        for a, b in zip(first, later):
+            assert a.tobytes() == b.tobytes()
+        want = [t.numpy() for t in _lstm_gates(z, c * 0.9753)]
+        for a, b in zip(later, want):
+            np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
+    finally:
+        fuse.set_background(False)
+
+
 def test_the_disk_cache_keeps_the_recently_used_kernels_under_its_limit(tmp_path):
     folder = tmp_path / "fused"
     (folder / "__pycache__").mkdir(parents=True)

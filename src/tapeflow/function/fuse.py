@@ -40,7 +40,7 @@ from .._core.registry import POINTWISE, define_op
 from .._core.threads import ThreadChoice, pool
 from .._core.tensor import Tensor
 from .executor import DIRECT
-from .graph import FuncGraph
+from .graph import FuncGraph, late_attrs
 from . import vmath
 from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
 
@@ -137,6 +137,42 @@ def _prefix(shape: tuple, full: tuple) -> int | None:
             any(d != 1 for d in shape[k:]):
         return None
     return int(np.prod(full[k:]))
+
+
+def _windows(graph: FuncGraph) -> dict:
+    """The tensors that are a window of columns of another (a StridedSlice taking
+    [c0, c0 + W) of the last axis and all of the others, or a Split along the last axis:
+    an LSTM's or GRU's gates): t.id -> (the tensor sliced, its last dim C, c0). A region
+    reads such an operand from the tensor sliced, at (j // W) * C + c0 + j % W, when
+    nothing else reads the window (`fuse`): no slice copied."""
+    out = {}
+    for node in graph.nodes:
+        if node.op not in ("StridedSlice", "Split") or node.dims or late_attrs(node.attrs):
+            continue
+        x = node.inputs.get("x")
+        if not isinstance(x, Tensor) or not x._shape or None in x._shape:
+            continue
+        shape = tuple(x._shape)
+        if node.op == "Split":
+            if node.attrs["axis"] % len(shape) != len(shape) - 1:
+                continue
+            c0 = 0
+            for o, size in zip(node.outputs, node.attrs["sizes"]):
+                if 0 < size < shape[-1]:
+                    out[o.id] = (x, shape[-1], c0)
+                c0 += size
+            continue
+        a = node.attrs
+        if a["shrink_axis_mask"] or a["new_axis_mask"] or len(a["begin"]) != len(shape):
+            continue
+        spans = [slice(b, e, st).indices(d)
+                 for b, e, st, d in zip(a["begin"], a["end"], a["strides"], shape)]
+        if any(sp != (0, d, 1) for sp, d in zip(spans[:-1], shape[:-1])):
+            continue
+        c0, c1, step = spans[-1]
+        if step == 1 and 0 < c1 - c0 < shape[-1]:
+            out[node.outputs[0].id] = (x, shape[-1], c0)
+    return out
 
 
 class Region:
@@ -362,15 +398,17 @@ STAGE_OPS = 32  # ops per loop: a short body lets the core overlap many elements
 MAX_BLOCK_ROW = 2048  # broadcast rows longer than this: one loop over the elements
 
 
-def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per) -> list:
+def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per, wins) -> list:
     """Loop body source: every element through the whole region, one at a time."""
     source = []
     # views of [lo, hi): indices from a range starting at 0 are known non-negative, so
     # numba drops its negative-index wraparound, which keeps LLVM from vectorizing
-    source += [f"    v{k} = a{k}[lo:hi]" for k in arrays if k not in sizes and k not in per]
-    # (row-broadcast operands from the row of lo: lo is on a row of `row`, a multiple of
-    # theirs)
+    source += [f"    v{k} = a{k}[lo:hi]" for k in arrays
+               if k not in sizes and k not in per and k not in wins]
+    # (row-broadcast operands and windows from the row of lo: lo is on a row of `row`, a
+    # multiple of theirs)
     source += [f"    v{k} = a{k}[lo // {per[k]}:]" for k in sorted(per)]
+    source += [f"    v{k} = a{k}[lo // {w} * {c}:]" for k, (c, _, w) in sorted(wins.items())]
     source += [f"    w{k} = o{k}[lo:hi]" for k in range(len(outputs))]
     source += [f"    q{k} = r{k}[lo:hi]" for k in range(len(sums))]
     if sizes:  # rows of the widest suffix: its operands are read at the column
@@ -379,26 +417,34 @@ def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per) -> list:
                    f"            j = r * {row} + c"]
         pad = "            "
         reads = [f"x{k} = a{k}[c]" if sizes.get(k) == row else
-                 f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else
-                 f"x{k} = v{k}[j // {per[k]}]" if k in per else f"x{k} = v{k}[j]"
+                 f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else _element_read(k, per, wins)
                  for k in arrays]
     else:
         source += ["    for j in range(hi - lo):"]
         pad = "        "
-        reads = [f"x{k} = v{k}[j // {per[k]}]" if k in per else f"x{k} = v{k}[j]"
-                 for k in arrays]
+        reads = [_element_read(k, per, wins) for k in arrays]
     source += [pad + line for line in reads + [f"{v} = {e}" for v, e in lines]]
     source += [f"{pad}w{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
     source += [f"{pad}q{k}[j] = {v}" for k, v in enumerate(sums)]
     return source + ["    return ()"]
 
 
-def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per) -> list:
+def _element_read(k: int, per: dict, wins: dict) -> str:
+    if k in per:
+        return f"x{k} = v{k}[j // {per[k]}]"
+    if k in wins:
+        c, c0, w = wins[k]
+        return f"x{k} = v{k}[j // {w} * {c} + {c0} + j % {w}]"
+    return f"x{k} = v{k}[j]"
+
+
+def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins) -> list:
     """Loop body source: blocks of `block` elements; the region's ops in stages of
     STAGE_OPS, each stage one loop over the block carrying every element through its ops
     (values that later stages read wait in the rows of a scratch array, reused once their
     last reader has run). Every element goes through the same operations as in
     `_element_loop`: the same results."""
+    tiled = set(sizes) | set(per) | set(wins)  # operands read from a tile of the block
     stages = [list(range(k, min(k + STAGE_OPS, len(lines))))
               for k in range(0, len(lines), STAGE_OPS)]
     stage_of = {lines[k][0]: n for n, stage in enumerate(stages) for k in stage}
@@ -421,8 +467,8 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per) -> list:
                 m.group(0) if stage_of[m.group(0)] == n else f"buf[{slot[m.group(0)]}, i]"),
                 expression)
             expression = re.sub(r"\bx(\d+)\b", lambda m: (
-                f"b{m.group(1)}[i]" if int(m.group(1)) in sizes or int(m.group(1)) in per
-                else f"v{m.group(1)}[i]"), expression)
+                f"b{m.group(1)}[i]" if int(m.group(1)) in tiled else f"v{m.group(1)}[i]"),
+                expression)
             code.append(f"{var} = {expression}")
             if var in exported:
                 code.append(f"w{exported[var]}[i] = {var}")
@@ -442,8 +488,8 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per) -> list:
     def ref(v):  # a summed value: a temp's slot, or an input read directly
         return (f"buf[{slot[v]}, i]" if v in slot else
                 re.sub(r"\bx(\d+)\b", lambda m: (
-                    f"b{m.group(1)}[i]" if int(m.group(1)) in per
-                    else f"v{m.group(1)}[i]"), v))
+                    f"b{m.group(1)}[i]" if int(m.group(1)) in tiled and
+                    int(m.group(1)) not in sizes else f"v{m.group(1)}[i]"), v))
 
     for k, v in enumerate(sums):
         body.append("        for i in range(n):")
@@ -451,8 +497,8 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per) -> list:
     source = [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand, tiled\n"
               f"    for i in range({block}):\n"
               f"        b{k}[i] = a{k}[i % {sizes[k]}]" for k in sorted(sizes)]
-    source += [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand, per block"
-               for k in sorted(per)]
+    source += [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand or a window, "
+               "per block" for k in sorted(set(per) | set(wins))]
     nslots = max(slots, 1)
     source += [f"    buf = np.empty(({nslots}, {block}), T)",
                f"    for blk in range((hi - lo + {block - 1}) // {block}):"]
@@ -461,8 +507,7 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per) -> list:
     # vectorize and run several times slower)
     source += [f"        s = lo + blk * {block}",
                f"        n = min({block}, hi - s)"]
-    source += [f"        v{k} = a{k}[s:s + n]" for k in arrays
-               if k not in sizes and k not in per]
+    source += [f"        v{k} = a{k}[s:s + n]" for k in arrays if k not in tiled]
     # each value of a row-broadcast operand repeated over its elements (a block starts
     # and ends on rows of `block`'s row, a multiple of theirs)
     for k in sorted(per):
@@ -470,13 +515,19 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per) -> list:
                    f"        for r in range(n // {per[k]}):",
                    f"            for c in range({per[k]}):",
                    f"                b{k}[r * {per[k]} + c] = u{k}[r]"]
+    # a window's columns of the rows the block covers
+    for k, (c, c0, w) in sorted(wins.items()):
+        source += [f"        u{k} = a{k}[s // {w} * {c}:(s + n) // {w} * {c}]",
+                   f"        for r in range(n // {w}):",
+                   f"            for c in range({w}):",
+                   f"                b{k}[r * {w} + c] = u{k}[r * {c} + {c0} + c]"]
     source += [f"        w{k} = o{k}[s:s + n]" for k in range(len(outputs))]
     source += [f"        q{k} = r{k}[s:s + n]" for k in range(len(sums))]
     source += body
     return source + ["    return ()"]
 
 
-def generate(region: Region, exported: set) -> tuple:
+def generate(region: Region, exported: set, windows: dict | None = None) -> tuple:
     """(source of the kernel module, external input tensors, output tensors, reductions).
 
     The module holds the region three ways: `kernel` and `kernel_serial`, one numba loop
@@ -486,9 +537,15 @@ def generate(region: Region, exported: set) -> tuple:
     names: dict = {}
     inputs: list = []
     lines: list = []
+    wins: dict = {}  # operand -> (C, c0, W): a window read from the tensor sliced
     for node in region.members:
         args = []
         for t in _operands(node):
+            if t.id not in names and windows and t.id in windows:
+                x, c, c0 = windows[t.id]
+                wins[len(inputs)] = (c, c0, int(t._shape[-1]))
+                names[t.id] = f"x{len(inputs)}"
+                inputs.append(x)
             if t.id not in names:
                 producer = t._native.node
                 literal = None
@@ -508,7 +565,8 @@ def generate(region: Region, exported: set) -> tuple:
     outputs = [n.outputs[0] for n in region.members if n.outputs[0].id in exported]
     arrays = [k for k, t in enumerate(inputs) if t._shape != ()]
     # operands broadcast along trailing axes: their suffix shape and size
-    broadcast = [k for k in arrays if tuple(inputs[k]._shape) != tuple(region.shape)]
+    broadcast = [k for k in arrays
+                 if tuple(inputs[k]._shape) != tuple(region.shape) and k not in wins]
     suffixes = {k: _suffix(inputs[k]._shape, region.shape) for k in broadcast
                 if _suffix(inputs[k]._shape, region.shape) is not None}
     sizes = {k: int(np.prod(shape)) for k, shape in suffixes.items()}
@@ -519,7 +577,7 @@ def generate(region: Region, exported: set) -> tuple:
     spans = list(suffixes.values()) + [
         tuple(region.shape[len(region.shape) - _trailing_ones(inputs[k]._shape,
                                                               region.shape):])
-        for k in per]
+        for k in per] + [tuple(region.shape[-1:]) for _ in wins]
     widest = max(spans, key=len, default=())
     row = int(np.prod(widest)) if widest else 1  # (every range starts and ends on one)
     params = [f"a{k}" if t._shape != () else f"s{k}" for k, t in enumerate(inputs)]
@@ -549,9 +607,11 @@ def generate(region: Region, exported: set) -> tuple:
     source += ["@njit(cache=True, nogil=True, error_model='numpy')",
                f"def kernel(lo, hi, {', '.join(params + stored)}):"]
     if row > MAX_BLOCK_ROW or empty:
-        source += _element_loop(loop_lines, names, outputs, sums, arrays, sizes, row, per)
+        source += _element_loop(loop_lines, names, outputs, sums, arrays, sizes, row, per,
+                                wins)
     else:
-        source += _block_loop(loop_lines, names, outputs, sums, arrays, sizes, block, per)
+        source += _block_loop(loop_lines, names, outputs, sums, arrays, sizes, block, per,
+                              wins)
     source.append("")
     # NumPy blocks start and end on rows of the widest suffix: full operands are viewed
     # as rows of it, and the broadcast ones broadcast against them
@@ -560,6 +620,9 @@ def generate(region: Region, exported: set) -> tuple:
                f"    x{k} = a{k}[lo // {per[k]}:hi // {per[k]}].reshape("
                f"{_row_view(widest, _trailing_ones(inputs[k]._shape, region.shape))!r})"
                if k in per else
+               f"    x{k} = a{k}.reshape(-1, {wins[k][0]})[lo // {wins[k][2]}:hi // "
+               f"{wins[k][2]}, {wins[k][1]}:{wins[k][1] + wins[k][2]}].reshape((-1,) + "
+               f"{widest!r})" if k in wins else
                (f"    x{k} = a{k}[lo:hi].reshape((-1,) + {widest!r})" if widest else
                 f"    x{k} = a{k}[lo:hi]") for k in arrays]
     # the blocks call the transcendental functions the loops call (vmath.blocks), not
@@ -968,10 +1031,19 @@ def fuse(graph: FuncGraph, outputs: list) -> tuple:
             for m in (v if isinstance(v, (list, tuple)) else (v,)):
                 if isinstance(m, Tensor) and (inside is None or m.id not in inside.made):
                     used_outside.add(m.id)
+    windows = _windows(graph)
+    readers: dict = {}  # tensor id -> the nodes reading it
+    for node in graph.nodes:
+        for t in _tensors(node):
+            readers.setdefault(t.id, []).append(node)
+    graph_outputs = {t.id for t in outputs if isinstance(t, Tensor)}
     plans = {}
     for region in regions:
         exported = {t for t in region.made if t in used_outside}
-        source, inputs, outs, reductions = generate(region, exported)
+        inside = {id(n) for n in region.members}
+        mine = {t: w for t, w in windows.items() if t not in graph_outputs and
+                readers.get(t) and all(id(n) in inside for n in readers[t])}
+        source, inputs, outs, reductions = generate(region, exported, mine)
         plans[id(region)] = (source, inputs, outs, reductions)
 
     new, env = start_rebuild(graph)
