@@ -98,3 +98,47 @@ def test_input_gradient_with_more_filters_than_channels(padding, forward, monkey
         want[i] = np.sum(_reference(e[i[0]:i[0] + 1], w, (1, 1), pads, (1, 1)) * dy[i[0]])
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     assert bool(calls) == forward
+
+
+def _avg_pool_reference(x, ksize, strides, pads):
+    """Each window's mean over its real (unpadded) elements, float64."""
+    (pt, pb), (pl, pr) = pads
+    n, h, w, c = x.shape
+    oh = (h + pt + pb - ksize[0]) // strides[0] + 1
+    ow = (w + pl + pr - ksize[1]) // strides[1] + 1
+    y = np.zeros((n, oh, ow, c))
+    for i in range(oh):
+        for j in range(ow):
+            r0, q0 = i * strides[0] - pt, j * strides[1] - pl
+            win = x[:, max(r0, 0):r0 + ksize[0], max(q0, 0):q0 + ksize[1]]
+            y[:, i, j] = win.mean(axis=(1, 2))
+    return y
+
+
+@pytest.mark.parametrize("ksize, strides, padding", [((3, 3), (2, 2), "SAME"),
+                                                     ((2, 2), (2, 2), "VALID"),
+                                                     ((3, 2), (1, 1), "SAME")])
+def test_average_pooling_gradient_is_the_adjoint(ksize, strides, padding):
+    """AvgPoolGrad (its sums in scratch, cropped into a kept array, or with no padding
+    summed in the kept array) is the adjoint of AvgPool: <pool(x), dy> = <x, grad(dy)>
+    for every basis x; a second call leaves the first call's result alone."""
+    x_shape = (2, 7, 6, 3)
+    attrs = {"ksize": ksize, "strides": strides, "padding": padding, "data_format": "NHWC"}
+    _, pads = np_conv._pool_geometry(x_shape[1:3], attrs)
+    x = rng.normal(size=x_shape)
+    y = np_conv.avg_pool({"x": x}, attrs, None)
+    np.testing.assert_allclose(y, _avg_pool_reference(x, ksize, strides, pads), rtol=1e-12,
+                               atol=1e-12)
+    dy = rng.normal(size=y.shape)
+    grad = dict(attrs, input_hw=x_shape[1:3])
+    got = np_conv.avg_pool_grad({"dy": dy}, grad, None)
+    kept = got.copy()
+    want = np.zeros(x_shape)
+    for i in np.ndindex(*x_shape):
+        e = np.zeros(x_shape)
+        e[i] = 1
+        want[i] = np.sum(_avg_pool_reference(e, ksize, strides, pads) * dy)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    other = np_conv.avg_pool_grad({"dy": 2 * dy}, grad, None)
+    np.testing.assert_array_equal(got, kept)
+    np.testing.assert_allclose(other, 2 * want, rtol=1e-12, atol=1e-12)

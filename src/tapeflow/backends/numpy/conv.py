@@ -167,16 +167,28 @@ def _scatter_taps(tap, lead, khw, hw, out, pads, strides, dilations, dtype):
     """Adjoint of `_windows`: add `tap(i, j)` ([..., N, OH, OW, C], filter tap (i, j) of
     every window) back into the input positions it was read from; `lead` is [..., N, C].
 
-    One vectorized add per filter tap (KH*KW of them), each over the whole batch.
+    One vectorized add per filter tap (KH*KW of them), each over the whole batch. The
+    sums go to a padded array in scratch, then cropped into a kept output array (or, with
+    no padding, straight into the kept array): a fresh array of a few MB may fault in its
+    pages on every call, as costly as the adds (a 3x3 stride-2 AvgPoolGrad of
+    32x16x16x48 took 12 ms in one run so, 4-5 ms in scratch).
     """
     (pt, pb), (pl, pr) = pads
-    acc = np.zeros(lead[:-1] + (hw[0] + pt + pb, hw[1] + pl + pr, lead[-1]), dtype)
+    shape = lead[:-1] + (hw[0] + pt + pb, hw[1] + pl + pr, lead[-1])
+    crop = bool(pt or pb or pl or pr)
+    acc = (_scratch_array(shape, np.dtype(dtype), "scatter") if crop else
+           _SPARE_SCATTER.empty(shape, np.dtype(dtype)))
+    acc.fill(0)
     if strides == (1, 1):
         for (i, j), view in zip(np.ndindex(*khw), _taps(acc, out, khw, strides, dilations)):
             view += tap(i, j)
     else:
         _scatter_phases(acc, tap, khw, out, strides, dilations)
-    return acc[..., pt:pt + hw[0], pl:pl + hw[1], :]
+    if not crop:
+        return acc
+    dx = _SPARE_SCATTER.empty(lead[:-1] + tuple(hw) + lead[-1:], acc.dtype)
+    np.copyto(dx, acc[..., pt:pt + hw[0], pl:pl + hw[1], :])
+    return dx
 
 
 def _scatter_phases(acc, tap, khw, out, strides, dilations):
@@ -192,7 +204,8 @@ def _scatter_phases(acc, tap, khw, out, strides, dilations):
     for (r0, q0), taps in phases.items():
         bh = oh + max(t[2] for t in taps)
         bw = ow + max(t[3] for t in taps)
-        buf = np.zeros(acc.shape[:-3] + (bh, bw, acc.shape[-1]), acc.dtype)
+        buf = _scratch_array(acc.shape[:-3] + (bh, bw, acc.shape[-1]), acc.dtype, "phase")
+        buf.fill(0)
         for i, j, a, c in taps:
             buf[..., a:a + oh, c:c + ow, :] += tap(i, j)
         # every window lies inside acc, so the buffer fits in the sub-grid
@@ -708,6 +721,7 @@ _SERIAL = {_MAX_POOL_SCAN: Loop(_max_pool_scan), _MAX_POOL_2X2: Loop(_max_pool_2
 _SCANNED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (numba has no halves)
 _SPARE_Y, _SPARE_DX = Spares(), Spares()  # the loops' outputs, taken again when free
 _SPARE_CONV = Spares()  # Conv2D's outputs
+_SPARE_SCATTER, _SPARE_AVG = Spares(), Spares()  # input gradients by scatter; AvgPool's
 SPLIT_POOLING_FROM = 1 << 16  # input elements: smaller poolings run on the calling thread
 _POOL_CHOICES: dict = {}  # (mode, shapes, dtype) -> ThreadChoice
 
@@ -825,7 +839,8 @@ def avg_pool(inputs, attrs, backend):
     dtype = x.dtype
     xw = x.astype(_work_dtype(dtype), copy=False)
     out, pads, _, taps = _pool_taps(xw, attrs)
-    y = taps[0].copy()  # summed tap by tap, as _window_max does
+    y = _SPARE_AVG.empty(taps[0].shape, xw.dtype)  # summed tap by tap, as _window_max does
+    np.copyto(y, taps[0])
     for t in taps[1:]:
         y += t
     y /= _window_counts(x.shape[-3:-1], out, pads, attrs).astype(xw.dtype)
