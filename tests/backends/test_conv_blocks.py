@@ -142,3 +142,24 @@ def test_average_pooling_gradient_is_the_adjoint(ksize, strides, padding):
     other = np_conv.avg_pool_grad({"dy": 2 * dy}, grad, None)
     np.testing.assert_array_equal(got, kept)
     np.testing.assert_allclose(other, 2 * want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("x_shape, w_shape", [((2, 0, 5, 8), (3, 3, 8, 4)),
+                                              ((2, 5, 0, 8), (3, 3, 8, 4)),
+                                              ((2, 5, 5, 0), (3, 3, 0, 4)),
+                                              ((0, 5, 5, 8), (3, 3, 8, 4)),
+                                              ((2, 5, 5, 8), (3, 3, 8, 0))])
+def test_empty_operands(x_shape, w_shape):
+    """No rows, columns, channels, images or filters: empty results and zero gradients
+    (no block to take, no division by an empty size)."""
+    attrs = {"strides": (1, 1), "padding": "SAME", "dilations": (1, 1),
+             "data_format": "NHWC", "groups": 1}
+    x, w = np.ones(x_shape, np.float32), np.ones(w_shape, np.float32)
+    y = np_conv.conv2d({"x": x, "filters": w}, attrs, None)
+    assert y.shape == x_shape[:3] + w_shape[3:]
+    dy = np.ones(y.shape, np.float32)
+    dw = np_conv.conv2d_backprop_filter({"x": x, "dy": dy}, dict(attrs, filter_hw=(3, 3)), None)
+    dx = np_conv.conv2d_backprop_input({"dy": dy, "filters": w},
+                                       dict(attrs, input_hw=x_shape[1:3]), None)
+    np.testing.assert_array_equal(dw, np.zeros(w_shape, np.float32))
+    np.testing.assert_array_equal(dx, np.zeros(x_shape, np.float32))

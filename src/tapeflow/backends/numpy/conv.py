@@ -111,12 +111,12 @@ def _scratch_array(shape, dtype, slot: str):
     return buf[:size].view(dtype).reshape(shape)
 
 
-# im2col elements per block of `_col_blocks`: a block of 1 MB (float32) is written and
+# im2col elements per block of `_col_blocks`: a block of 2 MB (float32) is written and
 # read again by the product while still in cache; a whole im2col matrix of tens of MB
 # goes out to memory and back (and past _SCRATCH_BYTES faults in its pages on every
-# call). Measured on 3x3 convolutions of 32x32x32 to 8x8x128 at batch 32: 15-40% faster
-# than one product over the whole matrix; blocks of 16K elements make the products too
-# short.
+# call). Measured on 3x3 convolutions of 32x32x32 to 8x8x128 at batch 32: 10-50% faster
+# than one product over the whole matrix (blocks of 256K-2M elements within noise of
+# each other; 64K a little slower: the products get short).
 COL_BLOCK = 1 << 19
 
 
@@ -127,9 +127,9 @@ def _col_blocks(p, tap_major: bool):
     use it before taking the next. Rows are the flattened (N, OH, OW) positions."""
     n, oh, ow, kh, kw, c = p.shape
     k = kh * kw * c
-    per = max(1, COL_BLOCK // (ow * k))  # output rows of OW pixels in one block
+    per = max(1, COL_BLOCK // max(1, ow * k))  # output rows of OW pixels in one block
     if per >= oh:  # whole images per block
-        step = per // oh
+        step = max(1, per // max(1, oh))
         units = [(i, min(n, i + step)) for i in range(0, n, step)]
         views = ((a * oh * ow, p[a:b]) for a, b in units)
         most = min(step, n) * oh * ow
@@ -411,14 +411,15 @@ def _input_grad_by_forward(dy, w, pads, attrs, backend):
     the filters flipped in both spatial axes and their channels swapped ([KH, KW, O, C]).
     So it runs the forward kernel's im2col product (or its direct loop), with no
     scatter-add of window taps. None where a pad would be negative (explicit pads past the
-    filter's reach). `dy` is NHWC in the work dtype; so is the result."""
+    filter's reach) or dy has no rows or columns. `dy` is NHWC in the work dtype; so is
+    the result."""
     kh, kw = w.shape[:2]
     dh, dw = attrs["dilations"]
     (pt, pb), (pl, pr) = pads
     eh, ew = (kh - 1) * dh, (kw - 1) * dw
     flipped_pads = ((eh - pt, eh - pb), (ew - pl, ew - pr))
-    if any(v < 0 for pair in flipped_pads for v in pair):
-        return None
+    if any(v < 0 for pair in flipped_pads for v in pair) or 0 in dy.shape[1:3]:
+        return None  # (an empty dy padded may be narrower than the filter)
     flipped = np.ascontiguousarray(w[::-1, ::-1].transpose(0, 1, 3, 2))
     forward = {"strides": (1, 1), "padding": flipped_pads, "dilations": (dh, dw),
                "data_format": "NHWC", "groups": 1}
