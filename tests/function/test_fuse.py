@@ -435,6 +435,32 @@ def test_windows_of_columns_are_read_in_place_by_the_region(shape):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.parametrize("shape", [(6, 4 * 5), (3, 2, 4 * 7), (2, 4 * 600)])
+def test_an_lstm_cells_gradient_is_one_kernel_writing_the_joined_gate_gradients(shape):
+    """The gradient of the gates' Split is a Concat of the four gate gradients: the
+    region writes each into its columns of that one output (no Concat runs), in blocks
+    of rows and in one loop over long rows; values as unfused."""
+    rng = np.random.default_rng(7)
+    z = tf.constant(rng.standard_normal(shape))
+    c = tf.constant(rng.standard_normal(shape[:-1] + (shape[-1] // 4,)))
+
+    def f(z, c):
+        with tf.GradientTape() as tape:
+            tape.watch([z, c])
+            h, c2 = _lstm_gates(z, c)
+            loss = tf.reduce_sum(h * h) + tf.reduce_sum(tf.sin(c2))
+        return tape.gradient(loss, [z, c])
+
+    fused, plain = tf.function(f), tf.function(f, jit_compile=False)
+    cf = fused.get_concrete_function(z, c)
+    ops = [n.op for n in cf.optimized_graph.get_operations() if n.op != "Placeholder"]
+    assert "Concat" not in ops and "Split" not in ops and ops.count("FusedElementwise") == 1, \
+        cf.optimized_graph
+    for a, b in zip(fused(z, c), plain(z, c)):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-13)
+
+
 def test_a_window_read_outside_the_region_and_other_slices_stay_slices():
     z = tf.constant(np.arange(24.0).reshape(4, 6) / 10)
 
@@ -456,7 +482,14 @@ def test_windows_give_the_same_bits_in_numpy_blocks_and_compiled_loops(monkeypat
         rng = np.random.default_rng(6)
         z = tf.constant(rng.standard_normal((48, 4 * 24)), tf.float32)
         c = tf.constant(rng.standard_normal((48, 24)), tf.float32)
-        g = tf.function(lambda z, c: _lstm_gates(z, c * 0.9753))
+        def step(z, c):  # the gates and their gradient (joined into one output)
+            with tf.GradientTape() as tape:
+                tape.watch(z)
+                h, c2 = _lstm_gates(z, c * 0.9753)
+                loss = tf.reduce_sum(h * c2)
+            return h, c2, tape.gradient(loss, z)
+
+        g = tf.function(step)
         first = [t.numpy() for t in g(z, c)]
         kernels = [n.attrs["kernel"] for n in fused_nodes(g.get_concrete_function(z, c))]
         assert kernels and all(0 not in k._ready for k in kernels)  # NumPy blocks ran
@@ -467,7 +500,7 @@ def test_windows_give_the_same_bits_in_numpy_blocks_and_compiled_loops(monkeypat
         assert all(k._ready.get(0) is True for k in kernels)  # the compiled loops ran
         for a, b in zip(first, later):
             assert a.tobytes() == b.tobytes()
-        want = [t.numpy() for t in _lstm_gates(z, c * 0.9753)]
+        want = [t.numpy() for t in tf.function(step, jit_compile=False)(z, c)]
         for a, b in zip(later, want):
             np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
     finally:

@@ -398,7 +398,8 @@ STAGE_OPS = 32  # ops per loop: a short body lets the core overlap many elements
 MAX_BLOCK_ROW = 2048  # broadcast rows longer than this: one loop over the elements
 
 
-def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per, wins) -> list:
+def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per, wins,
+                  joined) -> list:
     """Loop body source: every element through the whole region, one at a time."""
     source = []
     # views of [lo, hi): indices from a range starting at 0 are known non-negative, so
@@ -410,6 +411,7 @@ def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per, wins) ->
     source += [f"    v{k} = a{k}[lo // {per[k]}:]" for k in sorted(per)]
     source += [f"    v{k} = a{k}[lo // {w} * {c}:]" for k, (c, _, w) in sorted(wins.items())]
     source += [f"    w{k} = o{k}[lo:hi]" for k in range(len(outputs))]
+    source += [f"    w{k} = o{k}[lo // {w} * {c}:]" for k, c, w, _ in joined]
     source += [f"    q{k} = r{k}[lo:hi]" for k in range(len(sums))]
     if sizes:  # rows of the widest suffix: its operands are read at the column
         source += [f"    for r in range((hi - lo) // {row}):",
@@ -425,6 +427,8 @@ def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per, wins) ->
         reads = [_element_read(k, per, wins) for k in arrays]
     source += [pad + line for line in reads + [f"{v} = {e}" for v, e in lines]]
     source += [f"{pad}w{k}[j] = {names[t.id]}" for k, t in enumerate(outputs)]
+    source += [f"{pad}w{k}[j // {w} * {c} + {c0} + j % {w}] = {var}"
+               for k, c, w, parts in joined for var, c0 in parts]
     source += [f"{pad}q{k}[j] = {v}" for k, v in enumerate(sums)]
     return source + ["    return ()"]
 
@@ -438,7 +442,8 @@ def _element_read(k: int, per: dict, wins: dict) -> str:
     return f"x{k} = v{k}[j]"
 
 
-def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins) -> list:
+def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins,
+                joined) -> list:
     """Loop body source: blocks of `block` elements; the region's ops in stages of
     STAGE_OPS, each stage one loop over the block carrying every element through its ops
     (values that later stages read wait in the rows of a scratch array, reused once their
@@ -457,6 +462,10 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins) ->
         if v in stage_of:
             last[v] = len(stages)
     exported = {names[t.id]: k for k, t in enumerate(outputs)}
+    parts_of: dict = {}  # a value joined into outputs: the tiles it is stored in
+    for k, _, _, parts in joined:
+        for p, (var, _) in enumerate(parts):
+            parts_of.setdefault(var, []).append(f"y{k}_{p}")
     slot, free, slots = {}, [], 0
     body = []
     for n, stage in enumerate(stages):
@@ -472,6 +481,7 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins) ->
             code.append(f"{var} = {expression}")
             if var in exported:
                 code.append(f"w{exported[var]}[i] = {var}")
+            code += [f"{tile}[i] = {var}" for tile in parts_of.get(var, ())]
         # rows whose last reader is this stage are free for its own values (each
         # element's row is read before this iteration's stores, at its end)
         free += [slot.pop(t) for t in [t for t in slot if last[t] <= n]]
@@ -494,11 +504,20 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins) ->
     for k, v in enumerate(sums):
         body.append("        for i in range(n):")
         body.append(f"            q{k}[i] = {ref(v)}")
+    # the joined outputs' columns of the rows the block covers, from their tiles
+    for k, c, w, parts in joined:
+        body.append(f"        w{k} = o{k}[s // {w} * {c}:(s + n) // {w} * {c}]")
+        for p, (_, c0) in enumerate(parts):
+            body += [f"        for r in range(n // {w}):",
+                     f"            for c in range({w}):",
+                     f"                w{k}[r * {c} + {c0} + c] = y{k}_{p}[r * {w} + c]"]
     source = [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand, tiled\n"
               f"    for i in range({block}):\n"
               f"        b{k}[i] = a{k}[i % {sizes[k]}]" for k in sorted(sizes)]
     source += [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand or a window, "
                "per block" for k in sorted(set(per) | set(wins))]
+    source += [f"    y{k}_{p} = np.empty({block}, T)  # a value joined into an output"
+               for k, _, _, parts in joined for p in range(len(parts))]
     nslots = max(slots, 1)
     source += [f"    buf = np.empty(({nslots}, {block}), T)",
                f"    for blk in range((hi - lo + {block - 1}) // {block}):"]
@@ -527,8 +546,15 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins) ->
     return source + ["    return ()"]
 
 
-def generate(region: Region, exported: set, windows: dict | None = None) -> tuple:
-    """(source of the kernel module, external input tensors, output tensors, reductions).
+def generate(region: Region, exported: set, windows: dict | None = None,
+             joins: list | None = None) -> tuple:
+    """(source of the kernel module, external input tensors, output tensors, reductions,
+    each output's elements per region element).
+
+    `windows` (t.id -> (tensor sliced, C, c0)): operands read as windows of columns of
+    another tensor (`_windows`). `joins` ([(concat output, its parts)]): outputs made of
+    region values joined along the last axis (a Concat of them that only it reads):
+    each value written into its columns, after the region's other outputs.
 
     The module holds the region three ways: `kernel` and `kernel_serial`, one numba loop
     over the elements (across threads, or in one), and `chunk(lo, hi, ...)`, the same
@@ -562,7 +588,14 @@ def generate(region: Region, exported: set, windows: dict | None = None) -> tupl
         var = f"t{len(lines)}"
         lines.append((var, _expression(node, args)))
         names[out.id] = var
-    outputs = [n.outputs[0] for n in region.members if n.outputs[0].id in exported]
+    joined_parts = {t.id for _, parts in (joins or ()) for t in parts}
+    outputs = [n.outputs[0] for n in region.members
+               if n.outputs[0].id in exported and n.outputs[0].id not in joined_parts]
+    w = int(region.shape[-1]) if region.shape else 1
+    # (output index, C, W, [(value, c0)]) of each joined output
+    joined = [(len(outputs) + j, w * len(parts),  w,
+               [(names[t.id], w * p) for p, t in enumerate(parts)])
+              for j, (_, parts) in enumerate(joins or ())]
     arrays = [k for k, t in enumerate(inputs) if t._shape != ()]
     # operands broadcast along trailing axes: their suffix shape and size
     broadcast = [k for k in arrays
@@ -577,11 +610,12 @@ def generate(region: Region, exported: set, windows: dict | None = None) -> tupl
     spans = list(suffixes.values()) + [
         tuple(region.shape[len(region.shape) - _trailing_ones(inputs[k]._shape,
                                                               region.shape):])
-        for k in per] + [tuple(region.shape[-1:]) for _ in wins]
+        for k in per] + [tuple(region.shape[-1:]) for _ in wins] + [
+        tuple(region.shape[-1:]) for _ in (joins or ())]  # (whole rows of the last axis)
     widest = max(spans, key=len, default=())
     row = int(np.prod(widest)) if widest else 1  # (every range starts and ends on one)
     params = [f"a{k}" if t._shape != () else f"s{k}" for k, t in enumerate(inputs)]
-    params += [f"o{k}" for k in range(len(outputs))]
+    params += [f"o{k}" for k in range(len(outputs) + len(joined))]
     sums = [names[node.inputs["x"].id] for node in region.reductions]
     source = [f"# generated by tapeflow: {', '.join(n.op for n in region.members)}",
               "import math",
@@ -608,10 +642,10 @@ def generate(region: Region, exported: set, windows: dict | None = None) -> tupl
                f"def kernel(lo, hi, {', '.join(params + stored)}):"]
     if row > MAX_BLOCK_ROW or empty:
         source += _element_loop(loop_lines, names, outputs, sums, arrays, sizes, row, per,
-                                wins)
+                                wins, joined)
     else:
         source += _block_loop(loop_lines, names, outputs, sums, arrays, sizes, block, per,
-                              wins)
+                              wins, joined)
     source.append("")
     # NumPy blocks start and end on rows of the widest suffix: full operands are viewed
     # as rows of it, and the broadcast ones broadcast against them
@@ -632,10 +666,14 @@ def generate(region: Region, exported: set, windows: dict | None = None) -> tupl
     # dropped after its last reader: a long region's block holds a few arrays, not one per
     # op (a 2000-op chain held 2000 blocks of temporaries at once)
     stores: dict = {}
-    for k, t in enumerate(outputs):
-        stores.setdefault(names[t.id], []).append(f"o{k}")
+    for k, t in enumerate(outputs):  # (where a value goes, and shaped how)
+        stores.setdefault(names[t.id], []).append((f"o{k}[lo:hi]", "-1"))
+    for k, c, w, parts in joined:  # (a joined output's columns, as rows of the window)
+        for var, c0 in parts:
+            stores.setdefault(var, []).append(
+                (f"o{k}.reshape(-1, {c})[lo // {w}:hi // {w}, {c0}:{c0 + w}]", f"-1, {w}"))
     for k, v in enumerate(sums):
-        stores.setdefault(v, []).append(f"r{k}")
+        stores.setdefault(v, []).append((f"r{k}[lo:hi]", "-1"))
     last = {}
     for i, (_, expression) in enumerate(lines):
         for m in re.findall(r"\bt\d+\b", expression):
@@ -644,17 +682,20 @@ def generate(region: Region, exported: set, windows: dict | None = None) -> tupl
         for old, new in renames:
             expression = expression.replace(old, new)
         source.append(f"    {var} = {expression}")
-        source += [f"    {out}[lo:hi] = {var}.reshape(-1)" for out in stores.pop(var, ())]
+        source += [f"    {out} = {var}.reshape({shape})" for out, shape in stores.pop(var, ())]
         dead = sorted((m for m, j in last.items() if j == i), key=lambda m: int(m[1:]))
         if var not in last:
             dead.append(var)
         if dead:
             source.append(f"    del {', '.join(dead)}")
     # (summed inputs, read directly)
-    source += [f"    {out}[lo:hi] = {v}.reshape(-1)" for v, outs in stores.items()
-               for out in outs]
+    source += [f"    {out} = {v}.reshape({shape})" for v, outs in stores.items()
+               for out, shape in outs]
     source.append(f"ROW = {row}  # (block boundaries)")
-    return "\n".join(source) + "\n", inputs, outputs, region.reductions
+    factors = [1] * len(outputs) + [len(parts) for _, parts in (joins or ())]
+    return ("\n".join(source) + "\n", inputs, outputs + [t for t, _ in (joins or ())],
+            region.reductions, factors)
+
 
 
 
@@ -761,9 +802,12 @@ class FusedKernel:
     loops cost several times a serial loop's compile time and memory)."""
 
     def __init__(self, source: str, n_outputs: int, reductions: int, dtype, members: tuple,
-                 shape: tuple | None = None):
+                 shape: tuple | None = None, factors: tuple | None = None):
         self.source, self.n_outputs, self.reductions = source, n_outputs, reductions
         self.shape = shape  # the region's (static) shape; None: the first array input's
+        # each output's elements per region element: 1, or the values a joined output
+        # holds side by side along the last axis (generate's `joins`; static shapes only)
+        self.factors = tuple(factors) if factors else (1,) * n_outputs
         self.dtype, self.members = np.dtype(dtype._np), members
         self._block = max(1, BLOCK_BYTES // self.dtype.itemsize)  # elements per NumPy block
         self._kernels = None  # (numba loop, NumPy block function, row size)
@@ -807,26 +851,34 @@ class FusedKernel:
         # page-fault as they are written)
         outs = (self._outputs(n) if self.shape is not None else
                 [np.empty(n, self.dtype) for _ in range(self.n_outputs)])
+        shapes = self._shapes(shape)
         stored = self._stored(n)
         if self.compiled and self._loop_ready(args, outs, stored):
             self._run_loop(n, args, outs, stored, arrays)
-            return [o.reshape(shape) for o in outs] + self._sums(stored)
+            return [o.reshape(s) for o, s in zip(outs, shapes)] + self._sums(stored)
         if 0 < n <= max(self._block, self._kernels[2]):  # one block (as _split runs it)
             self._kernels[1](0, n, *args, *outs, *stored)
         else:
             self._split(self._kernels[1], n, args, outs, stored, self._block)
-        results = [o.reshape(shape) for o in outs] + self._sums(stored)
+        results = [o.reshape(s) for o, s in zip(outs, shapes)] + self._sums(stored)
         spent = time.perf_counter() - start
         self._rent += spent
         _all_rent[0] += spent
         return results
 
+    def _shapes(self, shape: tuple) -> list:
+        """The outputs' shapes for a region of `shape` (a joined output's last axis is its
+        values' side by side)."""
+        return [shape if f == 1 else tuple(shape[:-1]) + (shape[-1] * f,)
+                for f in self.factors]
+
     def _outputs(self, n: int) -> list:
         """The output arrays of a steady-state call: last call's when nothing holds them
         any more and they are large (no page faults on fresh large arrays: SPARE_BYTES)."""
         if n * self.dtype.itemsize < SPARE_BYTES:
-            return [np.empty(n, self.dtype) for _ in range(self.n_outputs)]
-        return [spare.empty((n,), self.dtype) for spare in self._spares]
+            return [np.empty(n * f, self.dtype) for f in self.factors]
+        return [spare.empty((n * f,), self.dtype) for spare, f in zip(self._spares,
+                                                                        self.factors)]
 
     def _stored(self, n: int) -> list:
         """Arrays for the values each reduction sums (free again once summed)."""
@@ -924,9 +976,9 @@ class FusedKernel:
         spare = n * self.dtype.itemsize >= SPARE_BYTES
         make = _steady_maker(tuple(kinds), self.n_outputs, self.reductions, spare,
                              self._parallel)
-        return make(loop, n, self.shape, self.dtype, np.empty,
-                    [s.empty for s in self._spares], self._summed.empty, ordered_sum,
-                    np.asarray, self._split)
+        return make(loop, n, [n * f for f in self.factors], self._shapes(self.shape),
+                    self.dtype, np.empty, [s.empty for s in self._spares],
+                    self._summed.empty, ordered_sum, np.asarray, self._split)
 
     def _split(self, run_range, n: int, args: list, outs: list, stored: list,
                block: int) -> None:
@@ -982,7 +1034,7 @@ def _steady_maker(kinds: tuple, n_out: int, n_red: int, spare: bool,
     args = [f"x{k}.ravel()" if array else f"x{k}[()]" for k, array in enumerate(kinds)]
     outs = [f"o{k}" for k in range(n_out)]
     stored = [f"r{k}" for k in range(n_red)]
-    body = [f"        {o} = take{k}((N,), T)" if spare else f"        {o} = empty(N, T)"
+    body = [f"        {o} = take{k}((N{k},), T)" if spare else f"        {o} = empty(N{k}, T)"
             for k, o in enumerate(outs)]
     body += [f"        {r} = summed((N,), T)" if spare else f"        {r} = empty(N, T)"
              for r in stored]
@@ -991,11 +1043,13 @@ def _steady_maker(kinds: tuple, n_out: int, n_red: int, spare: bool,
                     f"[{', '.join(stored)}], N)")
     else:
         body.append(f"        loop(0, N, {', '.join(args + outs + stored)})")
-    results = [f"{o}.reshape(S)" for o in outs] + [f"asarray(osum({r}), T)" for r in stored]
+    results = [f"{o}.reshape(S{k})" for k, o in enumerate(outs)] + [
+        f"asarray(osum({r}), T)" for r in stored]
     body.append(f"        return ({', '.join(results)},)")
     source = "\n".join(
-        ["def make(loop, N, S, T, empty, takes, summed, osum, asarray, split):"]
+        ["def make(loop, N, Ns, Ss, T, empty, takes, summed, osum, asarray, split):"]
         + [f"    take{k} = takes[{k}]" for k in range(n_out)]
+        + [f"    N{k}, S{k} = Ns[{k}], Ss[{k}]" for k in range(n_out)]
         + [f"    def run({', '.join(params)}):"] + body + ["    return run", ""])
     scope: dict = {}
     exec(compile(source, f"<tapeflow fused call {len(_makers)}>", "exec"), scope)  # noqa: S102
@@ -1004,7 +1058,9 @@ def _steady_maker(kinds: tuple, n_out: int, n_red: int, spare: bool,
 
 
 def _fused_shape(shapes, dtypes, attrs):
-    return [(tuple(attrs["shape"]) if kind == "full" else (), attrs["dtype"])
+    full = tuple(attrs["shape"])
+    return [(full if kind == "full" else full[:-1] + (full[-1] * kind[1],)
+             if type(kind) is tuple else (), attrs["dtype"])
             for kind in attrs["kinds"]]
 
 
@@ -1013,6 +1069,34 @@ define_op("FusedElementwise", ["inputs"], list_inputs=("inputs",),
           shape=_fused_shape, differentiable=False)
 # programs call a fused node's kernel with its input arrays as they are
 DIRECT["FusedElementwise"] = lambda attrs: attrs["kernel"].direct
+
+
+def _joins(graph: FuncGraph, regions: list, readers: dict, graph_outputs: set) -> tuple:
+    """The Concats along the last axis of values of one region that nothing else reads
+    (an LSTM's or GRU's gate gradients): ({id(region): [(the Concat's output, its
+    values)]}, ids of those Concat nodes). The region writes each value into its columns
+    of one output, which is the Concat's."""
+    owner = {t: r for r in regions for t in r.made}
+    joins: dict = {}
+    joined: set = set()
+    for node in graph.nodes:
+        if node.op != "Concat" or node.dims or late_attrs(node.attrs):
+            continue
+        values = node.inputs["values"]
+        region = owner.get(values[0].id) if values and isinstance(values[0], Tensor) \
+            else None
+        if region is None or not region.shape:
+            continue
+        rank = len(region.shape)
+        inside = {id(n) for n in region.members + region.reductions} | {id(node)}
+        if node.attrs["axis"] % rank != rank - 1 or not all(
+                isinstance(v, Tensor) and owner.get(v.id) is region and v.id not in
+                graph_outputs and all(id(r) in inside for r in readers.get(v.id, ()))
+                for v in values):
+            continue
+        joins.setdefault(id(region), []).append((node.outputs[0], list(values)))
+        joined.add(id(node))
+    return joins, joined
 
 
 def fuse(graph: FuncGraph, outputs: list) -> tuple:
@@ -1037,30 +1121,32 @@ def fuse(graph: FuncGraph, outputs: list) -> tuple:
         for t in _tensors(node):
             readers.setdefault(t.id, []).append(node)
     graph_outputs = {t.id for t in outputs if isinstance(t, Tensor)}
+    joins, joined = _joins(graph, regions, readers, graph_outputs)
     plans = {}
     for region in regions:
         exported = {t for t in region.made if t in used_outside}
         inside = {id(n) for n in region.members}
         mine = {t: w for t, w in windows.items() if t not in graph_outputs and
                 readers.get(t) and all(id(n) in inside for n in readers[t])}
-        source, inputs, outs, reductions = generate(region, exported, mine)
-        plans[id(region)] = (source, inputs, outs, reductions)
+        plans[id(region)] = generate(region, exported, mine, joins.get(id(region)))
 
     new, env = start_rebuild(graph)
     firsts = {id(r.members[0]): r for r in regions}
-    keep = schedule(graph, regions)
+    # (a Concat a region's outputs became is not run: the region writes its output)
+    keep = [n for n in schedule(graph, regions) if id(n) not in joined]
 
     def apply(node, ins):
         region = firsts.get(id(node))
         if region is None:
             return copy_node(new, node, ins, env)
-        source, inputs, outs, reductions = plans[id(region)]
+        source, inputs, outs, reductions, factors = plans[id(region)]
         members = tuple(n.op for n in region.members) + tuple("Sum" for _ in reductions)
         kernel = FusedKernel(source, len(outs), len(reductions), region.dtype, members,
-                             region.shape)
+                             region.shape, factors)
         attrs = {"kernel": kernel, "members": members, "dtype": region.dtype,
                  "shape": region.shape,
-                 "kinds": ("full",) * len(outs) + ("sum",) * len(reductions)}
+                 "kinds": tuple("full" if f == 1 else ("columns", f) for f in factors)
+                 + ("sum",) * len(reductions)}
         made = new.add_op("FusedElementwise", {"inputs": [env[t.id] for t in inputs]}, attrs,
                           name=f"Fused_{node.name}", site=node.site)
         for t, value in zip(outs + [n.outputs[0] for n in reductions], made):
