@@ -135,3 +135,18 @@ def test_traced_products_equal_eager_bits():
     for _ in range(2):
         np.testing.assert_array_equal(traced(q, k).numpy(), eager)
     np.testing.assert_array_equal(f(q, k).numpy(), eager)
+
+
+@pytest.mark.parametrize("shape, axes", [((32, 64, 128), (0, 1)), ((70, 300), (0,)),
+                                         ((8, 9, 2, 40), (0, 1, 2)), ((63, 200), (0,))])
+def test_sums_over_leading_axes(shape, axes):
+    # a bias gradient of a dense layer over a sequence: a matrix-vector product from
+    # reduction.WIDE_ROWS_FROM rows (and NumPy's reduction below it)
+    x = RNG.standard_normal(shape).astype(np.float32)
+    want = np.sum(x.astype(np.float64), axis=axes)
+    got = tf.reduce_sum(tf.constant(x), axis=list(axes)).numpy()
+    assert got.dtype == np.float32 and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    traced = tf.function(lambda t: tf.reduce_sum(t, axis=list(axes)))
+    np.testing.assert_array_equal(traced(tf.constant(x)).numpy(), got)
+    np.testing.assert_array_equal(tf.reduce_sum(tf.constant(x), axis=list(axes)).numpy(), got)

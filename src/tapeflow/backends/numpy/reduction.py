@@ -1,12 +1,38 @@
 """NumPy kernels of reductions, scans, top-k and add_n."""
+import math
+
 import ml_dtypes as _ml
 import numpy as np
 
 from ..._core.errors import InvalidArgumentError
+from ..._core.threads import blas_threads
 from ._kernel import (along_last, broadcast_shapes, ensure_array, kernel, put_along_last,
                       sum_leading, take_along_last)
 
 _HALF = (np.dtype(np.float16), np.dtype(_ml.bfloat16))
+
+
+# Rows from which a sum over leading axes of a wide array (a bias gradient of a dense
+# layer over a sequence, [B, T, C] -> [C]) is one matrix-vector product too: measured on
+# one core, float32, 2048 x 128: 21 us against NumPy's row-by-row 54; 512 x 256: 14 and
+# 32; 2048 x 1024: 170 and 235 (narrow arrays: sum_leading).
+WIDE_ROWS_FROM = 64
+
+
+def _sum_wide_rows(x: np.ndarray, axes: tuple):
+    """`x` summed over its leading `axes` as ones @ x[rows, cols], or None (see
+    WIDE_ROWS_FROM): sum_leading's product, for the wide arrays it leaves to NumPy."""
+    n = len(axes)
+    if (n == 0 or n >= x.ndim or x.dtype.kind != "f" or x.dtype.itemsize < 4
+            or axes != tuple(range(n)) or not x.flags.c_contiguous):
+        return None
+    rest = x.shape[n:]
+    cols = math.prod(rest)
+    rows = x.size // cols if cols else 0
+    if rows < WIDE_ROWS_FROM:
+        return None
+    with blas_threads(1):  # (BLAS's threads would split the sum: bits by thread count)
+        return (np.ones(rows, x.dtype) @ x.reshape(rows, cols)).reshape(rest)
 
 
 @kernel("Sum")
@@ -14,6 +40,8 @@ def sum_(inputs, attrs, backend):
     x, axis = inputs["x"], attrs["axis"]
     if type(axis) is tuple and not attrs["keepdims"]:
         fast = sum_leading(x, axis)
+        if fast is None:
+            fast = _sum_wide_rows(x, axis)
         if fast is not None:
             return fast
     return ensure_array(np.sum(x, axis=axis, keepdims=attrs["keepdims"], dtype=x.dtype))
