@@ -461,6 +461,32 @@ def test_an_lstm_cells_gradient_is_one_kernel_writing_the_joined_gate_gradients(
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-13)
 
 
+def test_values_joined_twice_and_a_join_whose_value_is_read_elsewhere():
+    """A GRU's backward joins its gate gradients twice, in two orders: both Concats are
+    the region's outputs. A value some other node also reads keeps its Concat."""
+    rng = np.random.default_rng(8)
+    a = tf.constant(rng.standard_normal((7, 9)))
+    b = tf.constant(rng.standard_normal((7, 9)))
+
+    def f(a, b):
+        u = tf.tanh(a) * b
+        x, y, z = u * 2.0, u - b, tf.sigmoid(u)
+        return tf.concat([x, y, z], -1), tf.concat([z, y, x], 1)
+
+    def g(a, b):
+        u = tf.tanh(a) * b
+        x, y = u * 2.0, u - b
+        return tf.concat([x, y], -1), tf.reduce_max(y)  # y read by a reduction too
+
+    for fn, joined in ((f, 2), (g, 0)):
+        fused = tf.function(fn)
+        ops = [n.op for n in fused.get_concrete_function(a, b).optimized_graph
+               .get_operations()]
+        assert ops.count("Concat") == 2 - joined if fn is f else ops.count("Concat") == 1
+        for got, want in zip(fused(a, b), tf.function(fn, jit_compile=False)(a, b)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-14, atol=1e-15)
+
+
 def test_a_window_read_outside_the_region_and_other_slices_stay_slices():
     z = tf.constant(np.arange(24.0).reshape(4, 6) / 10)
 

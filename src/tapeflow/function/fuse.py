@@ -1073,12 +1073,11 @@ DIRECT["FusedElementwise"] = lambda attrs: attrs["kernel"].direct
 
 def _joins(graph: FuncGraph, regions: list, readers: dict, graph_outputs: set) -> tuple:
     """The Concats along the last axis of values of one region that nothing else reads
-    (an LSTM's or GRU's gate gradients): ({id(region): [(the Concat's output, its
-    values)]}, ids of those Concat nodes). The region writes each value into its columns
-    of one output, which is the Concat's."""
+    (only the region and such Concats: an LSTM's or GRU's gate gradients, which a GRU
+    joins twice): ({id(region): [(the Concat's output, its values)]}, ids of those Concat
+    nodes). The region writes each value into its columns of each such output."""
     owner = {t: r for r in regions for t in r.made}
-    joins: dict = {}
-    joined: set = set()
+    found: dict = {}  # id(Concat node) -> (node, its region)
     for node in graph.nodes:
         if node.op != "Concat" or node.dims or late_attrs(node.attrs):
             continue
@@ -1088,15 +1087,24 @@ def _joins(graph: FuncGraph, regions: list, readers: dict, graph_outputs: set) -
         if region is None or not region.shape:
             continue
         rank = len(region.shape)
-        inside = {id(n) for n in region.members + region.reductions} | {id(node)}
-        if node.attrs["axis"] % rank != rank - 1 or not all(
-                isinstance(v, Tensor) and owner.get(v.id) is region and v.id not in
-                graph_outputs and all(id(r) in inside for r in readers.get(v.id, ()))
-                for v in values):
-            continue
-        joins.setdefault(id(region), []).append((node.outputs[0], list(values)))
-        joined.add(id(node))
-    return joins, joined
+        if node.attrs["axis"] % rank == rank - 1 and all(
+                isinstance(v, Tensor) and owner.get(v.id) is region and
+                v.id not in graph_outputs for v in values):
+            found[id(node)] = (node, region)
+    changed = True
+    while changed:  # (a value some other node reads makes each Concat of it plain again)
+        changed = False
+        for key, (node, region) in list(found.items()):
+            inside = {id(n) for n in region.members + region.reductions}
+            if not all(id(r) in inside or id(r) in found
+                       for v in node.inputs["values"] for r in readers.get(v.id, ())):
+                del found[key]
+                changed = True
+    joins: dict = {}
+    for node, region in found.values():
+        joins.setdefault(id(region), []).append((node.outputs[0],
+                                                 list(node.inputs["values"])))
+    return joins, set(found)
 
 
 def fuse(graph: FuncGraph, outputs: list) -> tuple:
