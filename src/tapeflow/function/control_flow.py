@@ -30,7 +30,8 @@ from ..autodiff.forward import ForwardAccumulator
 from ..ops import array as array_ops, creation as creation_ops
 from .backprop import backward_function
 from .concrete import ConcreteFunction
-from .control import run_fused, run_if, run_while, run_while_grad, SaveForGradient
+from .control import (row_writes, run_fused, run_if, run_while, run_while_grad,
+                      SaveForGradient)
 from .executor import natives_of
 from .graph import _dims_in, FuncGraph, tracing
 from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
@@ -893,14 +894,25 @@ class _LoopGrad:
     and variables."""
 
     def __init__(self, body_cf, n_vars: int, resources: list):
-        self.body = _without_prints(body_cf)  # the gradient's reruns print nothing
+        self.source = body_cf  # (the forward-mode loops of its derivatives run this)
+        # loop variables the body writes rows into run without the writes (the loop
+        # runtime makes them in place: control.RowWrites)
+        self.rows = row_writes(body_cf, n_vars)
+        inner = body_cf if self.rows is None else self.rows.body
+        self.body = _without_prints(inner)  # the gradient's reruns print nothing
         # (then the forward loop cannot run the variant in the body's place)
-        self.quiet = self.body is not body_cf
-        self.backward, self.slots, saved = backward_function(body_cf)
-        variant = body_cf._forward_variant()
+        self.quiet = self.body is not inner
+        self.backward, self.slots, saved = backward_function(inner)
+        variant = inner._forward_variant()
         position = {t.id: i for i, t in enumerate(variant._flat_outputs)}
         self.variant = _without_prints(variant)  # (a rebuild: same outputs, new tensors)
         self.saved_positions = [position[t.id] for t in saved]
+        # what the loops can know once: the loop variables' shapes and the bytes an
+        # iteration keeps for the gradient, when the graph knows them (else None)
+        shapes = [tuple(t._shape) for t in body_cf.graph.inputs[:n_vars]]
+        self.var_shapes = None if any(None in s for s in shapes) else shapes
+        self.saved_bytes = None if any(None in t._shape for t in saved) else sum(
+            math.prod(t._shape) * t.dtype.size for t in saved)
         ins = body_cf.graph.inputs
         self.n_vars, self.n_args = n_vars, len(ins) - n_vars
         self.var_trainable = [t.dtype.is_trainable for t in ins[:n_vars]]
@@ -1128,7 +1140,7 @@ def _curvature(grad, cots, loop_vars, args, resources, count, k, u_x, u_a, u_r):
     = d/ds <c, J(s) u> is the VJP of that doubled loop (a WhileGrad of it) with cotangent c
     on its tangent part and 0 on its state. H_c u comes as gradients for (loop_vars, args,
     resources), None where nothing flows."""
-    tans, loop = _jvp_loop(grad.body, loop_vars, u_x, args, u_a, resources, u_r, [count], k)
+    tans, loop = _jvp_loop(grad.source, loop_vars, u_x, args, u_a, resources, u_r, [count], k)
     n_vars = len(loop_vars)
     finals = loop.outs[:n_vars]
     aug_cots = [_zeros_like(f) for f, tr in zip(finals, grad.var_trainable) if tr] + list(cots)
