@@ -4,6 +4,10 @@
 - conv2d(x, w) + bias (Add either way round, or BiasAdd, of a vector over the channels)
   -> FusedConv2D; then act(FusedConv2D) -> FusedConv2D with `act` for any unary
   elementwise op with no attributes that keeps the dtype (ops/conv.py);
+- any other BiasAdd over the last axis -> Add (its kernel is `value + bias`, the same
+  bits): a Conv1D's (a reshape stands between it and the convolution), a transposed
+  convolution's, a grouped one's then join their activation's fused elementwise region
+  instead of running as an op of their own;
 - Conv2DBackpropFilter(x, dy) and the sum of dy over its images and pixels (the bias
   gradient) -> one Conv2DBackpropFilterWithBias, made at the first of the two;
 - mask(MaxPoolGrad(y, g), y) -> MaxPoolGrad(y, mask(g, MaxPool(y))) for an activation
@@ -59,6 +63,14 @@ _CONV = Pat("Conv2D", name="y", once=True, where=_static_nhwc)
 _BIAS = Pat(name="bias")
 _UNACTIVATED = Pat("FusedConv2D", name="z", once=True,
                    where=lambda n: n.attrs["activation"] == "")
+
+
+def _bias_as_add(rw, node, value, bias):
+    """BiasAdd(value, bias) over the last axis -> Add(value, bias): NumPy broadcasting
+    adds a [C] bias along the last axis as BiasAdd does."""
+    if len(bias._shape) != 1 or bias.dtype is not value.dtype:
+        return None
+    return rw.emit("Add", {"x": value, "y": bias}, {}, name=node.name, site=node.site)
 
 
 # ------------------------------------------------------------------ bias gradients
@@ -129,6 +141,8 @@ CONVOLUTIONS = PatternMatcher([
      "convolutions"),
     (Pat("BiasAdd", where=lambda n: n.attrs.get("data_format") in (None, "NHWC"),
          src={"value": _CONV, "bias": _BIAS}), _fuse_bias, "convolutions"),
+    (Pat("BiasAdd", where=lambda n: n.attrs.get("data_format") in (None, "NHWC"),
+         src={"value": Pat(name="value"), "bias": Pat(name="bias")}), _bias_as_add),
     (Pat(unary_elementwise, src={"x": _UNACTIVATED}), _fuse_activation),
     (Pat(("Conv2DBackpropFilter", "Sum")), _fuse_bias_gradient, "convolutions"),
     (Pat(output_mask_gradient, src={"dy": Pat("MaxPoolGrad", once=True, src={
