@@ -150,3 +150,43 @@ def test_sums_over_leading_axes(shape, axes):
     traced = tf.function(lambda t: tf.reduce_sum(t, axis=list(axes)))
     np.testing.assert_array_equal(traced(tf.constant(x)).numpy(), got)
     np.testing.assert_array_equal(tf.reduce_sum(tf.constant(x), axis=list(axes)).numpy(), got)
+
+
+@pytest.mark.parametrize("shape, axes", [((32, 32, 64), (2,)), ((6, 7, 300), (1, 2)),
+                                         ((40, 3), (1,)), ((5, 1), (1,))])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sums_and_means_over_trailing_axes(shape, axes, keepdims):
+    # a layer norm's moments, a softmax's normalizer: rows times ones as one product
+    # (reduction.TRAILING_COLS_MAX), equal to float64 NumPy to rounding
+    x = RNG.standard_normal(shape).astype(np.float32)
+    for op, ref in ((tf.reduce_sum, np.sum), (tf.reduce_mean, np.mean)):
+        want = ref(x.astype(np.float64), axis=axes, keepdims=keepdims)
+        got = op(tf.constant(x), axis=list(axes), keepdims=keepdims).numpy()
+        assert got.dtype == np.float32 and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+        traced = tf.function(lambda t: op(t, axis=list(axes), keepdims=keepdims))
+        np.testing.assert_array_equal(traced(tf.constant(x)).numpy(), got)
+
+
+def test_layer_norm_gradient_against_central_differences():
+    # moments over the last axis forward and backward (Sum and Mean over trailing axes)
+    x0 = RNG.standard_normal((3, 4, 9))
+    r = RNG.standard_normal((3, 4, 9))
+
+    def f(x):
+        m, v = tf.nn.moments(tf.constant(x), axes=[-1], keepdims=True)
+        return tf.reduce_sum((tf.constant(x) - m) * tf.math.rsqrt(v + 1e-3) * r).numpy()
+
+    x = tf.constant(x0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        m, v = tf.nn.moments(x, axes=[-1], keepdims=True)
+        loss = tf.reduce_sum((x - m) * tf.math.rsqrt(v + 1e-3) * r)
+    got = tape.gradient(loss, x).numpy()
+    want = np.zeros_like(x0)
+    for i in np.ndindex(x0.shape):
+        up, down = x0.copy(), x0.copy()
+        up[i] += 1e-6
+        down[i] -= 1e-6
+        want[i] = (f(up) - f(down)) / 2e-6
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
