@@ -833,24 +833,45 @@ def _window_counts(hw, out, pads, a):
     return (counts[0][:, None] * counts[1][None, :])[:, :, None]
 
 
+def _span(n: int, stride: int) -> int:
+    """The extent of `n` windows `stride` apart, from the first window's start to the last
+    one's (exclusive), for a slice start:start + span:stride."""
+    return (n - 1) * stride + 1
+
+
 @kernel("AvgPool")
 def avg_pool(inputs, attrs, backend):
+    """Each window's mean over its real (unpadded) elements. A window's sum is separable:
+    the sums along W of KW taps first ([..., HP, OW, C]), then of those along H (KH taps),
+    KH + KW - 2 adds per output element where the taps one by one take KH*KW - 1 (3x3
+    windows of 32x16x16x32: 0.85 -> 0.55 ms; 2x2 ones as fast)."""
     fmt = attrs["data_format"]
     x = _nhwc(inputs["x"], fmt)
     dtype = x.dtype
     xw = x.astype(_work_dtype(dtype), copy=False)
-    out, pads, _, taps = _pool_taps(xw, attrs)
-    y = _SPARE_AVG.empty(taps[0].shape, xw.dtype)  # summed tap by tap, as _window_max does
-    np.copyto(y, taps[0])
-    for t in taps[1:]:
-        y += t
+    out, pads = _pool_geometry(xw.shape[-3:-1], attrs)
+    xp = _pad(xw, pads, 0, "pad")
+    (kh, kw), (sh, sw), (oh, ow) = attrs["ksize"], attrs["strides"], out
+    rows = _scratch_array(xp.shape[:-2] + (ow, xp.shape[-1]), xw.dtype, "avg_rows")
+    np.copyto(rows, xp[..., :, 0:_span(ow, sw):sw, :])
+    for b in range(1, kw):
+        rows += xp[..., :, b:b + _span(ow, sw):sw, :]
+    y = _SPARE_AVG.empty(xp.shape[:-3] + out + xp.shape[-1:], xw.dtype)
+    np.copyto(y, rows[..., 0:_span(oh, sh):sh, :, :])
+    for a in range(1, kh):
+        y += rows[..., a:a + _span(oh, sh):sh, :, :]
     y /= _window_counts(x.shape[-3:-1], out, pads, attrs).astype(xw.dtype)
     return _from_nhwc(y, fmt, dtype)
 
 
 @kernel("AvgPoolGrad")
 def avg_pool_grad(inputs, attrs, backend):
-    """dy spread evenly over each window's real elements: the VJP of AvgPool."""
+    """dy spread evenly over each window's real elements: the VJP of AvgPool. With unit
+    strides, separable as its sums: each share added to the KH rows its window covers
+    ([..., HP, OW, C]), then those to the KW columns (in scratch, cropped into a kept
+    array; 3x3 over 32x16x16x32: 1.2 -> 0.8 ms). Strided, the taps go by phases (see
+    `_scatter_phases`): the column adds would move runs of C elements only (measured
+    slower for 2x2 and 3x3 windows of stride 2)."""
     fmt = attrs["data_format"]
     dy = _nhwc(inputs["dy"], fmt)
     dtype = dy.dtype
@@ -861,8 +882,23 @@ def avg_pool_grad(inputs, attrs, backend):
         raise ValueError(f"dy has spatial size {dy.shape[-3:-1]} but an input of size "
                          f"{tuple(hw)} gives {out}")
     share = dy.astype(work, copy=False) / _window_counts(hw, out, pads, attrs).astype(work)
-    kh, kw = attrs["ksize"]
-    col = np.broadcast_to(share[..., None, None, :],
-                          share.shape[:-1] + (kh, kw, share.shape[-1]))
-    dx = _scatter_cols(col, hw, out, pads, attrs["strides"], (1, 1), work)
+    (kh, kw), (sh, sw), (oh, ow) = attrs["ksize"], attrs["strides"], out
+    if (sh, sw) != (1, 1):
+        col = np.broadcast_to(share[..., None, None, :],
+                              share.shape[:-1] + (kh, kw, share.shape[-1]))
+        dx = _scatter_cols(col, hw, out, pads, attrs["strides"], (1, 1), work)
+        return _from_nhwc(dx, fmt, dtype)
+    (pt, pb), (pl, pr) = pads
+    hp, wp = hw[0] + pt + pb, hw[1] + pl + pr
+    lead, c = share.shape[:-3], share.shape[-1]
+    rows = _scratch_array(lead + (hp, ow, c), np.dtype(work), "avg_rows")
+    rows.fill(0)
+    for a in range(kh):
+        rows[..., a:a + _span(oh, sh):sh, :, :] += share
+    acc = _scratch_array(lead + (hp, wp, c), np.dtype(work), "scatter")
+    acc.fill(0)
+    for b in range(kw):
+        acc[..., :, b:b + _span(ow, sw):sw, :] += rows
+    dx = _SPARE_SCATTER.empty(lead + tuple(hw) + (c,), np.dtype(work))
+    np.copyto(dx, acc[..., pt:pt + hw[0], pl:pl + hw[1], :])
     return _from_nhwc(dx, fmt, dtype)
