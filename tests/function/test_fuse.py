@@ -487,6 +487,54 @@ def test_values_joined_twice_and_a_join_whose_value_is_read_elsewhere():
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-14, atol=1e-15)
 
 
+@pytest.mark.parametrize("shape", [(6, 4 * 5), (2, 3, 4 * 3), (2, 4 * 600)])
+def test_gate_pre_activations_read_only_through_windows_are_never_made(shape):
+    """z = p + m + b (b along the last axis, r per row), then split into gates: the gates'
+    region computes each window of z from the same windows of p and m and its part of b,
+    so z is never made: the program is one fused call; values and gradients as
+    unfused."""
+    rng = np.random.default_rng(9)
+    p, m = (tf.constant(rng.standard_normal(shape)) for _ in range(2))
+    b = tf.constant(rng.standard_normal(shape[-1:]))
+    r = tf.constant(rng.standard_normal(shape[:-1] + (1,)))
+    c = tf.constant(rng.standard_normal(shape[:-1] + (shape[-1] // 4,)))
+
+    def cell(p, m, b, r, c):
+        return _lstm_gates(p + m * r + b - 0.125, c)
+
+    fused = tf.function(cell)
+    cf = fused.get_concrete_function(p, m, b, r, c)
+    source = cf._program(tf.find_backend("numpy")).source
+    assert source.count(" = k") == 1, source  # one fused call
+    for a, w in zip(fused(p, m, b, r, c), tf.function(cell, jit_compile=False)(p, m, b, r, c)):
+        np.testing.assert_allclose(a.numpy(), w.numpy(), rtol=1e-13, atol=1e-14)
+
+    def grads(p, m, b, r, c):
+        with tf.GradientTape() as tape:
+            tape.watch([p, m, b, r, c])
+            h, c2 = cell(p, m, b, r, c)
+            loss = tf.reduce_sum(h * c2)
+        return tape.gradient(loss, [p, m, b, r, c])
+
+    for a, w in zip(tf.function(grads)(p, m, b, r, c),
+                    tf.function(grads, jit_compile=False)(p, m, b, r, c)):
+        np.testing.assert_allclose(a.numpy(), w.numpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_pre_activations_read_elsewhere_are_made_once_and_shared():
+    rng = np.random.default_rng(10)
+    p, m = (tf.constant(rng.standard_normal((4, 8))) for _ in range(2))
+
+    def f(p, m):
+        z = tf.tanh(p) + m
+        i, o = tf.split(z, 2, axis=-1)
+        return tf.sigmoid(i) * o, tf.reduce_max(z), z[:, 1:3] * 2.0  # z read elsewhere
+
+    got, want = tf.function(f)(p, m), tf.function(f, jit_compile=False)(p, m)
+    for a, w in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), w.numpy(), rtol=1e-14, atol=1e-15)
+
+
 def test_a_window_read_outside_the_region_and_other_slices_stay_slices():
     z = tf.constant(np.arange(24.0).reshape(4, 6) / 10)
 

@@ -399,7 +399,7 @@ MAX_BLOCK_ROW = 2048  # broadcast rows longer than this: one loop over the eleme
 
 
 def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per, wins,
-                  joined) -> list:
+                  joined, offsets) -> list:
     """Loop body source: every element through the whole region, one at a time."""
     source = []
     # views of [lo, hi): indices from a range starting at 0 are known non-negative, so
@@ -418,9 +418,9 @@ def _element_loop(lines, names, outputs, sums, arrays, sizes, row, per, wins,
                    f"        for c in range({row}):",
                    f"            j = r * {row} + c"]
         pad = "            "
-        reads = [f"x{k} = a{k}[c]" if sizes.get(k) == row else
-                 f"x{k} = a{k}[c % {sizes[k]}]" if k in sizes else _element_read(k, per, wins)
-                 for k in arrays]
+        reads = [f"x{k} = a{k}[c]" if sizes.get(k) == row and k not in offsets else
+                 f"x{k} = a{k}[{offsets.get(k, 0)} + c % {sizes[k]}]" if k in sizes else
+                 _element_read(k, per, wins) for k in arrays]
     else:
         source += ["    for j in range(hi - lo):"]
         pad = "        "
@@ -443,7 +443,7 @@ def _element_read(k: int, per: dict, wins: dict) -> str:
 
 
 def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins,
-                joined) -> list:
+                joined, offsets) -> list:
     """Loop body source: blocks of `block` elements; the region's ops in stages of
     STAGE_OPS, each stage one loop over the block carrying every element through its ops
     (values that later stages read wait in the rows of a scratch array, reused once their
@@ -513,7 +513,8 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins,
                      f"                w{k}[r * {c} + {c0} + c] = y{k}_{p}[r * {w} + c]"]
     source = [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand, tiled\n"
               f"    for i in range({block}):\n"
-              f"        b{k}[i] = a{k}[i % {sizes[k]}]" for k in sorted(sizes)]
+              f"        b{k}[i] = a{k}[{offsets.get(k, 0)} + i % {sizes[k]}]"
+              for k in sorted(sizes)]
     source += [f"    b{k} = np.empty({block}, T)  # a row-broadcast operand or a window, "
                "per block" for k in sorted(set(per) | set(wins))]
     source += [f"    y{k}_{p} = np.empty({block}, T)  # a value joined into an output"
@@ -547,14 +548,17 @@ def _block_loop(lines, names, outputs, sums, arrays, sizes, block, per, wins,
 
 
 def generate(region: Region, exported: set, windows: dict | None = None,
-             joins: list | None = None) -> tuple:
+             joins: list | None = None, inline: dict | None = None) -> tuple:
     """(source of the kernel module, external input tensors, output tensors, reductions,
     each output's elements per region element).
 
     `windows` (t.id -> (tensor sliced, C, c0)): operands read as windows of columns of
     another tensor (`_windows`). `joins` ([(concat output, its parts)]): outputs made of
     region values joined along the last axis (a Concat of them that only it reads):
-    each value written into its columns, after the region's other outputs.
+    each value written into its columns, after the region's other outputs. `inline`
+    (X.id -> the members of the region making X): windows of X computed here from the
+    same windows of that region's operands (its bias: the window's part of it), so X
+    is never made.
 
     The module holds the region three ways: `kernel` and `kernel_serial`, one numba loop
     over the elements (across threads, or in one), and `chunk(lo, hi, ...)`, the same
@@ -564,26 +568,70 @@ def generate(region: Region, exported: set, windows: dict | None = None,
     inputs: list = []
     lines: list = []
     wins: dict = {}  # operand -> (C, c0, W): a window read from the tensor sliced
+    offsets: dict = {}  # operand -> c0: the window [c0, c0 + W) of a bias (a suffix)
+    parts: dict = {}  # (tensor id, c0): its window's or its bias part's name, inlining
+
+    def operand(t) -> str:
+        if t.id in names:
+            return names[t.id]
+        producer = t._native.node
+        literal = None
+        if producer is not None and producer.op == "Const":
+            literal = _literal(producer.attrs["value"], t.dtype)
+        if literal is not None:
+            names[t.id] = literal
+        else:
+            k = len(inputs)
+            inputs.append(t)
+            names[t.id] = f"x{k}" if t._shape != () else f"s{k}"
+        return names[t.id]
+
+    def window_of(x, c, c0, w) -> str:
+        key = (x.id, c0)
+        if key not in parts:
+            wins[len(inputs)] = (c, c0, w)
+            parts[key] = f"x{len(inputs)}"
+            inputs.append(x)
+        return parts[key]
+
+    def inlined(x, c, c0, w) -> str:
+        """Lines computing the window [c0, c0 + w) of x from its region's operands."""
+        key = (x.id, c0)
+        if key in parts:
+            return parts[key]
+        local: dict = {}
+        for node in inline[x.id]:
+            args = []
+            for u in _operands(node):
+                shape = tuple(u._shape)
+                if u.id in local:
+                    args.append(local[u.id])
+                elif shape == tuple(x._shape):
+                    args.append(window_of(u, c, c0, w))
+                elif shape[-1:] == (c,) and c > 1:  # a bias along the last axis: its part
+                    bias_key = (u.id, c0)
+                    if bias_key not in parts:
+                        offsets[len(inputs)] = c0
+                        parts[bias_key] = f"x{len(inputs)}"
+                        inputs.append(u)
+                    args.append(parts[bias_key])
+                else:  # a scalar, a constant or a per-row value: as the region reads it
+                    args.append(operand(u))
+            var = f"t{len(lines)}"
+            lines.append((var, _expression(node, args)))
+            local[node.outputs[0].id] = var
+        parts[key] = local[x.id]
+        return parts[key]
+
     for node in region.members:
         args = []
         for t in _operands(node):
             if t.id not in names and windows and t.id in windows:
                 x, c, c0 = windows[t.id]
-                wins[len(inputs)] = (c, c0, int(t._shape[-1]))
-                names[t.id] = f"x{len(inputs)}"
-                inputs.append(x)
-            if t.id not in names:
-                producer = t._native.node
-                literal = None
-                if producer is not None and producer.op == "Const":
-                    literal = _literal(producer.attrs["value"], t.dtype)
-                if literal is not None:
-                    names[t.id] = literal
-                else:
-                    k = len(inputs)
-                    inputs.append(t)
-                    names[t.id] = f"x{k}" if t._shape != () else f"s{k}"
-            args.append(names[t.id])
+                w = int(t._shape[-1])
+                names[t.id] = (inlined(x, c, c0, w) if inline and x.id in inline
+                               else window_of(x, c, c0, w))
+            args.append(operand(t))
         out = node.outputs[0]
         var = f"t{len(lines)}"
         lines.append((var, _expression(node, args)))
@@ -598,10 +646,11 @@ def generate(region: Region, exported: set, windows: dict | None = None,
               for j, (_, parts) in enumerate(joins or ())]
     arrays = [k for k, t in enumerate(inputs) if t._shape != ()]
     # operands broadcast along trailing axes: their suffix shape and size
-    broadcast = [k for k in arrays
-                 if tuple(inputs[k]._shape) != tuple(region.shape) and k not in wins]
+    broadcast = [k for k in arrays if tuple(inputs[k]._shape) != tuple(region.shape)
+                 and k not in wins and k not in offsets]
     suffixes = {k: _suffix(inputs[k]._shape, region.shape) for k in broadcast
                 if _suffix(inputs[k]._shape, region.shape) is not None}
+    suffixes.update({k: tuple(region.shape[-1:]) for k in offsets})  # (bias parts)
     sizes = {k: int(np.prod(shape)) for k, shape in suffixes.items()}
     # operands broadcast along trailing axes (one value per row): elements per value
     per = {k: _prefix(inputs[k]._shape, region.shape) for k in broadcast if k not in sizes}
@@ -642,15 +691,17 @@ def generate(region: Region, exported: set, windows: dict | None = None,
                f"def kernel(lo, hi, {', '.join(params + stored)}):"]
     if row > MAX_BLOCK_ROW or empty:
         source += _element_loop(loop_lines, names, outputs, sums, arrays, sizes, row, per,
-                                wins, joined)
+                                wins, joined, offsets)
     else:
         source += _block_loop(loop_lines, names, outputs, sums, arrays, sizes, block, per,
-                              wins, joined)
+                              wins, joined, offsets)
     source.append("")
     # NumPy blocks start and end on rows of the widest suffix: full operands are viewed
     # as rows of it, and the broadcast ones broadcast against them
     source += [f"def chunk(lo, hi, {', '.join(params + stored)}):"]
-    source += [f"    x{k} = a{k}.reshape({suffixes[k]!r})" if k in sizes else
+    source += [f"    x{k} = a{k}.reshape(-1)[{offsets[k]}:{offsets[k] + sizes[k]}]"
+               if k in offsets else
+               f"    x{k} = a{k}.reshape({suffixes[k]!r})" if k in sizes else
                f"    x{k} = a{k}[lo // {per[k]}:hi // {per[k]}].reshape("
                f"{_row_view(widest, _trailing_ones(inputs[k]._shape, region.shape))!r})"
                if k in per else
@@ -1107,6 +1158,42 @@ def _joins(graph: FuncGraph, regions: list, readers: dict, graph_outputs: set) -
     return joins, set(found)
 
 
+def _inlinable(regions: list, windows: dict, readers: dict, graph_outputs: set,
+               used_outside: set) -> dict:
+    """The regions whose one value used outside is read only through windows of its
+    columns (an LSTM's gate pre-activations z = x W + h U + b, then split): X.id ->
+    (that region, ids of the windows). A region reading all those windows computes them
+    itself from the same windows of the region's operands (`generate`'s `inline`), so X
+    is never made. Its operands must be X-shaped, a bias along the last axis, a value
+    per row, or a scalar."""
+    out = {}
+    for region in regions:
+        made = [t for t in region.made if t in used_outside]
+        if region.reductions or len(region.shape) < 1 or len(made) != 1 or \
+                made[0] in graph_outputs:
+            continue
+        x = next(n.outputs[0] for n in region.members if n.outputs[0].id == made[0])
+        full = tuple(x._shape)
+        pieces = set()
+        ok = bool(readers.get(x.id))
+        for reader in readers.get(x.id, ()):
+            if reader.op not in ("Split", "StridedSlice") or not all(
+                    o.id in windows and windows[o.id][0] is x for o in reader.outputs):
+                ok = False
+                break
+            pieces.update(o.id for o in reader.outputs)
+        for node in region.members if ok else ():
+            for u in _operands(node):
+                shape = (1,) * (len(full) - len(u._shape)) + tuple(u._shape)
+                if not (u.id in region.made or shape == full or len(u._shape) == 0
+                        or _suffix(u._shape, full) in ((full[-1],), ())
+                        or shape == full[:-1] + (1,)):
+                    ok = False
+        if ok:
+            out[x.id] = (region, pieces)
+    return out
+
+
 def fuse(graph: FuncGraph, outputs: list) -> tuple:
     """(graph with its elementwise regions fused, its outputs, number of regions)."""
     regions = find_regions(graph)
@@ -1130,13 +1217,18 @@ def fuse(graph: FuncGraph, outputs: list) -> tuple:
             readers.setdefault(t.id, []).append(node)
     graph_outputs = {t.id for t in outputs if isinstance(t, Tensor)}
     joins, joined = _joins(graph, regions, readers, graph_outputs)
+    inlinable = _inlinable(regions, windows, readers, graph_outputs, used_outside)
     plans = {}
     for region in regions:
         exported = {t for t in region.made if t in used_outside}
         inside = {id(n) for n in region.members}
         mine = {t: w for t, w in windows.items() if t not in graph_outputs and
                 readers.get(t) and all(id(n) in inside for n in readers[t])}
-        plans[id(region)] = generate(region, exported, mine, joins.get(id(region)))
+        # (a region whose windows this one reads all of: computed here, never made)
+        inline = {x: r.members for x, (r, pieces) in inlinable.items()
+                  if r is not region and pieces <= set(mine)}
+        plans[id(region)] = generate(region, exported, mine, joins.get(id(region)),
+                                     inline)
 
     new, env = start_rebuild(graph)
     firsts = {id(r.members[0]): r for r in regions}
