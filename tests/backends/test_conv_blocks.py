@@ -163,3 +163,31 @@ def test_empty_operands(x_shape, w_shape):
                                        dict(attrs, input_hw=x_shape[1:3]), None)
     np.testing.assert_array_equal(dw, np.zeros(w_shape, np.float32))
     np.testing.assert_array_equal(dx, np.zeros(x_shape, np.float32))
+
+
+@pytest.mark.parametrize("channels", [1, 3, 7, 8])  # float32: channel-major below 8
+@pytest.mark.parametrize("strides, padding", [((2, 2), "SAME"), ((1, 1), "VALID")])
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+def test_input_gradient_with_few_channels(channels, strides, padding, fmt):
+    """With few channels the columns are scattered channel-major ([C, N, H, W]) and moved
+    to NHWC at the end: the adjoint of the reference all the same (float32 operands,
+    float64 truth)."""
+    x_shape, w = (2, 7, 6, channels), rng.normal(size=(3, 3, channels, 5))
+    attrs = {"strides": strides, "padding": padding, "dilations": (1, 1),
+             "data_format": "NHWC", "groups": 1, "input_hw": x_shape[1:3]}
+    out, pads = np_conv._geometry(x_shape[1:3], w.shape[:2], attrs)
+    dy = rng.normal(size=(2,) + out + (5,))
+    want = np.zeros(x_shape)
+    for i in np.ndindex(*x_shape):
+        e = np.zeros(x_shape)
+        e[i] = 1
+        want[i] = np.sum(_reference(e[i[0]:i[0] + 1], w, strides, pads, (1, 1)) * dy[i[0]])
+    arg = dy.astype(np.float32)
+    if fmt == "NCHW":
+        arg = arg.transpose(0, 3, 1, 2)
+    got = np_conv.conv2d_backprop_input({"dy": arg, "filters": w.astype(np.float32)},
+                                        dict(attrs, data_format=fmt), None)
+    assert got.dtype == np.float32 and got.flags.c_contiguous
+    if fmt == "NCHW":
+        got = got.transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
