@@ -380,8 +380,6 @@ def conv2d_backprop_input(inputs, attrs, backend):
                            work)
         return _from_nhwc(dx, fmt, dtype)
     if groups == 1 and dy.ndim == 4 and w.ndim == 4:
-        # Columns tap-major, [KH*KW, N*OH*OW, C] (a matmul batched over the taps): each
-        # tap's scatter-add then reads one contiguous block, not runs of C elements.
         rows = dy.reshape(n * oh * ow, o)
         if cg * work.itemsize < 32:
             # Few channels: one product [KH*KW*C, N*OH*OW] (a batch of products C wide
@@ -393,13 +391,17 @@ def conv2d_backprop_input(inputs, attrs, backend):
             dxc = _scatter_taps(lambda row, column: col[row, column], (cg, n, 1), (kh, kw),
                                 hw, out, pads, attrs["strides"], attrs["dilations"], work)
             return _from_nhwc(dxc[..., 0].transpose(1, 2, 3, 0), fmt, dtype)
-        if cg == 1:  # one product: a batch of matrix-vector products is slower
-            col = w.reshape(kh * kw, o) @ rows.T
-        else:
-            col = rows @ np.swapaxes(w.reshape(kh * kw, cg, o), -1, -2)
-        col = col.reshape(kh, kw, n, oh, ow, cg)
-        dx = _scatter_taps(lambda row, column: col[row, column], (n, cg), (kh, kw), hw, out, pads,
-                           attrs["strides"], attrs["dilations"], work)
+        # Columns tap by tap, [N*OH*OW, C] each (each tap's scatter-add then reads one
+        # contiguous block), made as the scatter takes them in one scratch array that
+        # stays in cache (all taps at once were KH*KW times dx's size, freshly faulted
+        # in: 3x3 stride 2 over 32x32x32x32 7.3 -> 6.7 ms)
+        wt = np.ascontiguousarray(np.swapaxes(w, -1, -2))  # [KH, KW, O, C]
+        part = _scratch_array((n * oh * ow, cg), work, "tap")
+
+        def tap(row, column):
+            return np.matmul(rows, wt[row, column], out=part).reshape(n, oh, ow, cg)
+        dx = _scatter_taps(tap, (n, cg), (kh, kw), hw, out, pads, attrs["strides"],
+                           attrs["dilations"], work)
         return _from_nhwc(dx, fmt, dtype)
     if groups == 1:
         col = dy.reshape(lead_dy + (n * oh * ow, o)) @ np.swapaxes(
