@@ -202,10 +202,12 @@ def _letters_plan(equation: str, a_shape: tuple, b_shape: tuple) -> _Plan | None
     for c in batch:
         out_size[c] = size_b[c] if size_a[c] == 1 else size_a[c]
     out_shape = tuple(out_size[c] for c in out)
+    x_perm = tuple(kept_x.index(c) for c in batch + fx + shared)
+    y_perm = tuple(kept_y.index(c) for c in batch + shared + fy)
     return _Plan(
         x_first=x_first, x_sum=x_sum, y_sum=y_sum,
-        x_perm=tuple(kept_x.index(c) for c in batch + fx + shared),
-        y_perm=tuple(kept_y.index(c) for c in batch + shared + fy),
+        x_perm=None if x_perm == tuple(range(len(x_perm))) else x_perm,
+        y_perm=None if y_perm == tuple(range(len(y_perm))) else y_perm,
         x_shape=tuple(sx[c] for c in batch) + (m, k),
         y_shape=tuple(sy[c] for c in batch) + (k, n),
         out_shape=out_shape,
@@ -229,7 +231,10 @@ def _matrices(x: np.ndarray, summed: tuple, perm: tuple, shape: tuple) -> np.nda
     a view where its strides allow, and BLAS-ready."""
     if summed:
         x = np.add.reduce(x, axis=summed)
-    x = np.reshape(np.transpose(x, perm), shape)
+    if perm is not None:
+        x = x.transpose(perm)
+    if x.shape != shape:
+        x = x.reshape(shape)  # (a view where the merged axes' strides allow)
     return x if _blasable(x) else np.ascontiguousarray(x)
 
 
