@@ -213,10 +213,25 @@ def _nd_rows(op, indices, shape, nbatch):
     return lin.reshape(-1), bp * _prod(dims)
 
 
+def _one_row(indices, shape, nbatch: int):
+    """The row number when `indices` is one index of depth 1 (`[i]` or `[[i]]`: a
+    TensorArray's read or write, a loop's row write) within `shape`, else None (the
+    general path, which also reports a bad index)."""
+    if nbatch or indices.size != 1 or indices.shape[-1] != 1 or indices.ndim > 2 \
+            or not shape:
+        return None
+    i = int(indices.reshape(-1)[0])
+    return i if 0 <= i < shape[0] else None
+
+
 @kernel("GatherNd")
 def gather_nd(inputs, attrs, backend):
     params, indices = inputs["params"], inputs["indices"]
     nbatch = attrs["batch_dims"]
+    i = _one_row(indices, params.shape, nbatch)
+    if i is not None:
+        out = params[i:i + 1].copy()
+        return out if indices.ndim == 2 else out.reshape(params.shape[1:])
     k = indices.shape[-1]
     check_rank("gather_nd", indices.ndim - 1 + params.ndim - nbatch - k)
     rows, num_rows = _nd_rows("GatherNd", indices, params.shape, nbatch)
@@ -239,6 +254,11 @@ def scatter_nd(inputs, attrs, backend):
 def tensor_scatter_nd_update(inputs, attrs, backend):
     tensor, indices, updates = inputs["tensor"], inputs["indices"], inputs["updates"]
     nbatch = attrs["batch_dims"]
+    i = _one_row(indices, tensor.shape, nbatch)
+    if i is not None:
+        out = tensor.copy()
+        out[i] = updates[0] if updates.ndim == tensor.ndim else updates
+        return out
     rows, num_rows = _nd_rows("TensorScatterNdUpdate", indices, tensor.shape, nbatch)
     tail = tensor.shape[nbatch + indices.shape[-1]:]
     out = tensor.reshape((num_rows,) + tail).copy()
