@@ -16,8 +16,14 @@ are compiled with `ConcreteFunction.compile`, so a loop body is optimized and fu
 any graph and one iteration costs one call of its generated program. The few array
 operations the algorithms need besides (zeros, a zero-cost stand-in, running sums) are the
 active backend's own kernels from the kernel registry (Zeros, BroadcastTo, Add,
-InplaceAdd), and reading a predicate or a count to Python is `bool`/`int` of a 0-d array,
+InplaceAdd; GatherNd, TensorScatterNdUpdate and InplaceScatterUpdate for row writes), and reading a predicate or a count to Python is `bool`/`int` of a 0-d array,
 which every array library supports.
+
+What a loop works out once: per loop body, the loop variables it writes one row of
+(RowWrites: written in place by the runtime, in a buffer of the loop's own); per run, the
+programs (called directly when the shapes are static), what an iteration keeps for the
+gradient, and where each output of the backward function goes (_Routes): an iteration
+then costs its program call and little else.
 """
 from __future__ import annotations
 
@@ -34,8 +40,8 @@ from .concrete import ConcreteFunction
 from .graph import _dims_in, FuncGraph, tracing
 from .interpret import copy_node, eval_graph, finish_rebuild, start_rebuild
 
-__all__ = ["SaveForGradient", "checkpoint_stride", "run_fused", "run_if", "run_while",
-           "run_while_grad"]
+__all__ = ["RowWrites", "SaveForGradient", "checkpoint_stride", "row_writes", "run_fused",
+           "run_if", "run_while", "run_while_grad"]
 
 
 # ---------------------------------------------------------------------- array primitives

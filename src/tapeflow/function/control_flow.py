@@ -939,8 +939,8 @@ class _LoopGrad:
         return f"<gradient of {self.body.name}: {len(self.saved_positions)} saved per step>"
 
     def sparse_backward(self, deferred: bool = False):
-        """(backward function, forms, bytes kept per iteration): the backward function returning, for an argument's
-        gradient that is a segment sum (a gather's gradient) or a slice scatter (a
+        """(backward function, forms, bytes kept per iteration): the backward function
+        returning, for an argument's gradient that is a segment sum (a gather's gradient) or a slice scatter (a
         slice's), the parts it is made of instead of the dense tensor; `forms` has per
         gradient slot None (dense) or (kernel adding the parts into a total, its input
         names, its attributes). The loop's WhileGrad adds each iteration's parts into the
