@@ -141,7 +141,7 @@ def test_traced_products_equal_eager_bits():
                                          ((8, 9, 2, 40), (0, 1, 2)), ((63, 200), (0,))])
 def test_sums_over_leading_axes(shape, axes):
     # a bias gradient of a dense layer over a sequence: a matrix-vector product from
-    # reduction.WIDE_ROWS_FROM rows (and NumPy's reduction below it)
+    # _kernel.WIDE_ROWS_FROM rows (and NumPy's reduction below it)
     x = RNG.standard_normal(shape).astype(np.float32)
     want = np.sum(x.astype(np.float64), axis=axes)
     got = tf.reduce_sum(tf.constant(x), axis=list(axes)).numpy()

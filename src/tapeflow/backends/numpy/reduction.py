@@ -12,29 +12,6 @@ from ._kernel import (along_last, broadcast_shapes, ensure_array, kernel, put_al
 _HALF = (np.dtype(np.float16), np.dtype(_ml.bfloat16))
 
 
-# Rows from which a sum over leading axes of a wide array (a bias gradient of a dense
-# layer over a sequence, [B, T, C] -> [C]) is one matrix-vector product too: measured on
-# one core, float32, 2048 x 128: 21 us against NumPy's row-by-row 54; 512 x 256: 14 and
-# 32; 2048 x 1024: 170 and 235 (narrow arrays: sum_leading).
-WIDE_ROWS_FROM = 64
-
-
-def _sum_wide_rows(x: np.ndarray, axes: tuple):
-    """`x` summed over its leading `axes` as ones @ x[rows, cols], or None (see
-    WIDE_ROWS_FROM): sum_leading's product, for the wide arrays it leaves to NumPy."""
-    n = len(axes)
-    if (n == 0 or n >= x.ndim or x.dtype.kind != "f" or x.dtype.itemsize < 4
-            or axes != tuple(range(n)) or not x.flags.c_contiguous):
-        return None
-    rest = x.shape[n:]
-    cols = math.prod(rest)
-    rows = x.size // cols if cols else 0
-    if rows < WIDE_ROWS_FROM:
-        return None
-    with blas_threads(1):  # (BLAS's threads would split the sum: bits by thread count)
-        return (np.ones(rows, x.dtype) @ x.reshape(rows, cols)).reshape(rest)
-
-
 # The longest rows a sum over trailing axes (a layer norm's moments, a softmax's
 # normalizer, a per-example loss) takes as a matrix-vector product: NumPy reduces each
 # short row in a call of its own (1024 rows of 64 float32: 38 us, as a product 5.5; 2048
@@ -61,8 +38,6 @@ def _sum_trailing(x: np.ndarray, axes: tuple):
 def _sum_fast(x: np.ndarray, axes: tuple, keepdims: bool):
     """Sum over leading or trailing axes as one BLAS product where one applies, else None."""
     fast = sum_leading(x, axes)
-    if fast is None:
-        fast = _sum_wide_rows(x, axes)
     if fast is None:
         fast = _sum_trailing(x, axes)
     if fast is not None and keepdims:
