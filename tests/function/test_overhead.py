@@ -206,24 +206,25 @@ def test_a_failing_ufunc_line_names_the_node_and_its_own_inputs_shapes():
 
 
 def test_kernels_with_a_direct_call_run_without_an_inputs_dict():
-    """Reshape, Transpose and Concat (and Identity) run as calls made once for the node's
-    attributes (their kernels' `direct`): the kernels' values, views where the kernels
-    give views."""
+    """Reshape, Transpose, Concat and MatMul (and Identity) run as calls made once for the
+    node's attributes (their kernels' `direct`): the kernels' values, views where the
+    kernels give views."""
     def f(x, y):
         a = tf.reshape(x, [3, 4])
         b = tf.transpose(tf.reshape(y, [4, 3]))
-        return tf.concat([a, b], 0), tf.identity(a)
+        return tf.concat([a, b], 0), tf.identity(a), tf.matmul(a, b, transpose_b=True)
 
     spec = tf.TensorSpec([12], tf.float64)
     g = tf.function(f, jit_compile=False)
     source = _source(g, spec, spec)
-    assert len(re.findall(r"^    v\d+, = k\d+\(", source, re.M)) == 4, source  # (no Identity)
+    assert len(re.findall(r"^    v\d+, = k\d+\(", source, re.M)) == 5, source  # (no Identity)
     assert "n = {" not in source
     x, y = np.arange(12.0), np.arange(12.0) * -2.0
-    got, same = g(tf.constant(x), tf.constant(y))
+    got, same, product = g(tf.constant(x), tf.constant(y))
     np.testing.assert_array_equal(got.numpy(), np.concatenate(
         [x.reshape(3, 4), y.reshape(4, 3).T], 0))
     np.testing.assert_array_equal(same.numpy(), x.reshape(3, 4))
+    np.testing.assert_array_equal(product.numpy(), x.reshape(3, 4) @ y.reshape(4, 3))
 
 
 def test_a_failing_direct_call_raises_the_kernels_own_error():

@@ -52,7 +52,18 @@ def _adjoint(x):
     return x.conj() if x.dtype.kind == "c" else x
 
 
-@kernel("MatMul", blas=True)
+def _matmul_call(attrs):
+    adjoint_a, adjoint_b = attrs["adjoint_a"], attrs["adjoint_b"]
+
+    def run(x, y):
+        if x.ndim == 2 and y.ndim == 2:  # (the common case: no inputs dict, no checks)
+            return (_product(_adjoint(x) if adjoint_a else x,
+                             _adjoint(y) if adjoint_b else y),)
+        return (matmul({"a": x, "b": y}, attrs, None),)
+    return run
+
+
+@kernel("MatMul", blas=True, direct=_matmul_call)
 def matmul(inputs, attrs, backend):
     x, y = inputs["a"], inputs["b"]
     if attrs["adjoint_a"]:
