@@ -1,8 +1,13 @@
-"""The im2col products in blocks of output rows (backends/numpy/conv.py `_col_blocks`):
-Conv2D's product and the filter gradient's run block by block (a block of whole images,
-or of rows of one image), row-major or tap-major, and equal a float64 reference written
-tap by tap here for every block size; the input gradient by a forward convolution takes SAME geometries with more
-filters than channels."""
+"""The NumPy convolution and pooling kernels' blocked and scratch paths
+(backends/numpy/conv.py), against float64 references written tap by tap here:
+
+- Conv2D's im2col product and the filter gradient's run in blocks of output rows
+  (`_col_blocks`: whole images, or rows of one image), row-major or tap-major, equal for
+  every block size;
+- the stride-1 input gradient runs as a forward convolution also for SAME geometries
+  with more filters than channels; with few channels the columns scatter channel-major;
+- AvgPool sums separably, AvgPoolGrad is its adjoint; empty operands give empty results.
+"""
 import numpy as np
 import pytest
 
