@@ -260,6 +260,22 @@ def test_a_kernel_that_runs_a_little_is_never_compiled(monkeypatch, tmp_path):
         fuse.set_background(False)
 
 
+def _blocks_then_loops(g, *args) -> list:
+    """`g`'s results (as NumPy) after its kernels compiled, asserted to be the bits of its
+    first call, which ran their NumPy blocks (a cold cache and background compiling)."""
+    first = [t.numpy() for t in tf.nest.flatten(g(*args))]
+    kernels = [n.attrs["kernel"] for n in fused_nodes(g.get_concrete_function(*args))]
+    assert kernels and all(0 not in k._ready for k in kernels)  # NumPy blocks ran
+    for _ in range(3):
+        g(*args)
+    fuse.wait_compiled()
+    later = [t.numpy() for t in tf.nest.flatten(g(*args))]
+    assert all(k._ready.get(0) is True for k in kernels)  # the compiled loops ran
+    for a, b in zip(first, later):
+        assert a.tobytes() == b.tobytes()
+    return later
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_numpy_blocks_and_compiled_loops_give_the_same_bits_for_every_op(dtype, monkeypatch,
                                                                         tmp_path):
@@ -278,17 +294,7 @@ def test_numpy_blocks_and_compiled_loops_give_the_same_bits_for_every_op(dtype, 
         rng = np.random.default_rng(3)
         x = tf.constant(rng.standard_normal(5000) * 3, dtype=dtype)
         y = tf.constant(rng.standard_normal(5000) * 3, dtype=dtype)
-        g = tf.function(f)
-        first = [t.numpy() for t in g(x, y)]
-        kernels = [n.attrs["kernel"] for n in fused_nodes(g.get_concrete_function(x, y))]
-        assert kernels and all(0 not in k._ready for k in kernels)  # NumPy blocks ran
-        for _ in range(3):
-            g(x, y)
-        fuse.wait_compiled()
-        later = [t.numpy() for t in g(x, y)]
-        assert all(k._ready.get(0) is True for k in kernels)  # the compiled loops ran
-        for a, b in zip(first, later):
-            assert a.tobytes() == b.tobytes()
+        later = _blocks_then_loops(tf.function(f), x, y)
         want = [t.numpy() for t in tf.function(f, jit_compile=False)(x, y)]
         np.testing.assert_allclose(later[0], want[0], rtol=1e-5 if dtype == "float32" else 1e-12,
                                    atol=1e-6)
@@ -387,15 +393,7 @@ def test_per_row_operands_give_the_same_bits_in_numpy_blocks_and_compiled_loops(
         m = tf.constant(rng.standard_normal(stat), tf.float32)
         b = tf.constant(rng.standard_normal(shape[-1:]), tf.float32)
         g = tf.function(lambda x, m, b: tf.tanh((x - m) * tf.math.rsqrt(m * m + 0.2468) + b))
-        first = g(x, m, b).numpy()
-        kernels = [n.attrs["kernel"] for n in fused_nodes(g.get_concrete_function(x, m, b))]
-        assert kernels and all(0 not in k._ready for k in kernels)  # NumPy blocks ran
-        for _ in range(3):
-            g(x, m, b)
-        fuse.wait_compiled()
-        later = g(x, m, b).numpy()
-        assert all(k._ready.get(0) is True for k in kernels)  # the compiled loops ran
-        assert first.tobytes() == later.tobytes()
+        (later,) = _blocks_then_loops(g, x, m, b)
         want = tf.tanh((x - m) * tf.math.rsqrt(m * m + 0.2468) + b).numpy()
         np.testing.assert_allclose(later, want, rtol=2e-6, atol=2e-6)
     finally:
@@ -563,17 +561,7 @@ def test_windows_give_the_same_bits_in_numpy_blocks_and_compiled_loops(monkeypat
                 loss = tf.reduce_sum(h * c2)
             return h, c2, tape.gradient(loss, z)
 
-        g = tf.function(step)
-        first = [t.numpy() for t in g(z, c)]
-        kernels = [n.attrs["kernel"] for n in fused_nodes(g.get_concrete_function(z, c))]
-        assert kernels and all(0 not in k._ready for k in kernels)  # NumPy blocks ran
-        for _ in range(3):
-            g(z, c)
-        fuse.wait_compiled()
-        later = [t.numpy() for t in g(z, c)]
-        assert all(k._ready.get(0) is True for k in kernels)  # the compiled loops ran
-        for a, b in zip(first, later):
-            assert a.tobytes() == b.tobytes()
+        later = _blocks_then_loops(tf.function(step), z, c)
         want = [t.numpy() for t in tf.function(step, jit_compile=False)(z, c)]
         for a, b in zip(later, want):
             np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
