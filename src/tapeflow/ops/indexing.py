@@ -915,10 +915,21 @@ def _tsu_updates_jvp(t, tensor, updates, indices, *, batch_dims):
 
 # With duplicate indices the forward value keeps one update (as TensorFlow does) while
 # these rules treat each update as landing: derivatives assume distinct indices.
+def _onnx_tensor_scatter_update(e, node):
+    """ONNX's ScatterND is this op (its indices int64)."""
+    if node.attrs["batch_dims"]:
+        raise NotImplementedError("onnx.export: TensorScatterNdUpdate with batch_dims has "
+                                  "no ONNX lowering")
+    indices = e.add1("Cast", [e.input(node, "indices")], to=e.dtype_code("int64"))
+    e.add("ScatterND", [e.input(node, "tensor"), indices, e.input(node, "updates")],
+          e.outputs(node))
+
+
 defop("TensorScatterNdUpdate", ["tensor", "indices", "updates"], shape=_tsu_shape,
       vjp={"tensor": _tsu_tensor_vjp,
            "updates": lambda g, indices, *, batch_dims: gather_nd(g, indices, batch_dims)},
-      jvp={"tensor": _tsu_tensor_jvp, "updates": _tsu_updates_jvp})
+      jvp={"tensor": _tsu_tensor_jvp, "updates": _tsu_updates_jvp},
+      onnx=_onnx_tensor_scatter_update)
 
 
 # --------------------------------------------------------------------------- where

@@ -35,12 +35,14 @@ import numpy as np
 from ..._core import dtypes as _dt, nest
 from ..._core.context import ctx
 from ..._core.convert import convert_to_tensor
+from ..._core.shape import dims_of
 from ..._core.tensor import TensorShape
 from ..._core.variable import Variable
 from ...ops import array as _array, linalg as _linalg, math as _math, random as _random
 from ...ops.creation import ones_like as _ones_like, zeros as _zeros, zeros_like as _zeros_like
 from ...function.control_flow import while_loop
-from ...ops.indexing import gather as _gather, where as _where
+from ...ops.indexing import (gather as _gather, tensor_scatter_nd_update as _scatter_update,
+                             where as _where)
 from ...train import initializers as _init
 from ...train.module import name_scope
 from ..layer import Layer, is_symbolic, set_keras_mask, snake_case
@@ -798,27 +800,40 @@ class RNN(Layer):
 
         out, states = step(0, states, None)
         template = states
-        # the outputs so far, [batch, steps read, ...], grown by one step each time
-        # (a TensorArray needs its elements' shape known, and the batch may not be)
-        sequence = _array.expand_dims(out, 1)
+        flat = nest.flatten(states)
+        if not self.return_sequences:
+            def body(i, before, flat_states):
+                out, new = step(i, nest.pack_sequence_as(template, list(flat_states)),
+                                before)
+                return i + 1, out, nest.flatten(new)
+
+            _, last, flat_states = while_loop(lambda i, *_: i < steps, body,
+                                              (convert_to_tensor(1), out, flat))
+            return last, nest.pack_sequence_as(template, list(flat_states))
+
+        # the outputs in a [steps, batch, ...] buffer of a fixed shape, step i's written
+        # as row i: the loop runtime writes the rows in place (control.RowWrites), so a
+        # step costs O(output) and one program serves every sequence length; the buffer
+        # becomes [batch, steps, ...] once, after the loop (Keras's TensorArray too)
+        def row_at(i, out):
+            return _array.reshape(i, [1, 1]), _array.expand_dims(out, 0)
+
+        sequence = _zeros((dims_of(inputs)[1],) + tuple(dims_of(out)), out.dtype)
+        sequence = _scatter_update(sequence, *row_at(convert_to_tensor(0), out))
 
         def body(i, before, flat_states, sequence):
             out, new = step(i, nest.pack_sequence_as(template, list(flat_states)), before)
-            if self.return_sequences:
-                sequence = _array.concat([sequence, _array.expand_dims(out, 1)], 1)
-            return i + 1, out, nest.flatten(new), sequence
+            return i + 1, out, nest.flatten(new), _scatter_update(sequence, *row_at(i, out))
 
-        flat = nest.flatten(states)
         _, last, flat_states, sequence = while_loop(
-            lambda i, *_: i < steps, body, (convert_to_tensor(1), out, flat, sequence),
-            shape_invariants=(TensorShape([]), out.shape, [v.shape for v in flat],
-                              TensorShape([sequence.shape[0], None,
-                                           *sequence.shape[2:]])))
+            lambda i, *_: i < steps, body, (convert_to_tensor(1), out, flat, sequence))
         states = nest.pack_sequence_as(template, list(flat_states))
-        if self.return_sequences and inputs.shape[1] is not None:  # (a static length)
+        rank = len(sequence.shape)
+        sequence = _array.transpose(sequence, [1, 0] + list(range(2, rank)))
+        if inputs.shape[1] is not None:  # (a static length)
             sequence = _array.ensure_shape(sequence, [sequence.shape[0], inputs.shape[1],
                                                       *sequence.shape[2:]])
-        return (sequence if self.return_sequences else last), states
+        return sequence, states
 
     def get_config(self) -> dict:
         return {**super().get_config(), "return_sequences": self.return_sequences,
