@@ -49,8 +49,14 @@ def _inplace_scatter_add(inputs, attrs, backend):
 @kernel("InplaceScatterUpdate")
 def _inplace_scatter_update(inputs, attrs, backend):
     ref, indices = inputs["ref"], inputs["indices"]
+    updates = inputs["updates"]
+    if indices.size == 1 and ref.ndim and updates.size * ref.shape[0] == ref.size:
+        i = int(indices.reshape(-1)[0])  # one row (a loop's row write): no fancy indexing
+        if 0 <= i < ref.shape[0]:
+            ref[i] = updates.reshape(ref.shape[1:])
+            return Alias("ref", ref.shape)
     _check_rows("ResourceScatterUpdate", ref, indices)
-    ref[indices] = inputs["updates"]  # with duplicates, one of them wins (as in TF)
+    ref[indices] = updates  # with duplicates, one of them wins (as in TF)
     return Alias("ref", ref.shape)
 
 
