@@ -406,15 +406,20 @@ def _lstm_gates(z, c):
     return tf.sigmoid(o) * tf.tanh(c2), c2
 
 
+def _gate_inputs(shape: tuple, seed: int) -> tuple:
+    """z (four gates' pre-activations side by side) and c (the cell state) for `shape`."""
+    rng = np.random.default_rng(seed)
+    return (tf.constant(rng.standard_normal(shape)),
+            tf.constant(rng.standard_normal(shape[:-1] + (shape[-1] // 4,))))
+
+
 @pytest.mark.parametrize("shape", [(6, 4 * 5), (3, 2, 4 * 7), (2, 4 * 600)])
 def test_windows_of_columns_are_read_in_place_by_the_region(shape):
     """An LSTM's gates: a Split (or column slices) of z along its last axis, read by one
     region, are read from z at their columns (no slice copied: the Split leaves the
     program), in blocks of rows and in one loop over long rows; values and gradients as
     unfused."""
-    rng = np.random.default_rng(5)
-    z = tf.constant(rng.standard_normal(shape))
-    c = tf.constant(rng.standard_normal(shape[:-1] + (shape[-1] // 4,)))
+    z, c = _gate_inputs(shape, 5)
 
     def f(z, c):
         with tf.GradientTape() as tape:
@@ -438,9 +443,7 @@ def test_an_lstm_cells_gradient_is_one_kernel_writing_the_joined_gate_gradients(
     """The gradient of the gates' Split is a Concat of the four gate gradients: the
     region writes each into its columns of that one output (no Concat runs), in blocks
     of rows and in one loop over long rows; values as unfused."""
-    rng = np.random.default_rng(7)
-    z = tf.constant(rng.standard_normal(shape))
-    c = tf.constant(rng.standard_normal(shape[:-1] + (shape[-1] // 4,)))
+    z, c = _gate_inputs(shape, 7)
 
     def f(z, c):
         with tf.GradientTape() as tape:
