@@ -13,17 +13,9 @@ import pytest
 import tapeflow as tf
 from tapeflow.function import control
 
+from ..numeric import numeric_grad as _numeric_grad
+
 RNG = np.random.default_rng(7)
-
-
-def _numeric_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of the scalar f at x (float64)."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (float(f(x + d)) - float(f(x - d))) / (2 * eps)
-    return g
 
 
 def _while_nodes(fn, *args) -> list:

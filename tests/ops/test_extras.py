@@ -9,16 +9,7 @@ import pytest
 
 import tapeflow as tf
 
-
-def _numeric_grad(f, x, eps=1e-6):
-    """Central differences of the scalar f at the float64 array x."""
-    x = np.array(x, np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[i] = eps
-        g[i] = (float(f(x + d)) - float(f(x - d))) / (2 * eps)
-    return g
+from ..numeric import numeric_grad as _numeric_grad
 
 
 def _tape_grad(f, x):
