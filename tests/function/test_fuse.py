@@ -536,6 +536,28 @@ def test_pre_activations_read_elsewhere_are_made_once_and_shared():
         np.testing.assert_allclose(a.numpy(), w.numpy(), rtol=1e-14, atol=1e-15)
 
 
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_a_cast_comparison_joins_the_region_as_a_number(dtype):
+    """ReLU6's gradient `dy * cast(x <= 6)` (Minimum's rule): the cast comparison is a
+    member of the gradient's region (T(x <= y)), the comparison and the cast leave the
+    program; the same bits as unfused, a comparison read elsewhere included."""
+    rng = np.random.default_rng(11)
+    x = tf.constant(rng.standard_normal((4, 6, 6, 8)) * 5, dtype)
+    dy = tf.constant(rng.standard_normal((4, 6, 6, 8)), dtype)
+
+    def f(x, dy):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.minimum(tf.nn.relu(x), 6.0)
+        return y, tape.gradient(y, x, output_gradients=dy), tf.reduce_any(x > 7.0)
+
+    fused = tf.function(f)
+    ops = [n.op for n in fused.get_concrete_function(x, dy).optimized_graph.get_operations()]
+    assert "LessEqual" not in ops and "Cast" not in ops and "Greater" in ops, ops
+    for a, b in zip(fused(x, dy), tf.function(f, jit_compile=False)(x, dy)):
+        assert a.numpy().tobytes() == b.numpy().tobytes()
+
+
 def test_a_window_read_outside_the_region_and_other_slices_stay_slices():
     z = tf.constant(np.arange(24.0).reshape(4, 6) / 10)
 

@@ -65,9 +65,32 @@ def _full_reduction(node) -> bool:
     return tuple(node.attrs["axis"]) == tuple(range(len(x._shape)))
 
 
+# A Cast to a float dtype of a comparison's bool result (a mask: an activation's
+# gradient `dy * cast(x <= 6)`) joins a region as the comparison of its operands, made a
+# number: `T(x <= y)`, the bits of the two kernels. The comparison, read by nothing else,
+# leaves the program; the region's values stay floats.
+_RELATIONS = {"Less": "<", "LessEqual": "<=", "Greater": ">", "GreaterEqual": ">=",
+              "Equal": "==", "NotEqual": "!="}
+
+
+def _compared(node):
+    """The comparison node whose bool result `node` casts, when `node` is such a Cast."""
+    if node.op != "Cast":
+        return None
+    x = node.inputs.get("x")
+    producer = x._native.node if isinstance(x, Tensor) else None
+    if producer is None or producer.op not in _RELATIONS or producer.dims:
+        return None
+    return producer
+
+
 def _operands(node) -> list:
     """The tensors an elementwise node combines, in the order its expression reads them
-    (the op's declared `Pointwise.inputs`, list inputs member by member)."""
+    (the op's declared `Pointwise.inputs`, list inputs member by member; a cast
+    comparison's: `_compared`)."""
+    compared = _compared(node)
+    if compared is not None:
+        return [compared.inputs["x"], compared.inputs["y"]]
     out = []
     for name in POINTWISE[node.op].inputs:
         v = node.inputs.get(name)
@@ -79,15 +102,25 @@ def _operands(node) -> list:
 
 
 def _expression(node, args: list) -> str:
+    compared = _compared(node)
+    if compared is not None:
+        return f"T({args[0]} {_RELATIONS[compared.op]} {args[1]})"
     return POINTWISE[node.op].source(args, node.attrs)
+
+
+def _fact(op: str, name: str) -> bool:
+    """A declared elementwise fact of a region member's op (False for a cast comparison)."""
+    facts = POINTWISE.get(op)
+    return bool(facts is not None and getattr(facts, name))
 
 
 def _fusible(node) -> bool:
     facts = POINTWISE.get(node.op)
-    if facts is None or node.stateful or len(node.outputs) != 1:
+    if (facts is None and _compared(node) is None) or node.stateful or len(node.outputs) != 1:
         return False
     # attributes become literals of the source: plain numbers known when tracing only
-    if any(type(node.attrs.get(name)) not in (bool, int, float) for name in facts.attrs):
+    if facts is not None and any(type(node.attrs.get(name)) not in (bool, int, float)
+                                 for name in facts.attrs):
         return False
     out = node.outputs[0]
     if out.dtype.name not in _FLOATS:
@@ -265,7 +298,7 @@ def find_regions(graph: FuncGraph) -> list:
                                 index)):
                 region.reductions.append(node)
     return [r for r in regions if r.size() >= MIN_MEMBERS or (
-        POINTWISE[r.members[0].op].multi_pass and int(np.prod(r.shape)) >= ALONE_FROM)]
+        _fact(r.members[0].op, "multi_pass") and int(np.prod(r.shape)) >= ALONE_FROM)]
 
 
 def _region(members: list, index: dict) -> Region:
@@ -768,7 +801,7 @@ def _row_view(widest: tuple, d: int) -> tuple:
 
 def _vector_math(dtype_name: str, members) -> bool:
     """Whether a region's loops use vmath's functions (a member declared `vector_math`)."""
-    return dtype_name == "float32" and any(POINTWISE[op].vector_math for op in members)
+    return dtype_name == "float32" and any(_fact(op, "vector_math") for op in members)
 # bytes of each temporary of a NumPy block: small enough that a block's few temporaries
 # stay in the core's cache and come from the allocator's free lists (a temporary of 512 KB
 # is mapped fresh from the OS and page-faults as it is written: a 200k-element Adam update
