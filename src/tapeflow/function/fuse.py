@@ -159,15 +159,11 @@ def _prefix(shape: tuple, full: tuple) -> int | None:
     followed by 1s (a per-row statistic broadcast along the last axes: a layer norm's
     mean, a softmax's sum, kept with keepdims; read at flat index j // that number),
     else None."""
-    shape = tuple(shape)
     if len(shape) > len(full):
         return None
-    shape = (1,) * (len(full) - len(shape)) + shape
-    k = len(full)
-    while k and shape[k - 1] == 1 and full[k - 1] != 1:
-        k -= 1
-    if k == 0 or k == len(full) or shape[:k] != tuple(full[:k]) or \
-            any(d != 1 for d in shape[k:]):
+    k = len(full) - _trailing_ones(shape, full)
+    padded = (1,) * (len(full) - len(shape)) + tuple(shape)
+    if k == 0 or k == len(full) or padded[:k] != tuple(full[:k]):
         return None
     return int(np.prod(full[k:]))
 
