@@ -3,6 +3,8 @@ run as ops through run_kernel; output counts are known before kernels run; the e
 context decides before any native data is touched; engine state survives bad calls."""
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -218,10 +220,16 @@ def test_tidy_rejects_a_non_callable_non_name_like_tidy_name_fn(bad):
 
 def test_failing_reshape_takes_no_buffer_reference():
     x = tf.ones([2, 3])
-    before = tf.memory()
-    with pytest.raises(tf.errors.InvalidArgumentError):
-        tf.reshape(x, [5, 7])
-    assert tf.memory() == before
+    # (earlier tests' garbage collected in between would change the counters too)
+    gc.collect()
+    gc.disable()
+    try:
+        before = tf.memory()
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            tf.reshape(x, [5, 7])
+        assert tf.memory() == before
+    finally:
+        gc.enable()
     assert x._buf.refs == 1
 
 
