@@ -613,6 +613,34 @@ def test_the_disk_cache_keeps_the_recently_used_kernels_under_its_limit(tmp_path
     assert jit.sweep_cache(str(folder), 100) == 0
 
 
+def test_a_sweep_skips_files_another_process_removed_meanwhile(tmp_path, monkeypatch):
+    """Processes sharing the cache sweep it at once: a file listed by one and removed
+    by another before it is measured is skipped, not an error (a CI run lost an MPI
+    rank to that FileNotFoundError)."""
+    folder = tmp_path / "fused"
+    (folder / "__pycache__").mkdir(parents=True)
+    for age, name in enumerate(["old", "new"]):
+        module = folder / f"tapeflow_fused_{name}.py"
+        module.write_bytes(b"x" * 400_000)
+        (folder / "__pycache__" / f"tapeflow_fused_{name}.kernel-7.py311.nbi").write_bytes(
+            b"y" * 200_000)
+        os.utime(module, (1000.0 + age, 1000.0 + age))
+    listing = os.scandir
+
+    def listed_then_removed(path):
+        entries = list(listing(path))
+        for entry in entries:
+            if entry.name.endswith(".nbi") and "_new" in entry.name:
+                os.remove(entry.path)  # the other process's sweep
+        return iter(entries)
+
+    monkeypatch.setattr(jit.os, "scandir", listed_then_removed)
+    assert jit.sweep_cache(str(folder), 0.5) == 1  # 1.0 MB listed and left: old goes
+    monkeypatch.undo()
+    left = sorted(p.name for p in folder.rglob("*") if p.is_file())
+    assert left == ["tapeflow_fused_new.py"]
+
+
 def test_a_multi_pass_op_alone_runs_as_one_loop_on_large_arrays():
     """ReluGrad's NumPy kernel (`dy * (y > 0)`) makes a mask and a product: alone, on
     arrays of ALONE_FROM elements or more, it runs as one compiled loop."""

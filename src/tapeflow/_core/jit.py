@@ -134,10 +134,13 @@ def sweep_cache(directory: str, limit_mb: float) -> int:
         except FileNotFoundError:
             continue
         for entry in entries:
-            if not entry.name.startswith(_PREFIX) or not entry.is_file():
+            try:
+                if not entry.name.startswith(_PREFIX) or not entry.is_file():
+                    continue
+                stat = entry.stat()
+            except OSError:  # another process removed it since the listing
                 continue
             name = entry.name.split(".")[0]
-            stat = entry.stat()
             groups.setdefault(name, []).append((entry.path, stat.st_size))
             if entry.name == name + ".py":
                 last_use[name] = stat.st_mtime
@@ -175,6 +178,22 @@ def touch(path: str) -> None:
             pass
 
 
+def _keep_file(path: str, source: str) -> None:
+    """Mark the module file `path` used now (its mtime, for sweep_cache), writing it with
+    `source` if it is not there: another process's sweep may have removed it."""
+    try:
+        os.utime(path)
+        return
+    except FileNotFoundError:
+        pass
+    except OSError:  # (a read-only cache: its file is there)
+        return
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(source)
+    os.replace(tmp, path)  # atomic: another process may write the same module
+
+
 def source_module(source: str, kind: str = "fused"):
     """The module of generated `source`, imported from its file in the cache directory
     (written there first if new): numba caches a function's compiled code beside its
@@ -189,20 +208,15 @@ def source_module(source: str, kind: str = "fused"):
     if not _swept:
         _swept.append(True)
         sweep_cache(directory, CACHE_MB)
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)  # atomic: another process may write the same module
-    else:
-        try:
-            os.utime(path)  # its last use, for sweep_cache
-        except OSError:
-            pass
+    _keep_file(path, source)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # numba's cache finds a module's functions through it
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except FileNotFoundError:  # swept by another process between the two lines above
+        _keep_file(path, source)
+        spec.loader.exec_module(module)
     _modules[source] = module
     _sources[name] = (source, kind)
     return module
@@ -302,6 +316,9 @@ def make_dispatcher(fn: Callable, parallel: bool = False, cache: bool = True):
     `parallel`, the same code with its global `prange` bound to numba's."""
     import numba  # optional: the jit extra
     materialize(fn.__globals__)  # (a loop of a generated module calling its Lazy functions)
+    generated = _sources.get(fn.__module__)
+    if cache and generated is not None:  # numba's cache stamps the module's file, which
+        _keep_file(sys.modules[fn.__module__].__file__, generated[0])  # a sweep may take
     if parallel:
         scope = dict(fn.__globals__, prange=numba.prange)
         copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
