@@ -255,6 +255,13 @@ SHAPE_TENSOR_CASES = [
     ("broadcast_to_shape", lambda x, y: tf.broadcast_to(x[:1], tf.shape(y)), (2, 3), (4, 3)),
     ("fill_tail_dims", lambda x, y: tf.fill(tf.shape(y)[1:], tf.constant(2.0, tf.float64))
      * y[0], (1, 1), (3, 2)),
+    ("reshape_stacked_dims", lambda x, y: tf.reshape(x, tf.stack([tf.shape(x)[0], -1])),
+     (2, 6), (1, 1)),
+    ("zeros_concat_dims", lambda x, y: x + tf.zeros(
+        tf.concat([tf.shape(x)[:1], tf.constant([1], tf.int32)], 0), tf.float64), (3, 2),
+     (1, 1)),
+    ("reshape_stacked_with_constant", lambda x, y: tf.reshape(
+        x, tf.stack([tf.shape(x)[1], tf.constant(-1)])), (2, 6), (1, 1)),
 ]
 
 

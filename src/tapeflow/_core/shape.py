@@ -131,16 +131,34 @@ def num_elements(shape, axes=None):
     return total if n == 1 else prims.mul(x=total, y=convert_to_tensor(n, dtype=_dt.int32))
 
 
+def _int_values(t) -> tuple | None:
+    """The entries of a concrete integer tensor (a captured constant) as ints, else None."""
+    if type(t) is not Tensor or not t.dtype.is_integer:
+        return None
+    return tuple(int(v) for v in t.numpy().reshape(-1))
+
+
 def traced_dims(t: Tensor) -> tuple | None:
     """The dims a symbolic integer tensor stands for when it is a traced shape: `tf.shape(x)`
-    (x's dims, unknown ones as `Dim`s), or a slice or element of one (`tf.shape(x)[0]`,
-    a 1-tuple); None for any other tensor. This is how `tf.reshape(y, [tf.shape(x)[0], -1])`
+    (x's dims, unknown ones as `Dim`s), a slice or element of one (`tf.shape(x)[0]`, a
+    1-tuple), a constant, or a `tf.stack`/`tf.concat` of such; None for any other tensor.
+    This is how `tf.reshape(y, [tf.shape(x)[0], -1])`, `tf.reshape(y, tf.stack([n, -1]))`
     and `tf.zeros(tf.shape(x))` keep run-time sizes in a graph."""
     node = t._native.node
     if node is None:
         return None
     if node.op == "Shape":
         return dims_of(node.inputs["x"])
+    if node.op == "Const":
+        value = node.attrs["value"]
+        return tuple(int(v) for v in value.reshape(-1)) if value.dtype.kind in "iu" else None
+    if node.op in ("Stack", "Concat") and node.attrs.get("axis") == 0:
+        parts = [traced_dims(v) if is_symbolic(v) else _int_values(v)
+                 for v in node.inputs["values"]]
+        if any(p is None for p in parts) or (node.op == "Stack" and any(
+                v.ndim for v in node.inputs["values"])):
+            return None
+        return tuple(d for p in parts for d in p)
     if node.op != "StridedSlice" or node.attrs.get("new_axis_mask"):
         return None
     whole = traced_dims(node.inputs["x"])
