@@ -69,11 +69,28 @@ def _horner(var: str, x: str, coefficients: tuple) -> str:
         f"    {var} = {var} * {x} + np.float32({c!r})\n" for c in coefficients[1:]])
 
 
-def _horner_numpy(x: np.ndarray, coefficients: tuple) -> np.ndarray:
-    """Horner's rule over a float32 array: the compiled statements' operations in order."""
-    y = np.full_like(x, coefficients[0])
-    for c in coefficients[1:]:
-        y = y * x + np.float32(c)
+def _constant(value) -> np.ndarray:
+    """A float32 constant of the NumPy formulations (below): a 0-d array, which a ufunc
+    takes at half the cost of a NumPy scalar (whose conversion dominates on small arrays)."""
+    return np.array(value, np.float32)
+
+
+_HORNER: dict = {}  # coefficients -> their 0-d arrays
+
+
+def _horner_numpy(x: np.ndarray, coefficients: tuple, out: np.ndarray | None = None
+                  ) -> np.ndarray:
+    """Horner's rule over a float32 array into `out` (new if None; not `x`): the compiled
+    statements' operations in order. Their `var = c0; var = var * x + c1` is computed
+    as x * c0 + c1: the product is correctly rounded whichever operand comes first."""
+    cs = _HORNER.get(coefficients)
+    if cs is None:
+        cs = _HORNER[coefficients] = tuple(_constant(c) for c in coefficients)
+    y = np.multiply(x, cs[0], out=out)
+    np.add(y, cs[1], out=y)
+    for c in cs[2:]:
+        np.multiply(y, x, out=y)
+        np.add(y, c, out=y)
     return y
 
 
@@ -242,34 +259,75 @@ VECTOR = ("vexp", "vtanh", "vlog", "vlog1p", "vexpm1", "verf", "verfc")  # (floa
 _F = np.float32
 
 
+# The NumPy formulations run a program's first steps, before any compile, on arrays of
+# a few thousand elements, where each NumPy call's fixed cost is most of its time: they
+# compute in place, with 0-d constants, and in fewer calls than the compiled statements
+# where that gives the same bits (tests/function/test_vmath.py checks every function on
+# random bit patterns against the compiled loops).
+_EXP_LOW, _EXP_HIGH = _constant(-150.0), _constant(129.0)
+_LOG2E, _LN2_HIGH, _LN2_LOW = (_constant(1.44269504088896341), _constant(0.693359375),
+                               _constant(2.12194440e-4))
+_ZERO, _HALF, _ONE, _TWO = _constant(0.0), _constant(0.5), _constant(1.0), _constant(2.0)
+_TANH_SMALL = _constant(0.625)
+_FLOAT64_BIAS = np.array(1023, np.int64)
+
+
+def _exp_clamped(c: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """`vexp` of a float32 array `c` already >= -150 (or NaN), in a new array; `c` and
+    `scratch` (another array of its shape) are overwritten.
+
+    Where the compiled statements clamp to [-104, 89] and then write 0 and inf below and
+    above, this clamps to [-150, 129] and lets the last rounding make them (e^-104 is
+    under half the smallest subnormal, e^89 over the largest float32). Where they scale
+    by 2^n in two float32 halves (each product exact but the last), this scales in
+    float64, exactly, and rounds once to float32: the same correctly rounded product,
+    in subnormals and overflow too, in 6 calls instead of 11."""
+    np.minimum(c, _EXP_HIGH, out=c)
+    n = np.multiply(c, _LOG2E)
+    np.add(n, _HALF, out=n)
+    np.floor(n, out=n)
+    r = np.multiply(n, _LN2_HIGH)
+    np.subtract(c, r, out=r)
+    t = np.multiply(n, _LN2_LOW, out=c)
+    np.add(r, t, out=r)
+    p = _horner_numpy(r, EXP_P, out=scratch)
+    np.multiply(r, r, out=t)
+    np.multiply(p, t, out=p)
+    np.add(p, r, out=p)
+    np.add(p, _ONE, out=p)
+    k = n.astype(np.int64)  # (NaN: any value, as in the loop; the result is NaN)
+    np.add(k, _FLOAT64_BIAS, out=k)
+    np.left_shift(k, 52, out=k)  # 2^n's float64 bits: n is within [-216, 186]
+    y = p.astype(np.float64)
+    np.multiply(y, k.view(np.float64), out=y)
+    return y.astype(np.float32)
+
+
 def _vexp_numpy(x: np.ndarray) -> np.ndarray:
-    """`vexp` over a float32 array in NumPy: the same float32 operations in the same
-    order (each correctly rounded, no fused multiply-adds), so the same bits as the
-    compiled loops without compiling anything."""
-    c = np.minimum(np.maximum(x, _F(-104.0)), _F(89.0))
-    n = np.floor(c * _F(1.44269504088896341) + _F(0.5))
-    r = c - n * _F(0.693359375)
-    r = r + n * _F(2.12194440e-4)
-    p = _horner_numpy(r, EXP_P)
-    p = p * (r * r) + r + _F(1.0)
-    k = n.astype(np.int32)  # (NaN: any value, as in the loop; the result is NaN)
-    half = k >> np.int32(1)
-    s1 = ((half + np.int32(127)) << np.int32(23)).view(np.float32)
-    s2 = ((k - half + np.int32(127)) << np.int32(23)).view(np.float32)
-    y = p * s1 * s2
-    y = np.where(x < c, _F(0.0), y)
-    return np.where(x > c, _F(np.inf), y)
+    """`vexp` over a float32 array in NumPy: the compiled loops' bits without compiling
+    anything (see _exp_clamped)."""
+    shape, x = np.shape(x), np.asarray(x).reshape(-1)  # (0-d: ufuncs would give scalars)
+    return _exp_clamped(np.maximum(x, _EXP_LOW), np.empty_like(x)).reshape(shape)
 
 
 def _vtanh_numpy(x: np.ndarray) -> np.ndarray:
     """`vtanh` over a float32 array in NumPy (the same bits, as `_vexp_numpy`)."""
+    shape, x = np.shape(x), np.asarray(x).reshape(-1)
     a = np.abs(x)
-    z = x * x
+    z = np.multiply(x, x)
     small = _horner_numpy(z, TANH_P)
-    small = small * z * x + x
-    large = _F(1.0) - _F(2.0) / (_vexp_numpy(a + a) + _F(1.0))
-    large = np.where(x >= _F(0.0), large, -large)
-    return np.where(a < _F(0.625), small, large)
+    np.multiply(small, z, out=small)
+    np.multiply(small, x, out=small)
+    np.add(small, x, out=small)
+    use_small = np.less(a, _TANH_SMALL)
+    large = _exp_clamped(np.add(a, a, out=z), a)  # (2|x| >= 0 or NaN: no lower clamp)
+    np.add(large, _ONE, out=large)
+    np.divide(_TWO, large, out=large)
+    np.subtract(_ONE, large, out=large)
+    out = np.negative(large)  # (a NaN's sign bit flips, as in the loop)
+    np.putmask(out, np.greater_equal(x, _ZERO), large)
+    np.putmask(out, use_small, small)
+    return out.reshape(shape)
 
 
 _I = np.int32
