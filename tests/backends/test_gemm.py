@@ -181,11 +181,11 @@ def test_blas_threads_come_from_the_products_size_and_the_thread_setting(two_thr
         return real(*args, **kwargs)
     monkeypatch.setattr(np, "matmul", spy)
     with threadpoolctl.threadpool_limits(1, user_api="blas"):
-        small, large = tf.ones([64, 64]), tf.ones([256, 128])
-        tf.matmul(small, small)  # 0.26 M multiply-adds: the calling thread
-        tf.matmul(large, tf.ones([128, 128]))  # 4.2 M: BLAS's threads, one per intra-op
+        small, large = tf.ones([64, 256]), tf.ones([512, 256])
+        tf.matmul(small, tf.ones([256, 256]))  # 4.2 M multiply-adds: the calling thread
+        tf.matmul(large, tf.ones([256, 256]))  # 33.5 M: BLAS's threads, one per intra-op
         tf.config.threading.set_intra_op_parallelism_threads(1)
-        tf.matmul(large, tf.ones([128, 128]))
+        tf.matmul(large, tf.ones([256, 256]))
     assert seen == [{1}, {2}, {1}]
 
 

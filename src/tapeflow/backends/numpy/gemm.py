@@ -2,7 +2,8 @@
 and the intra-op threads alone (API 6.7; kernels that call BLAS run in `blas_threads`):
 
 - below BLAS_THREADS_FROM multiply-adds, BLAS on the calling thread: waking other threads
-  costs more than they save, and on a busy machine a product may wait for one;
+  costs more than they save, on a busy machine a product may wait for one, and BLAS's
+  threads spin on a core after each product they share;
 - up to SPLIT_FROM, BLAS's own threads, one per intra-op thread;
 - from SPLIT_FROM, rows split into two parts per intra-op thread, each one single-threaded
   BLAS call (NumPy's `matmul`, or SciPy's public BLAS wrappers for `C += alpha A B` in
@@ -29,9 +30,14 @@ from scipy.linalg import blas as _blas
 from ..._core.context import intra_op_threads
 from ..._core.threads import blas_threads, run_parts
 
-# Multiply-adds from which BLAS runs on the intra-op threads (measured on 2 cores: a
-# 128x64x64 product, 0.5 M, 14 us on two threads, 21 on one; 4 M, 73 and 127 us).
-BLAS_THREADS_FROM = 1 << 20
+# Multiply-adds from which BLAS runs on the intra-op threads. BLAS's idle threads spin
+# for a while after each product they share, so one such product per step keeps a core
+# busy for good: it starved the compile worker (an LSTM's first 100 steps, 2 threads:
+# 6.7 s, 5.4 with this bound) and doubled the process's CPU time. Measured on 2 cores
+# with the calling thread busy between products (as in a step): a 64x64x256 product
+# (1 M), 46 us on one thread and 44 on two; 512x128x128 (8 M), 222 and 202;
+# 256x256x256 (17 M), 395 and 348; 2016x64x256 (33 M), 850 and 494.
+BLAS_THREADS_FROM = 1 << 24
 # Multiply-adds from which a product splits by rows (handing a part to a pool thread costs
 # 0.1-1 ms on a virtual machine: only large products repay it; 134 M: 2.0 ms on BLAS's two
 # threads and 2.8 split when quiet, 24 and 12 ms while two other processes ran products).
