@@ -333,81 +333,123 @@ def _vtanh_numpy(x: np.ndarray) -> np.ndarray:
 _I = np.int32
 
 
+_LOG_TINY, _LOG_SCALE = _constant(1.17549435e-38), _constant(33554432.0)
+_SQRT_HALF, _LOG_LN2_LOW = _constant(0.707106781186547524), _constant(-2.12194440e-4)
+_MINUS_HALF, _INF, _NAN = _constant(-0.5), _constant(np.inf), _constant(np.nan)
+_MANTISSA, _HALF_BITS = np.array(8388607, np.int32), np.array(1056964608, np.int32)
+_EXPONENT_BIAS, _SUBNORMAL_SHIFT = np.array(126, np.int32), np.array(25, np.int32)
+
+
 def _vlog_numpy(x: np.ndarray) -> np.ndarray:
-    """`vlog` over a float32 array in NumPy (the same bits, as `_vexp_numpy`)."""
-    tiny = x < _F(1.17549435e-38)
-    bits = np.where(tiny, x * _F(33554432.0), x).view(np.int32)
-    e = ((bits >> _I(23)) & _I(255)) - _I(126)
-    e = np.where(tiny, e - _I(25), e)
-    m = ((bits & _I(8388607)) | _I(1056964608)).view(np.float32)
-    low = m < _F(0.707106781186547524)
-    e = np.where(low, e - _I(1), e)
-    f = np.where(low, (m + m) - _F(1.0), m - _F(1.0))
-    z = f * f
+    """`vlog` over a float32 array in NumPy (the same bits, as `_vexp_numpy`). Lanes
+    whose result the last lines decide (0, negative, inf, NaN) may compute anything
+    before: only positive finite lanes follow the compiled statements."""
+    shape, x = np.shape(x), np.asarray(x).reshape(-1)
+    tiny = np.less(x, _LOG_TINY)  # (subnormal: scaled by 2^25 first)
+    bits = np.multiply(x, np.where(tiny, _LOG_SCALE, _ONE)).view(np.int32)
+    e = np.right_shift(bits, 23)
+    np.bitwise_and(e, 255, out=e)
+    np.subtract(e, _EXPONENT_BIAS, out=e)
+    np.subtract(e, np.multiply(tiny, _SUBNORMAL_SHIFT), out=e)
+    np.bitwise_and(bits, _MANTISSA, out=bits)
+    m = np.bitwise_or(bits, _HALF_BITS, out=bits).view(np.float32)  # in [1/2, 1)
+    low = np.less(m, _SQRT_HALF)
+    np.subtract(e, low, out=e)
+    f = np.multiply(m, low)  # m + m where low, m where not (exact): then - 1
+    np.add(f, m, out=f)
+    np.subtract(f, _ONE, out=f)
+    z = np.multiply(f, f)
     y = _horner_numpy(f, LOG_P)
-    y = y * f * z
+    np.multiply(y, f, out=y)
+    np.multiply(y, z, out=y)
     fe = e.astype(np.float32)
-    y = y + fe * _F(-2.12194440e-4)
-    y = y + z * _F(-0.5)
-    r = f + y
-    r = r + fe * _F(0.693359375)
-    r = np.where(x == _F(np.inf), _F(np.inf), r)
-    r = np.where(x == _F(0.0), _F(-np.inf), r)
-    return np.where((x < _F(0.0)) | (x != x), _F(np.nan), r)
+    np.add(y, np.multiply(fe, _LOG_LN2_LOW, out=m), out=y)
+    np.add(y, np.multiply(z, _MINUS_HALF, out=z), out=y)
+    r = np.add(f, y, out=y)
+    np.add(r, np.multiply(fe, _LN2_HIGH, out=fe), out=r)
+    if not (np.all(np.greater(x, _ZERO)) and np.all(np.less(x, _INF))):
+        np.putmask(r, np.equal(x, _INF), _INF)
+        np.putmask(r, np.equal(x, _ZERO), -_INF)
+        np.putmask(r, np.less(x, _ZERO) | np.not_equal(x, x), _NAN)
+    return r.reshape(shape)
 
 
 def _vlog1p_numpy(x: np.ndarray) -> np.ndarray:
     """`vlog1p` over a float32 array in NumPy (the same bits)."""
-    u = _F(1.0) + x
-    d = u - _F(1.0)
-    r = _vlog_numpy(u) * (x / d)
-    r = np.where(d == _F(0.0), x, r)
-    r = np.where(u == _F(np.inf), u, r)
-    return np.where(r != r, _F(np.nan), r)
+    shape, x = np.shape(x), np.asarray(x).reshape(-1)
+    u = np.add(_ONE, x)
+    d = np.subtract(u, _ONE)
+    r = _vlog_numpy(u)
+    np.multiply(r, np.divide(x, d), out=r)
+    np.putmask(r, np.equal(d, _ZERO), x)
+    np.putmask(r, np.equal(u, _INF), u)
+    np.putmask(r, np.not_equal(r, r), _NAN)  # (one NaN: not an operand's payload)
+    return r.reshape(shape)
 
 
 def _vexpm1_numpy(x: np.ndarray) -> np.ndarray:
     """`vexpm1` over a float32 array in NumPy (the same bits)."""
+    shape, x = np.shape(x), np.asarray(x).reshape(-1)
     u = _vexp_numpy(x)
-    d = u - _F(1.0)
-    r = d * (x / _vlog_numpy(u))
-    r = np.where(u == _F(1.0), x, r)
-    r = np.where(d == _F(-1.0), d, r)
-    r = np.where(u == _F(np.inf), u, r)
-    return np.where(r != r, _F(np.nan), r)
+    d = np.subtract(u, _ONE)
+    r = np.divide(x, _vlog_numpy(u))
+    np.multiply(d, r, out=r)
+    np.putmask(r, np.equal(u, _ONE), x)
+    np.putmask(r, np.equal(d, -_ONE), d)
+    np.putmask(r, np.equal(u, _INF), u)
+    np.putmask(r, np.not_equal(r, r), _NAN)
+    return r.reshape(shape)
+
+
+_ERF_SHIFT, _ERFC_SHIFT, _ERF_ZERO_FROM = (_constant(0.3828125), _constant(0.6209335327148438),
+                                          _constant(10.1))
+_HIGH_BITS = np.array(-4096, np.int32)
 
 
 def _verf_parts_numpy(x: np.ndarray) -> tuple:
-    """`_verf_parts` over a float32 array in NumPy (the same bits)."""
+    """`_verf_parts` over a 1-d float32 array in NumPy (the same bits)."""
     a = np.abs(x)
-    u = x * x - _F(0.3828125)
-    p = _horner_numpy(u, ERF_P)
-    small = x * p
-    t = _F(1.0) / a
-    v = t - _F(0.6209335327148438)
-    s = _horner_numpy(v, ERFC_S)
-    high = (a.view(np.int32) & _I(-4096)).view(np.float32)
-    low = (a - high) * (a + high)
-    tail = s * t * (_vexp_numpy(-(high * high)) * _vexp_numpy(-low))
-    tail = np.where(a >= _F(10.1), _F(0.0), tail)
+    u = np.multiply(x, x)
+    np.subtract(u, _ERF_SHIFT, out=u)
+    small = _horner_numpy(u, ERF_P)
+    np.multiply(x, small, out=small)
+    t = np.divide(_ONE, a)
+    v = np.subtract(t, _ERFC_SHIFT)
+    tail = _horner_numpy(v, ERFC_S)
+    high = np.bitwise_and(a.view(np.int32), _HIGH_BITS).view(np.float32)
+    low = np.subtract(a, high, out=u)  # a^2 = high^2 + low, exactly
+    np.multiply(low, np.add(a, high, out=v), out=low)
+    np.multiply(high, high, out=high)
+    scale = _vexp_numpy(np.negative(high, out=high))
+    np.multiply(scale, _vexp_numpy(np.negative(low, out=low)), out=scale)
+    np.multiply(tail, t, out=tail)
+    np.multiply(tail, scale, out=tail)
+    np.putmask(tail, np.greater_equal(a, _ERF_ZERO_FROM), _ZERO)  # (rounds to 0; inf too)
     return a, small, tail
 
 
+_ERF_SMALL = _constant(0.875)
+
+
 def _verf_numpy(x: np.ndarray) -> np.ndarray:
-    """`verf` over a float32 array in NumPy (the same bits)."""
+    """`verf` over a 1-d float32 array in NumPy (the same bits)."""
     a, small, tail = _verf_parts_numpy(x)
-    large = _F(1.0) - tail
-    large = np.where(x >= _F(0.0), large, -large)
-    r = np.where(a < _F(0.875), small, large)
-    return np.where(r != r, _F(np.nan), r)
+    large = np.subtract(_ONE, tail, out=tail)
+    r = np.negative(large)  # (a NaN's sign bit flips, as in the loop)
+    np.putmask(r, np.greater_equal(x, _ZERO), large)
+    np.putmask(r, np.less(a, _ERF_SMALL), small)
+    np.putmask(r, np.not_equal(r, r), _NAN)
+    return r
 
 
 def _verfc_numpy(x: np.ndarray) -> np.ndarray:
-    """`verfc` over a float32 array in NumPy (the same bits)."""
+    """`verfc` over a 1-d float32 array in NumPy (the same bits)."""
     a, small, tail = _verf_parts_numpy(x)
-    large = np.where(x >= _F(0.0), tail, _F(2.0) - tail)
-    r = np.where(a < _F(0.875), _F(1.0) - small, large)
-    return np.where(r != r, _F(np.nan), r)
+    r = np.subtract(_TWO, tail)
+    np.putmask(r, np.greater_equal(x, _ZERO), tail)
+    np.putmask(r, np.less(a, _ERF_SMALL), np.subtract(_ONE, small, out=small))
+    np.putmask(r, np.not_equal(r, r), _NAN)
+    return r
 
 
 # float32 functions NumPy computes with the compiled loops' bits: no compile needed
@@ -456,7 +498,7 @@ def _apply(name: str, x):
             run = _loop(name).ready(flat, out)
         if run is None:  # (compiling: the NumPy formulation, with the loop's bits)
             with np.errstate(all="ignore"):  # (overflow to inf and NaN as IEEE makes them)
-                return _NUMPY[name](x)
+                return _NUMPY[name](x.reshape(-1)).reshape(x.shape)  # (0-d: 1-d)
         run(flat, out)
         return out.reshape(x.shape)
     flat = np.ascontiguousarray(x).reshape(-1)
