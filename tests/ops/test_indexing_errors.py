@@ -38,6 +38,16 @@ def test_getitem_array_out_of_range(x):
     check_raises(lambda: x[tf.constant([1, 7])], "getitem", "7")
 
 
+def test_getitem_scalar_tensor_index_in_a_graph(x):
+    """`xs[t]` with a traced scalar t (an autograph loop's): negative t counts from the
+    end, out of range raises naming the index, the axis and its size."""
+    row = tf.function(lambda x, t: x[t])
+    np.testing.assert_array_equal(row(x, tf.constant(-1)).numpy(), x.numpy()[-1])
+    np.testing.assert_array_equal(row(x, tf.constant(1)).numpy(), x.numpy()[1])
+    check_raises(lambda: row(x, tf.constant(3)), "getitem", "index 3", "axis 0", "size 3")
+    check_raises(lambda: row(x, tf.constant(-4)), "getitem", "index -4", "size 3")
+
+
 def test_getitem_bad_index_types(x):
     check_raises(lambda: x[1.0], "valid indices", error=TypeError)
     check_raises(lambda: x["a"], "valid indices", error=TypeError)

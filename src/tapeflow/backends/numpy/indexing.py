@@ -295,8 +295,15 @@ def where(inputs, attrs, backend):
 @kernel("RavelMultiIndex")
 def ravel_multi_index(inputs, attrs, backend):
     dims, axes = attrs["dims"], attrs["axes"]
+    indices = inputs["indices"]
+    if len(indices) == 1 and np.ndim(indices[0]) == 0:  # (`xs[t]` in a loop: one scalar)
+        i, d = int(indices[0]), dims[0]
+        if not -d <= i < d:
+            raise InvalidArgumentError(
+                f"getitem: index {i} is out of bounds for axis {axes[0]} with size {d}")
+        return np.asarray(i + d if i < 0 else i, dtype=np.int64)
     lin = None
-    for idx, d, axis in zip(inputs["indices"], dims, axes):
+    for idx, d, axis in zip(indices, dims, axes):
         idx = np.asarray(idx, dtype=np.int64)
         low = idx.min() if idx.size else 0
         if idx.size and (low < -d or idx.max() >= d):
