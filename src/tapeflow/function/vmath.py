@@ -256,8 +256,6 @@ ELEMENTARY = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "erf", "erfc
 LOOP_RENAMES = (("np.erf(", "math.erf("), ("np.erfc(", "math.erfc("))
 VECTOR = ("vexp", "vtanh", "vlog", "vlog1p", "vexpm1", "verf", "verfc")  # (float32, above)
 
-_F = np.float32
-
 
 # The NumPy formulations run a program's first steps, before any compile, on arrays of
 # a few thousand elements, where each NumPy call's fixed cost is most of its time: they
@@ -328,9 +326,6 @@ def _vtanh_numpy(x: np.ndarray) -> np.ndarray:
     np.putmask(out, np.greater_equal(x, _ZERO), large)
     np.putmask(out, use_small, small)
     return out.reshape(shape)
-
-
-_I = np.int32
 
 
 _LOG_TINY, _LOG_SCALE = _constant(1.17549435e-38), _constant(33554432.0)
