@@ -10,16 +10,11 @@ import pytest
 
 import tapeflow as tf
 from tapeflow._core import jit
-from tapeflow.function import optimizer
 
 RNG = np.random.default_rng(3)
 
 
-@pytest.fixture(autouse=True)
-def default_options():
-    optimizer.reset_options()
-    yield
-    optimizer.reset_options()
+pytestmark = pytest.mark.usefixtures("optimizer_defaults")
 
 
 def ops_of(cf) -> list:

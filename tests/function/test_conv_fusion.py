@@ -13,11 +13,7 @@ from tapeflow.backends.numpy import conv as np_conv, conv_direct
 from tapeflow.function import optimizer
 
 
-@pytest.fixture(autouse=True)
-def default_options():
-    optimizer.reset_options()
-    yield
-    optimizer.reset_options()
+pytestmark = pytest.mark.usefixtures("optimizer_defaults")
 
 
 @pytest.fixture

@@ -10,11 +10,7 @@ from tapeflow.function import optimizer
 RNG = np.random.default_rng(5)
 
 
-@pytest.fixture(autouse=True)
-def default_options():
-    optimizer.reset_options()
-    yield
-    optimizer.reset_options()
+pytestmark = pytest.mark.usefixtures("optimizer_defaults")
 
 
 @pytest.mark.parametrize("multiplier, strides", [(1, 1), (2, 2)])

@@ -15,11 +15,7 @@ from tapeflow.function.rewrite import graph_rewrite, node_of, Pat, PatternMatche
 from tapeflow.function.rules.cleanup import is_all
 
 
-@pytest.fixture(autouse=True)
-def default_options():
-    optimizer.reset_options()
-    yield
-    optimizer.reset_options()
+pytestmark = pytest.mark.usefixtures("optimizer_defaults")
 
 
 def ops_of(graph) -> list:
