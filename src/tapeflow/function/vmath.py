@@ -261,7 +261,8 @@ VECTOR = ("vexp", "vtanh", "vlog", "vlog1p", "vexpm1", "verf", "verfc")  # (floa
 # a few thousand elements, where each NumPy call's fixed cost is most of its time: they
 # compute in place, with 0-d constants, and in fewer calls than the compiled statements
 # where that gives the same bits (tests/function/test_vmath.py checks every function on
-# random bit patterns against the compiled loops).
+# random bit patterns against the compiled loops). Each takes a 1-d float32 array
+# (`_apply` flattens: on 0-d arrays ufuncs would return scalars, which `out=` refuses).
 _EXP_LOW, _EXP_HIGH = _constant(-150.0), _constant(129.0)
 _LOG2E, _LN2_HIGH, _LN2_LOW = (_constant(1.44269504088896341), _constant(0.693359375),
                                _constant(2.12194440e-4))
@@ -302,15 +303,13 @@ def _exp_clamped(c: np.ndarray, scratch: np.ndarray) -> np.ndarray:
 
 
 def _vexp_numpy(x: np.ndarray) -> np.ndarray:
-    """`vexp` over a float32 array in NumPy: the compiled loops' bits without compiling
-    anything (see _exp_clamped)."""
-    shape, x = np.shape(x), np.asarray(x).reshape(-1)  # (0-d: ufuncs would give scalars)
-    return _exp_clamped(np.maximum(x, _EXP_LOW), np.empty_like(x)).reshape(shape)
+    """`vexp` over a 1-d float32 array in NumPy: the compiled loops' bits without
+    compiling anything (see _exp_clamped)."""
+    return _exp_clamped(np.maximum(x, _EXP_LOW), np.empty_like(x))
 
 
 def _vtanh_numpy(x: np.ndarray) -> np.ndarray:
-    """`vtanh` over a float32 array in NumPy (the same bits, as `_vexp_numpy`)."""
-    shape, x = np.shape(x), np.asarray(x).reshape(-1)
+    """`vtanh` over a 1-d float32 array in NumPy (the same bits, as `_vexp_numpy`)."""
     a = np.abs(x)
     z = np.multiply(x, x)
     small = _horner_numpy(z, TANH_P)
@@ -325,7 +324,7 @@ def _vtanh_numpy(x: np.ndarray) -> np.ndarray:
     out = np.negative(large)  # (a NaN's sign bit flips, as in the loop)
     np.putmask(out, np.greater_equal(x, _ZERO), large)
     np.putmask(out, use_small, small)
-    return out.reshape(shape)
+    return out
 
 
 _LOG_TINY, _LOG_SCALE = _constant(1.17549435e-38), _constant(33554432.0)
@@ -336,10 +335,9 @@ _EXPONENT_BIAS, _SUBNORMAL_SHIFT = np.array(126, np.int32), np.array(25, np.int3
 
 
 def _vlog_numpy(x: np.ndarray) -> np.ndarray:
-    """`vlog` over a float32 array in NumPy (the same bits, as `_vexp_numpy`). Lanes
+    """`vlog` over a 1-d float32 array in NumPy (the same bits, as `_vexp_numpy`). Lanes
     whose result the last lines decide (0, negative, inf, NaN) may compute anything
     before: only positive finite lanes follow the compiled statements."""
-    shape, x = np.shape(x), np.asarray(x).reshape(-1)
     tiny = np.less(x, _LOG_TINY)  # (subnormal: scaled by 2^25 first)
     bits = np.multiply(x, np.where(tiny, _LOG_SCALE, _ONE)).view(np.int32)
     e = np.right_shift(bits, 23)
@@ -366,12 +364,11 @@ def _vlog_numpy(x: np.ndarray) -> np.ndarray:
         np.putmask(r, np.equal(x, _INF), _INF)
         np.putmask(r, np.equal(x, _ZERO), -_INF)
         np.putmask(r, np.less(x, _ZERO) | np.not_equal(x, x), _NAN)
-    return r.reshape(shape)
+    return r
 
 
 def _vlog1p_numpy(x: np.ndarray) -> np.ndarray:
-    """`vlog1p` over a float32 array in NumPy (the same bits)."""
-    shape, x = np.shape(x), np.asarray(x).reshape(-1)
+    """`vlog1p` over a 1-d float32 array in NumPy (the same bits)."""
     u = np.add(_ONE, x)
     d = np.subtract(u, _ONE)
     r = _vlog_numpy(u)
@@ -379,12 +376,11 @@ def _vlog1p_numpy(x: np.ndarray) -> np.ndarray:
     np.putmask(r, np.equal(d, _ZERO), x)
     np.putmask(r, np.equal(u, _INF), u)
     np.putmask(r, np.not_equal(r, r), _NAN)  # (one NaN: not an operand's payload)
-    return r.reshape(shape)
+    return r
 
 
 def _vexpm1_numpy(x: np.ndarray) -> np.ndarray:
-    """`vexpm1` over a float32 array in NumPy (the same bits)."""
-    shape, x = np.shape(x), np.asarray(x).reshape(-1)
+    """`vexpm1` over a 1-d float32 array in NumPy (the same bits)."""
     u = _vexp_numpy(x)
     d = np.subtract(u, _ONE)
     r = np.divide(x, _vlog_numpy(u))
@@ -393,7 +389,7 @@ def _vexpm1_numpy(x: np.ndarray) -> np.ndarray:
     np.putmask(r, np.equal(d, -_ONE), d)
     np.putmask(r, np.equal(u, _INF), u)
     np.putmask(r, np.not_equal(r, r), _NAN)
-    return r.reshape(shape)
+    return r
 
 
 _ERF_SHIFT, _ERFC_SHIFT, _ERF_ZERO_FROM = (_constant(0.3828125), _constant(0.6209335327148438),
@@ -493,7 +489,7 @@ def _apply(name: str, x):
             run = _loop(name).ready(flat, out)
         if run is None:  # (compiling: the NumPy formulation, with the loop's bits)
             with np.errstate(all="ignore"):  # (overflow to inf and NaN as IEEE makes them)
-                return _NUMPY[name](x.reshape(-1)).reshape(x.shape)  # (0-d: 1-d)
+                return _NUMPY[name](x.reshape(-1)).reshape(x.shape)
         run(flat, out)
         return out.reshape(x.shape)
     flat = np.ascontiguousarray(x).reshape(-1)
