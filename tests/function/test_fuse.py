@@ -643,6 +643,20 @@ def test_a_sweep_skips_files_another_process_removed_meanwhile(tmp_path, monkeyp
     assert left == ["tapeflow_fused_new.py"]
 
 
+def test_a_module_file_another_process_swept_is_written_again(tmp_path):
+    """A generated module's file is marked used when loaded, and written again from its
+    source when another process's sweep removed it (numba stamps that file)."""
+    path = tmp_path / "tapeflow_fused_x.py"
+    jit._keep_file(str(path), "A = 1\n")
+    assert path.read_text() == "A = 1\n"
+    os.utime(path, (1000.0, 1000.0))
+    jit._keep_file(str(path), "A = 1\n")
+    assert path.stat().st_mtime > 1000.0  # used now: the sweep keeps it
+    path.unlink()
+    jit._keep_file(str(path), "A = 1\n")
+    assert path.read_text() == "A = 1\n"
+
+
 def test_a_multi_pass_op_alone_runs_as_one_loop_on_large_arrays():
     """ReluGrad's NumPy kernel (`dy * (y > 0)`) makes a mask and a product: alone, on
     arrays of ALONE_FROM elements or more, it runs as one compiled loop."""
