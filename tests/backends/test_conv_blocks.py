@@ -2,15 +2,21 @@
 (backends/numpy/conv.py), against float64 references written tap by tap here:
 
 - Conv2D's im2col product and the filter gradient's run in blocks of output rows
-  (`_col_blocks`: whole images, or rows of one image), row-major or tap-major, equal for
+  (`_Columns`: whole images, or rows of one image), row-major or tap-major, equal for
   every block size;
 - the stride-1 input gradient runs as a forward convolution also for SAME geometries
   with more filters than channels; with few channels the columns scatter channel-major;
+- at 2 intra-op threads the blocks (and a scatter-add input gradient's runs of images)
+  go to several threads, with the same bits as on one;
 - AvgPool sums separably, AvgPoolGrad is its adjoint; empty operands give empty results.
 """
+import threading
+
 import numpy as np
 import pytest
 
+import tapeflow as tf
+from tapeflow._core import threads
 from tapeflow.backends.numpy import conv as np_conv
 
 rng = np.random.default_rng(41)
@@ -74,10 +80,73 @@ def test_blocks_cover_every_row_once(monkeypatch):
     for tap_major in (False, True):
         for block in (1, 18 * 4, 18 * 4 * 5, 18 * 4 * 5 * 2, 1 << 30):
             monkeypatch.setattr(np_conv, "COL_BLOCK", block)
-            seen = [(start, cols.copy()) for start, cols in np_conv._col_blocks(p, tap_major)]
+            columns = np_conv._Columns(p, tap_major)
+            seen = [(start, cols.copy()) for start, cols in map(columns.block,
+                                                                   range(len(columns)))]
             starts = [s for s, _ in seen]
             assert starts == sorted(starts) and starts[0] == 0
             np.testing.assert_array_equal(np.concatenate([c for _, c in seen]), rows)
+
+
+# (x shape, filter shape, strides, padding): the scatter-add input gradient (more filters
+# than channels, VALID; strided), and the forward formulation (SAME, stride 1)
+SPLIT_CASES = [((6, 9, 8, 8), (3, 3, 8, 16), (1, 1), "VALID"),
+               ((5, 10, 9, 8), (3, 3, 8, 12), (2, 2), "SAME"),
+               ((4, 7, 7, 16), (3, 3, 16, 16), (1, 1), "SAME")]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, strides, padding", SPLIT_CASES)
+def test_split_over_threads_gives_one_threads_bits(x_shape, w_shape, strides, padding,
+                                                    monkeypatch):
+    """From SPLIT_CONV_FROM the blocks (and runs of images) are fixed by the shapes alone
+    and the threads take them in turn: every call at 2 threads, whichever way the thread
+    choice went, gives the bits of 1 thread (and they are right)."""
+    monkeypatch.setattr(np_conv, "SPLIT_CONV_FROM", 1)
+    monkeypatch.setattr(np_conv, "COL_BLOCK", 300)  # several blocks of whole images
+    monkeypatch.setattr(np_conv, "_CONV_CHOICES", {})
+    names = set()
+    real = threads.run_parts
+
+    def spy(run, parts, n):
+        names.add(threading.current_thread().name)
+        real(lambda *a: names.add(threading.current_thread().name) or run(*a), parts, n)
+    monkeypatch.setattr(threads, "run_parts", spy)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    attrs = {"strides": strides, "padding": padding, "dilations": (1, 1),
+             "data_format": "NHWC", "groups": 1}
+    _, pads = np_conv._geometry(x_shape[1:3], w_shape[:2], attrs)
+
+    def run():
+        y = np_conv.conv2d({"x": x, "filters": w}, attrs, None).copy()
+        dy = np.cos(y)
+        dw = np_conv.conv2d_backprop_filter({"x": x, "dy": dy},
+                                            dict(attrs, filter_hw=w_shape[:2]), None)
+        dx = np_conv.conv2d_backprop_input({"dy": dy, "filters": w},
+                                           dict(attrs, input_hw=x_shape[1:3]), None)
+        return y, dw.copy(), dx.copy()
+    before = tf.config.threading.get_intra_op_parallelism_threads()
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        one = run()
+        tf.config.threading.set_intra_op_parallelism_threads(2)
+        for _ in range(6):  # (both thread choices run: each twice, alternating)
+            for got, want in zip(run(), one):
+                np.testing.assert_array_equal(got, want)
+    finally:
+        tf.config.threading.set_intra_op_parallelism_threads(before)
+    assert any(name.startswith("tapeflow-intra-op") for name in names)
+    assert all(min(c.runs) >= 2 for c in np_conv._CONV_CHOICES.values())
+    assert {key[0] for key in np_conv._CONV_CHOICES} >= {"Conv2D", "Conv2DBackpropFilter"}
+    np.testing.assert_allclose(one[0], _reference(x.astype(np.float64), w, strides, pads,
+                                                  (1, 1)), rtol=1e-4, atol=1e-4)
+
+
+def test_image_runs_come_from_the_shapes_alone(monkeypatch):
+    assert np_conv._image_runs(32, np_conv.SPLIT_CONV_FROM - 1) == [(0, 32)]
+    runs = np_conv._image_runs(10, np_conv.SPLIT_CONV_FROM)
+    assert runs == [(0, 2), (2, 5), (5, 7), (7, 10)]
+    assert np_conv._image_runs(3, 1 << 40) == [(0, 1), (1, 2), (2, 3)]
 
 
 @pytest.mark.parametrize("padding, forward", [("SAME", True), ("VALID", False)])

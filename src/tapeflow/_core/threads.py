@@ -233,6 +233,26 @@ def choice_for(choices: dict, key) -> ThreadChoice:
     return choice
 
 
+def run_chosen(run, parts: list, choices: dict, key) -> None:
+    """`run(*part)` for every part, on this thread and the pool's (`run_parts`) or on this
+    thread alone, whichever the ThreadChoice `choices[key]` measured faster. The parts
+    are fixed by the caller from shapes and compute the same bits on any thread, so the
+    measured choice never changes a result (API 6.7).
+
+        >>> run_chosen(lambda lo, hi: work(lo, hi), [(0, 8), (8, 16)], CHOICES, shape)
+    """
+    threads = intra_op_threads()
+    if threads < 2 or len(parts) < 2:
+        for part in parts:
+            run(*part)
+        return
+    choice = choice_for(choices, key)
+    several = choice.several()
+    start = time.perf_counter()
+    run_parts(run, parts, threads if several else 1)
+    choice.record(several, time.perf_counter() - start)
+
+
 def run_images(run, args: tuple, batch: int, choices: dict, key) -> None:
     """`run(*args, parts)`, a compiled parallel loop whose `parts` runs of images split
     over numba's threads: one run on the calling thread for a batch of one or one intra-op

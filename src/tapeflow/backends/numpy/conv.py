@@ -14,7 +14,7 @@ from ..._core import registry
 from ..._core.buffers import Spares
 from ..._core.context import intra_op_threads
 from ..._core.jit import Loop
-from ..._core.threads import run_images
+from ..._core.threads import run_chosen, run_images
 from . import conv_direct
 from ._kernel import broadcast_shapes, kernel
 
@@ -111,7 +111,7 @@ def _scratch_array(shape, dtype, slot: str):
     return buf[:size].view(dtype).reshape(shape)
 
 
-# im2col elements per block of `_col_blocks`: a block of 2 MB (float32) is written and
+# im2col elements per block of `_Columns`: a block of 2 MB (float32) is written and
 # read again by the product while still in cache; a whole im2col matrix of tens of MB
 # goes out to memory and back (and past _SCRATCH_BYTES faults in its pages on every
 # call). Measured on 3x3 convolutions of 32x32x32 to 8x8x128 at batch 32: 10-50% faster
@@ -120,36 +120,80 @@ def _scratch_array(shape, dtype, slot: str):
 COL_BLOCK = 1 << 19
 
 
-def _col_blocks(p, tap_major: bool):
+# Multiply-adds from which an im2col convolution's blocks (and a scatter-add input
+# gradient's runs of images) are shared by the intra-op threads, when measured faster
+# (threads.run_chosen: handing a part to a pool thread costs 50-150 us on a virtual
+# machine). Measured on 2 cores, 3x3 convolutions at batch 32: 15x15x32 -> 64 (100 M)
+# forward 2.6 -> 1.7 ms, filter gradient 2.6 -> 1.9, input gradient 3.4 -> 2.2;
+# 32x32x32 -> 32 SAME (302 M) 10.3 -> 6.2, 10.3 -> 6.1, 10.7 -> 5.4 (a ResNet basic
+# block's step at 2 threads: 38 -> 29-33 ms).
+SPLIT_CONV_FROM = 1 << 23
+IMAGE_RUNS = 4  # runs of images of a scatter-add input gradient from SPLIT_CONV_FROM
+_CONV_CHOICES: dict = {}  # (kernel, shapes) -> ThreadChoice
+
+
+def _image_runs(n: int, size: int) -> list:
+    """Runs of images [(lo, hi), ...] for a kernel of `size` multiply-adds over a batch of
+    `n`, from the shapes alone (a product's rows split otherwise may round otherwise:
+    the runs must not depend on the threads): one run below SPLIT_CONV_FROM, else
+    IMAGE_RUNS (the intra-op threads take them in turn)."""
+    parts = 1 if size < SPLIT_CONV_FROM else min(n, IMAGE_RUNS)
+    return [(n * p // parts, n * (p + 1) // parts) for p in range(parts)]
+
+
+class _Columns:
     """The im2col matrix of windows `p` [N, OH, OW, KH, KW, C] in blocks of whole output
-    rows (about COL_BLOCK elements each, fixed by the shapes alone), as (first row, rows
-    [block rows, KH*KW*C]) pairs; each block overwrites the one before in scratch, so
-    use it before taking the next. Rows are the flattened (N, OH, OW) positions."""
-    n, oh, ow, kh, kw, c = p.shape
-    k = kh * kw * c
-    per = max(1, COL_BLOCK // max(1, ow * k))  # output rows of OW pixels in one block
-    if per >= oh:  # whole images per block
-        step = max(1, per // max(1, oh))
-        units = [(i, min(n, i + step)) for i in range(0, n, step)]
-        views = ((a * oh * ow, p[a:b]) for a, b in units)
-        most = min(step, n) * oh * ow
-    else:
-        views = ((i * oh * ow + r * ow, p[i, r:r + per]) for i in range(n)
-                 for r in range(0, oh, per))
-        most = per * ow
-    buf = _scratch_array((most * k,), p.dtype, "cols")
-    for start, v in views:
-        rows = math.prod(v.shape[:-3])
-        if tap_major:
+    rows (about COL_BLOCK elements each, fixed by the shapes alone). Rows are the
+    flattened (N, OH, OW) positions; `block(i)` is (first row, rows [block rows,
+    KH*KW*C]) in the calling thread's scratch, overwritten by its next call there."""
+
+    def __init__(self, p, tap_major: bool):
+        n, oh, ow, kh, kw, c = p.shape
+        self.p, self.tap_major, self.k = p, tap_major, kh * kw * c
+        self.rows = n * oh * ow
+        per = max(1, COL_BLOCK // max(1, ow * self.k))  # output rows of OW pixels in a block
+        if per >= oh:  # whole images per block
+            step = max(1, per // max(1, oh))
+            self.units = [(a * oh * ow, (a, min(n, a + step))) for a in range(0, n, step)]
+            self.most = min(step, n) * oh * ow
+        else:
+            self.units = [(i * oh * ow + r * ow, (i, r, r + per)) for i in range(n)
+                          for r in range(0, oh, per)]
+            self.most = per * ow
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def block(self, i: int) -> tuple:
+        start, unit = self.units[i]
+        v = self.p[unit[0]:unit[1]] if len(unit) == 2 else self.p[unit[0], unit[1]:unit[2]]
+        k, rows = self.k, math.prod(v.shape[:-3])
+        buf = _scratch_array((self.most * k,), self.p.dtype, "cols")
+        if self.tap_major:
             # [K, rows] in scratch, handed over transposed (BLAS reads it without a copy)
             block = buf[:rows * k].reshape(v.shape[-3:] + v.shape[:-3])
             np.copyto(block, v.transpose(tuple(range(v.ndim - 3, v.ndim))
                                          + tuple(range(v.ndim - 3))))
-            yield start, block.reshape(k, rows).T
-        else:
-            block = buf[:rows * k].reshape(v.shape)
-            np.copyto(block, v)
-            yield start, block.reshape(rows, k)
+            return start, block.reshape(k, rows).T
+        block = buf[:rows * k].reshape(v.shape)
+        np.copyto(block, v)
+        return start, block.reshape(rows, k)
+
+    def shared(self, width: int) -> bool:
+        """Whether the blocks of a product with `width` columns go to several threads
+        (from the shapes and the intra-op threads alone)."""
+        return (len(self.units) > 1 and intra_op_threads() > 1
+                and self.rows * self.k * width >= SPLIT_CONV_FROM)
+
+    def each(self, use, width: int, key) -> None:
+        """`use(i, first row, rows)` for every block i: in order on this thread, or
+        (`shared(width)`) in turn on the intra-op threads when measured faster."""
+        if not self.shared(width):
+            for i in range(len(self.units)):
+                use(i, *self.block(i))
+            return
+        run_chosen(lambda i: use(i, *self.block(i)), [(i,) for i in range(len(self.units))],
+                   _CONV_CHOICES, key)
 
 
 def _taps(xp, out, khw, strides, dilations=(1, 1)):
@@ -163,11 +207,12 @@ def _taps(xp, out, khw, strides, dilations=(1, 1)):
             yield xp[..., r:r + span_h:strides[0], q:q + span_w:strides[1], :]
 
 
-def _scatter_taps(tap, lead, khw, hw, out, pads, strides, dilations, dtype):
+def _scatter_taps(tap, lead, khw, hw, out, pads, strides, dilations, dtype, into=None):
     """Adjoint of `_windows`: add `tap(i, j)` ([..., N, OH, OW, C], filter tap (i, j) of
     every window) back into the input positions it was read from; `lead` is [..., N, C].
 
-    One vectorized add per filter tap (KH*KW of them), each over the whole batch. The
+    One vectorized add per filter tap (KH*KW of them), each over the whole batch (into
+    `into`, [..., N, H, W, C], when given). The
     sums go to a padded array in scratch, then cropped into a kept output array (or, with
     no padding, straight into the kept array): a fresh array of a few MB may fault in its
     pages on every call, as costly as the adds (a 3x3 stride-2 AvgPoolGrad of
@@ -177,7 +222,7 @@ def _scatter_taps(tap, lead, khw, hw, out, pads, strides, dilations, dtype):
     shape = lead[:-1] + (hw[0] + pt + pb, hw[1] + pl + pr, lead[-1])
     crop = bool(pt or pb or pl or pr)
     acc = (_scratch_array(shape, np.dtype(dtype), "scatter") if crop else
-           _SPARE_SCATTER.empty(shape, np.dtype(dtype)))
+           _SPARE_SCATTER.empty(shape, np.dtype(dtype)) if into is None else into)
     acc.fill(0)
     if strides == (1, 1):
         for (i, j), view in zip(np.ndindex(*khw), _taps(acc, out, khw, strides, dilations)):
@@ -186,7 +231,8 @@ def _scatter_taps(tap, lead, khw, hw, out, pads, strides, dilations, dtype):
         _scatter_phases(acc, tap, khw, out, strides, dilations)
     if not crop:
         return acc
-    dx = _SPARE_SCATTER.empty(lead[:-1] + tuple(hw) + lead[-1:], acc.dtype)
+    dx = _SPARE_SCATTER.empty(lead[:-1] + tuple(hw) + lead[-1:], acc.dtype) \
+        if into is None else into
     np.copyto(dx, acc[..., pt:pt + hw[0], pl:pl + hw[1], :])
     return dx
 
@@ -319,8 +365,10 @@ def conv2d(inputs, attrs, backend):
             # (into a kept array when free: a fresh large one page-faults as it is written)
             y = _SPARE_CONV.empty((n * out[0] * out[1], o), work)
             wk = w.reshape(k, o)
-            for start, rows in _col_blocks(p, tap_major):
+
+            def product(_, start, rows):
                 np.matmul(rows, wk, out=y[start:start + rows.shape[0]])
+            _Columns(p, tap_major).each(product, o, ("Conv2D", x.shape, w.shape, work))
         else:
             y = p.reshape(math.prod(p.shape[:-3]), k) @ w.reshape(k, o)
         lead = x.shape[:-4]
@@ -396,12 +444,25 @@ def conv2d_backprop_input(inputs, attrs, backend):
         # stays in cache (all taps at once were KH*KW times dx's size, freshly faulted
         # in: 3x3 stride 2 over 32x32x32x32 7.3 -> 6.7 ms)
         wt = np.ascontiguousarray(np.swapaxes(w, -1, -2))  # [KH, KW, O, C]
-        part = _scratch_array((n * oh * ow, cg), work, "tap")
 
-        def tap(row, column):
-            return np.matmul(rows, wt[row, column], out=part).reshape(n, oh, ow, cg)
-        dx = _scatter_taps(tap, (n, cg), (kh, kw), hw, out, pads, attrs["strides"],
-                           attrs["dilations"], work)
+        runs = _image_runs(n, n * oh * ow * o * cg * kh * kw)
+        dx = None if len(runs) == 1 else np.empty((n,) + tuple(hw) + (cg,), work)
+
+        def images(lo, hi):
+            """dx of images [lo, hi) (every window lies in one image), into dx's rows."""
+            part = _scratch_array(((hi - lo) * oh * ow, cg), work, "tap")
+            some = rows[lo * oh * ow:hi * oh * ow]
+
+            def tap(row, column):
+                return np.matmul(some, wt[row, column], out=part).reshape(hi - lo, oh, ow, cg)
+            return _scatter_taps(tap, (hi - lo, cg), (kh, kw), hw, out, pads,
+                                 attrs["strides"], attrs["dilations"], work,
+                                 None if dx is None else dx[lo:hi])
+
+        if dx is None:
+            return _from_nhwc(images(0, n), fmt, dtype)
+        run_chosen(images, runs, _CONV_CHOICES, ("Conv2DBackpropInput", dy.shape, w.shape,
+                                                  tuple(hw), work))
         return _from_nhwc(dx, fmt, dtype)
     if groups == 1:
         col = dy.reshape(lead_dy + (n * oh * ow, o)) @ np.swapaxes(
@@ -463,19 +524,33 @@ def conv2d_backprop_filter(inputs, attrs, backend):
         dw = x.reshape(n * h * wd, c).T @ dy.reshape(n * oh * ow, o)
         return np.ascontiguousarray(dw.reshape(1, 1, c, o), dtype=dtype)
     if groups == 1 and x.ndim == 4 and dy.ndim == 4:
-        # block by block (see `_col_blocks`), the blocks' products summed in order (the
+        # block by block (see `_Columns`), the blocks' products summed in order (the
         # 32x32x32->32 3x3 gradient 22 -> 11 ms at batch 32: a whole im2col matrix
         # of 38 MB went to memory and back)
         tap_major = _tap_major(c, kw, attrs["dilations"][1], work)
         rows = dy.reshape(n * oh * ow, o)
-        dw = part = None
-        for start, cols in _col_blocks(p, tap_major):
-            g = rows[start:start + cols.shape[0]]
-            if dw is None:
-                dw = cols.T @ g
-            else:
-                part = np.matmul(cols.T, g, out=part)
+        columns = _Columns(p, tap_major)
+        if columns.shared(o):
+            # each block's product into its own slice, summed in order afterwards: the
+            # same products and sums as one thread's (the same bits)
+            parts = np.empty((len(columns), columns.k, o), work)
+
+            def product(i, start, cols):
+                np.matmul(cols.T, rows[start:start + cols.shape[0]], out=parts[i])
+            columns.each(product, o, ("Conv2DBackpropFilter", x.shape, dy.shape, work))
+            dw = parts[0]
+            for part in parts[1:]:
                 dw += part
+        else:
+            dw = part = None
+            for i in range(len(columns)):
+                start, cols = columns.block(i)
+                g = rows[start:start + cols.shape[0]]
+                if dw is None:
+                    dw = cols.T @ g
+                else:
+                    part = np.matmul(cols.T, g, out=part)
+                    dw += part
         if dw is None:  # no output rows (an empty batch)
             dw = np.zeros((kh * kw * c, o), work)
         return np.ascontiguousarray(dw.reshape(kh, kw, c, o), dtype=dtype)
