@@ -125,10 +125,10 @@ def test_loops_give_the_numpy_lines_bits(shape, monkeypatch):
         grads = np_nn.fused_batch_norm_grad({"dy": dy, "x": x, "scale": s, "mean": m,
                                              "variance": v}, attrs, None)
         return [a.tobytes() for a in [y, m, v, *grads]]
-    monkeypatch.setattr(np_nn, "_bn_calls", {})
-    monkeypatch.setattr(np_nn, "_BN_COMPILE_AFTER", 1 << 30)
+    monkeypatch.setattr(np_nn, "_loop_calls", {})
+    monkeypatch.setattr(np_nn, "_COMPILE_AFTER", 1 << 30)
     twins = run()
-    monkeypatch.setattr(np_nn, "_BN_COMPILE_AFTER", 0)
+    monkeypatch.setattr(np_nn, "_COMPILE_AFTER", 0)
     before = jit.background()
     jit.set_background(False)
     jit.wait_compiled()  # (earlier tests may have started them in the background)

@@ -57,13 +57,144 @@ def elu(inputs, attrs, backend):
     return ensure_array(np.expm1(np.minimum(x, 0)) + np.maximum(x, 0))
 
 
+_COMPILE_AFTER = 3  # calls of a loop before it compiles (as conv_direct's loops)
+_loop_calls: dict = {}
+
+
+def _loop_when_ready(loop, args: tuple):
+    """The compiled loop for `args`, or None (NumPy runs its arithmetic): before its
+    _COMPILE_AFTER-th call, without numba, or while it compiles in the background."""
+    if not jit.available():
+        return None
+    calls = _loop_calls.get(loop, 0)
+    if calls < _COMPILE_AFTER - 1:
+        _loop_calls[loop] = calls + 1
+        return None
+    return loop.ready(*args)
+
+
+# ------------------------------------------------------------------ softmax
+# A softmax over the last axis sums each row in _LANES running sums (lane j adds the row's
+# elements j, j + _LANES, ... from zero, in the row's dtype; then the lanes left to right):
+# an order fixed by the row length alone, which a compiled loop vectorizes without
+# reassociating anything and NumPy computes too (a reduction over the middle axis of an
+# [R, n / _LANES, _LANES] view adds each lane's rows in turn), so the bits are the same
+# whichever runs. The loops (numba, compiled in the background after a few calls, like the
+# batch-norm ones) do a row's maximum and shift, its sum and division, or the gradient's
+# sum and update, in one sweep each where NumPy makes a temporary per operation and
+# reduces short rows slowly; exp stays NumPy's (its bits are NumPy's). Measured on
+# [32, 4, 32, 32] float32 (attention weights): Softmax 600 -> 380 us (180 of them exp),
+# SoftmaxGrad 220 -> 70 us.
+_LANES = 8
+
+
+def _lane_sums(a: np.ndarray) -> np.ndarray:
+    """Each row's sum in the lane order above: [R, n] -> [R] (NumPy)."""
+    rows, n = a.shape
+    full = n // _LANES * _LANES
+    lanes = np.zeros((rows, _LANES), a.dtype)
+    if full:
+        np.add.reduce(a[:, :full].reshape(rows, full // _LANES, _LANES), axis=1,
+                      out=lanes, initial=0)
+    lanes[:, :n - full] += a[:, full:]  # each lane's last element, added last
+    total = lanes[:, 0].copy()
+    for j in range(1, _LANES):
+        total += lanes[:, j]
+    return total
+
+
+def _shift_rows(x, out):  # pragma: no cover (numba runs it)
+    """out[r] = x[r] - max(x[r]) (a NaN in the row: NaN, as np.max)."""
+    rows, n = x.shape
+    for r in range(rows):
+        m = x[r, 0]
+        nan = m != m
+        for j in range(1, n):
+            v = x[r, j]
+            nan |= v != v
+            m = v if v > m else m
+        if nan:
+            m = np.nan
+        for j in range(n):
+            out[r, j] = x[r, j] - m
+
+
+def _divide_rows(e, out):  # pragma: no cover (numba runs it)
+    """out[r] = e[r] / (e[r]'s sum in the lane order)."""
+    rows, n = e.shape
+    full = n // 8 * 8  # (_LANES, spelled out for numba)
+    lanes = np.empty(8, e.dtype)
+    for r in range(rows):
+        for j in range(8):
+            lanes[j] = 0
+        for b in range(0, full, 8):
+            for j in range(8):
+                lanes[j] += e[r, b + j]
+        for j in range(n - full):
+            lanes[j] += e[r, full + j]
+        total = lanes[0]
+        for j in range(1, 8):
+            total += lanes[j]
+        for j in range(n):
+            out[r, j] = e[r, j] / total
+
+
+def _softmax_grad_rows(dy, y, out):  # pragma: no cover (numba runs it)
+    """out[r] = dy[r] y[r] - y[r] (sum of dy[r] y[r] in the lane order)."""
+    rows, n = dy.shape
+    full = n // 8 * 8
+    lanes = np.empty(8, dy.dtype)
+    for r in range(rows):
+        for j in range(8):
+            lanes[j] = 0
+        for b in range(0, full, 8):
+            for j in range(8):
+                lanes[j] += dy[r, b + j] * y[r, b + j]
+        for j in range(n - full):
+            lanes[j] += dy[r, full + j] * y[r, full + j]
+        total = lanes[0]
+        for j in range(1, 8):
+            total += lanes[j]
+        for j in range(n):
+            out[r, j] = dy[r, j] * y[r, j] - y[r, j] * total
+
+
+_SHIFT_ROWS = jit.Loop(_shift_rows)
+_DIVIDE_ROWS = jit.Loop(_divide_rows)
+_SOFTMAX_GRAD_ROWS = jit.Loop(_softmax_grad_rows)
+
+
+def _rows(a: np.ndarray, axis: int) -> np.ndarray | None:
+    """`a` as C-contiguous float rows [R, n] along its last axis, or None (another axis,
+    another dtype, or no elements: the plain NumPy formulation)."""
+    if axis % a.ndim != a.ndim - 1 or a.dtype.kind != "f" or a.dtype.itemsize < 4 \
+            or not a.size:
+        return None
+    return np.ascontiguousarray(a).reshape(-1, a.shape[-1])
+
+
 def _softmax(x, axis):
     if not x.size:  # an empty axis (in a traced graph; eager calls skip the kernel)
         return x.copy()
-    e = x - np.max(x, axis=axis, keepdims=True)
+    rows = _rows(x, axis) if x.ndim else None
+    if rows is None:
+        e = x - np.max(x, axis=axis, keepdims=True)
+        np.exp(e, out=e)
+        e /= np.sum(e, axis=axis, keepdims=True)
+        return e
+    e = np.empty_like(rows)
+    run = _loop_when_ready(_SHIFT_ROWS, (rows, e))
+    if run is not None:
+        run(rows, e)
+    else:
+        np.subtract(rows, np.max(rows, axis=1, keepdims=True), out=e)
     np.exp(e, out=e)
-    e /= np.sum(e, axis=axis, keepdims=True)
-    return e
+    run = _loop_when_ready(_DIVIDE_ROWS, (e, e))
+    if run is not None:
+        run(e, e)
+    else:
+        e /= _lane_sums(e)[:, None]
+    return e.reshape(x.shape)
 
 
 def _log_softmax(x, axis):
@@ -82,9 +213,22 @@ def softmax(inputs, attrs, backend):
 @kernel("SoftmaxGrad")
 def softmax_grad(inputs, attrs, backend):
     dy, y = inputs["dy"], inputs["y"]
-    p = dy * y
-    p -= y * np.sum(p, axis=attrs["axis"], keepdims=True)
-    return p
+    axis = attrs["axis"]
+    rows = _rows(y, axis) if y.ndim and dy.shape == y.shape and dy.dtype == y.dtype \
+        else None
+    if rows is None:
+        p = dy * y
+        p -= y * np.sum(p, axis=axis, keepdims=True)
+        return p
+    g = np.ascontiguousarray(dy).reshape(rows.shape)
+    out = np.empty_like(rows)
+    run = _loop_when_ready(_SOFTMAX_GRAD_ROWS, (g, rows, out))
+    if run is not None:
+        run(g, rows, out)
+    else:
+        np.multiply(g, rows, out=out)
+        out -= rows * _lane_sums(out)[:, None]
+    return out.reshape(y.shape)
 
 
 @kernel("LogSoftmax")
@@ -244,27 +388,13 @@ def _bn_apply(x, g, m, a, u, w, out, grad):  # pragma: no cover (numba)
 
 _MOMENT = jit.Loop(_bn_moment)
 _APPLY = jit.Loop(_bn_apply)
-_BN_COMPILE_AFTER = 3  # calls of a loop before it compiles (as conv_direct's loops)
-_bn_calls: dict = {}
-
-
-def _bn_loop(loop, args: tuple):
-    """The compiled loop for `args`, or None (NumPy runs its arithmetic): before its
-    _BN_COMPILE_AFTER-th call, without numba, or while it compiles in the background."""
-    if not jit.available():
-        return None
-    calls = _bn_calls.get(loop, 0)
-    if calls < _BN_COMPILE_AFTER - 1:
-        _bn_calls[loop] = calls + 1
-        return None
-    return loop.ready(*args)
 
 
 def _sum_of_squares(lay: "_Layout", v, mean_wide, scratch):
     """sum((v - mean)^2) over the view's rows, then folded (see _Layout.sum)."""
     if lay.k and lay.shape[1] > 1:
         out = np.zeros(lay.shape[1], v.dtype)
-        run = _bn_loop(_MOMENT, (v, v, mean_wide, out, False))
+        run = _loop_when_ready(_MOMENT, (v, v, mean_wide, out, False))
         if run is not None:
             run(v, v, mean_wide, out, False)
             return lay.fold(out)
@@ -299,7 +429,7 @@ def fused_batch_norm(inputs, attrs, backend):
     np.divide(scale, k, out=k)
     shift = offset - mean * k
     k_wide, shift_wide = lay.wide(k), lay.wide(shift)
-    run = _bn_loop(_APPLY, (v, v, k_wide, k_wide, k_wide, shift_wide, out, False)) \
+    run = _loop_when_ready(_APPLY, (v, v, k_wide, k_wide, k_wide, shift_wide, out, False)) \
         if lay.k and lay.shape[1] > 1 else None
     if run is not None:
         run(v, v, k_wide, k_wide, k_wide, shift_wide, out, False)
@@ -334,7 +464,7 @@ def fused_batch_norm_grad(inputs, attrs, backend):
     prod = dx.reshape(lay.shape)
     mean_wide = lay.wide(mean)
     looped = bool(lay.k) and lay.shape[1] > 1
-    run = _bn_loop(_MOMENT, (v, g, mean_wide, mean_wide, True)) if looped else None
+    run = _loop_when_ready(_MOMENT, (v, g, mean_wide, mean_wide, True)) if looped else None
     xc = None
     if run is not None:
         lanes = np.zeros(lay.shape[1], dtype)
@@ -351,7 +481,7 @@ def fused_batch_norm_grad(inputs, attrs, backend):
     w = u * inv * inv * s_gxc
     w /= n
     a_wide, u_wide, w_wide = lay.wide(d_offset / n), lay.wide(u), lay.wide(w)
-    run = _bn_loop(_APPLY, (v, g, mean_wide, a_wide, u_wide, w_wide, prod, True)) \
+    run = _loop_when_ready(_APPLY, (v, g, mean_wide, a_wide, u_wide, w_wide, prod, True)) \
         if looped else None
     if run is not None:
         run(v, g, mean_wide, a_wide, u_wide, w_wide, prod, True)
