@@ -273,6 +273,43 @@ def test_unsorted_segment_sum_drops_negative_ids():
     assert tf.math.unsorted_segment_sum(tf.ones([3, 2]), [-1, -1, -2], 0).shape == (0, 2)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("axis, run", [(0, 3), (1, 2), (2, 1)])
+def test_segment_sum_of_repeated_ids_adds_in_order_like_add_at(dtype, axis, run):
+    """Ids 0, 0, 1, 1, ... (a repeat's gradient) add strided views one run position at a
+    time: the sums of np.add.at, bit for bit (from zero, each run in order; -0.0 sums to
+    0.0), at the sizes where that path runs, and so does tf.repeat's gradient."""
+    from tapeflow.backends.numpy import indexing as np_indexing
+    shape = [32, 16, 96]
+    shape[axis] = 12 * run
+    data = (RNG.standard_normal(shape) * 1e3).astype(dtype)
+    data[(slice(None),) * axis + (slice(0, run),)] = -0.0  # (segment 0: all -0.0)
+    assert data.size >= np_indexing.SORTED_SUM_FROM
+    ids = np.repeat(np.arange(12), run)
+    attrs = {"num_segments": 12, "axis": axis, "batch_dims": 0}
+    got = np_indexing.unsorted_segment_sum({"data": data, "segment_ids": ids}, attrs, None)
+    moved = np.moveaxis(data, axis, 0)
+    want = np.zeros((12,) + moved.shape[1:], dtype)
+    np.add.at(want, ids, moved)
+    want = np.moveaxis(want, 0, axis)
+    assert got.dtype == dtype and got.tobytes() == want.tobytes()
+    assert not np.signbit(got[(slice(None),) * axis + (0,)]).any()
+    # the same ids out of order take np.add.at's path: still the same sums
+    perm = RNG.permutation(ids.size)
+    shuffled = np_indexing.unsorted_segment_sum(
+        {"data": np.take(data, perm, axis=axis), "segment_ids": ids[perm]}, attrs, None)
+    np.testing.assert_allclose(shuffled, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-2 if dtype == np.float32 else 0)
+    # tf.repeat's gradient: each input element gets the sum of its copies' gradients
+    x = tf.constant(RNG.standard_normal((4, 16, 64)))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.repeat(x, 3, axis=1)
+    g = RNG.standard_normal(y.shape)
+    dx = tape.gradient(y, x, output_gradients=tf.constant(g)).numpy()
+    np.testing.assert_allclose(dx, g.reshape(4, 16, 3, 64).sum(axis=2), rtol=1e-12)
+
+
 def test_unsorted_segment_sum_derivatives_with_negative_ids():
     ids = [2, -1, 0, 2, -3]
     x = RNG.standard_normal((5, 2))
