@@ -1,4 +1,5 @@
-"""The NumPy backend's Softmax and SoftmaxGrad over the last axis (backends/numpy/nn.py):
+"""The NumPy backend's Softmax, SoftmaxGrad and SparseSoftmaxCrossEntropyWithLogits over
+the last axis (backends/numpy/nn.py):
 each row summed in a fixed lane order that the compiled loops and the NumPy lines both
 follow, so a program's first calls (NumPy) and its later ones (the loops) give the same
 bits; NaN, infinities, rows of 1 to 1000 elements and both float widths included."""
@@ -26,7 +27,10 @@ def _case(shape, dtype):
 def _run(x, dy):
     y = np_nn.softmax({"logits": x}, {"axis": -1}, None)
     g = np_nn.softmax_grad({"dy": dy, "y": y}, {"axis": -1}, None)
-    return y, g
+    labels = np.arange(x.size // x.shape[-1]).reshape(x.shape[:-1]) % x.shape[-1]
+    loss, backprop = np_nn.sparse_softmax_cross_entropy({"labels": labels, "logits": x},
+                                                        {}, None)
+    return y, g, loss, backprop
 
 
 @pytest.mark.parametrize("shape", [(5, 1), (6, 7), (4, 8), (6, 9), (2, 3, 33), (4, 1000)])
@@ -46,14 +50,14 @@ def test_loops_give_the_numpy_lines_bits(shape, dtype, monkeypatch):
     finally:
         jit.set_background(before)
     for a, b in zip(twins, looped):
-        assert a.dtype == dtype and a.shape == shape
+        assert a.dtype == dtype and a.shape in (shape, shape[:-1])
         assert a.tobytes() == b.tobytes()
 
 
 @pytest.mark.parametrize("shape", [(6, 7), (3, 2, 16), (2, 1000)])
 def test_values_against_a_float64_reference(shape):
     x, dy = _case(shape, np.float32)
-    y, g = _run(x, dy)
+    y, g, loss, backprop = _run(x, dy)
     x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
     with np.errstate(invalid="ignore"):  # (the rows made NaN on purpose)
         e = np.exp(x64 - np.max(x64, axis=-1, keepdims=True))
@@ -61,6 +65,12 @@ def test_values_against_a_float64_reference(shape):
     want_g = want * (dy64 - np.sum(dy64 * want, axis=-1, keepdims=True))
     np.testing.assert_allclose(y, want, rtol=2e-6, atol=1e-7)
     np.testing.assert_allclose(g, want_g, rtol=1e-5, atol=1e-6)
+    labels = np.arange(y.size // shape[-1]).reshape(shape[:-1]) % shape[-1]
+    picked = np.take_along_axis(want, labels[..., None], axis=-1)[..., 0]
+    ok = np.isfinite(picked)
+    np.testing.assert_allclose(loss[ok], -np.log(picked[ok]), rtol=1e-5, atol=1e-6)
+    one_hot = np.eye(shape[-1])[labels]
+    np.testing.assert_allclose(backprop[ok], (want - one_hot)[ok], rtol=1e-5, atol=1e-6)
     flat = y.reshape(-1, shape[-1])
     if flat.shape[0] >= 4:
         assert np.isnan(flat[:3]).all() and flat[3, -1] == 1.0
