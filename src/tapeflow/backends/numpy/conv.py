@@ -152,11 +152,14 @@ class _Columns:
         self.p, self.tap_major, self.k = p, tap_major, kh * kw * c
         self.rows = n * oh * ow
         per = max(1, COL_BLOCK // max(1, ow * self.k))  # output rows of OW pixels in a block
+        # (as many blocks as that size asks for, made even: the threads get equal shares)
         if per >= oh:  # whole images per block
             step = max(1, per // max(1, oh))
+            step = -(-n // -(-n // step)) if n else step
             self.units = [(a * oh * ow, (a, min(n, a + step))) for a in range(0, n, step)]
             self.most = min(step, n) * oh * ow
         else:
+            per = -(-oh // -(-oh // per))
             self.units = [(i * oh * ow + r * ow, (i, r, r + per)) for i in range(n)
                           for r in range(0, oh, per)]
             self.most = per * ow
