@@ -10,8 +10,7 @@ from tapeflow._core import jit
 from tapeflow.backends.numpy import conv
 
 pytestmark = pytest.mark.skipif(not jit.available(), reason="the jit extra (numba)")
-# the parallel loops and their serial compiles (which run on one thread)
-LOOPS = (conv._MAX_POOL_SCAN, conv._MAX_POOL_2X2, *conv._SERIAL.values())
+LOOPS = (conv._MAX_POOL_SCAN, conv._MAX_POOL_2X2)
 
 
 def _numpy_only(monkeypatch):
@@ -45,8 +44,8 @@ def test_max_pool_loops_equal_the_numpy_kernels(monkeypatch, dtype, fmt):
         _every_case(monkeypatch, dtype, fmt, rng, used)
     finally:
         jit.set_background(before)
-    # both loops ran (compiled), not NumPy: on one thread, their serial compiles
-    assert used == {id(loop) for loop in conv._SERIAL.values()}
+    # both loops ran (compiled), not NumPy
+    assert used == {id(loop) for loop in LOOPS}
 
 
 def _every_case(monkeypatch, dtype, fmt, rng, used):
@@ -66,7 +65,7 @@ def _every_case(monkeypatch, dtype, fmt, rng, used):
         assert dx.shape == x.shape
         g = rng.standard_normal(x.shape).astype(dtype) * 4
         _both(monkeypatch, conv.max_pool_grad_grad, {"x": x, "dx": g}, attrs)
-        used |= {id(loop) for loop in conv._SERIAL.values() if any(loop._state.values())}
+        used |= {id(loop) for loop in LOOPS if any(loop._state.values())}
 
 
 def test_max_pool_grad_routes_each_window_to_its_first_maximum():

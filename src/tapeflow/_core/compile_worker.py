@@ -2,7 +2,7 @@
 disk cache, one request at a time, at a low priority, so the process that asked keeps its
 GIL, its cores and its memory for the user's work meanwhile.
 
-A request is `("compile", (source, kind) | None, module, qualname, parallel, slp,
+A request is `("compile", (source, kind) | None, module, qualname, slp,
 arguments as jit.describe gives them, cache directory)`: the module (first written from
 `source` when it is generated code) is imported here, its function (or numba dispatcher,
 or a generated module's jit.Lazy) compiled for the arguments' types exactly as `jit.Loop`
@@ -35,7 +35,7 @@ def _die_with_parent() -> None:
 
 
 def _compile(request: tuple) -> tuple:
-    _, generated, module_name, qualname, parallel, slp, described, cache = request
+    _, generated, module_name, qualname, slp, described, cache = request
     if cache is None:  # the asking process's cache directory (jit.cache_dir)
         os.environ.pop("TAPEFLOW_CACHE", None)
     else:
@@ -47,7 +47,7 @@ def _compile(request: tuple) -> tuple:
         obj = getattr(obj, part)
     from numba.core.dispatcher import Dispatcher  # optional: the jit extra (the asker has it)
     obj = jit.real(obj)  # (a Lazy of a generated module: its numba dispatcher)
-    dispatcher = obj if isinstance(obj, Dispatcher) else jit.make_dispatcher(obj, parallel)
+    dispatcher = obj if isinstance(obj, Dispatcher) else jit.make_dispatcher(obj)
     try:
         with jit.slp_vectorized() if slp else contextlib.nullcontext():
             dispatcher.compile(jit.signature_of(described))

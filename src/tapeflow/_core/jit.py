@@ -34,7 +34,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -91,13 +90,6 @@ def submit(fn: Callable, *args) -> Future:
     future = _compiler[0].submit(fn, *args)
     _pending.append(future)
     return future
-
-
-def set_threads(n: int) -> None:
-    """The threads the next parallel loop called from this thread may use (numba's
-    setting is per calling thread); only called once a parallel loop has compiled."""
-    import numba  # optional: the jit extra (already imported by then)
-    numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
 
 
 # ------------------------------------------------------------------ generated modules
@@ -310,22 +302,15 @@ _worker: list = []  # [_Worker | None] of this process (a forked child starts it
 _worker_lock = threading.Lock()
 
 
-def make_dispatcher(fn: Callable, parallel: bool = False, cache: bool = True):
+def make_dispatcher(fn: Callable, cache: bool = True):
     """numba's dispatcher of a loop function, made alike in this process and in the compile
-    worker (so the worker's disk-cache entry is the one this process looks up). With
-    `parallel`, the same code with its global `prange` bound to numba's."""
+    worker (so the worker's disk-cache entry is the one this process looks up)."""
     import numba  # optional: the jit extra
     materialize(fn.__globals__)  # (a loop of a generated module calling its Lazy functions)
     generated = _sources.get(fn.__module__)
     if cache and generated is not None:  # numba's cache stamps the module's file, which
         _keep_file(sys.modules[fn.__module__].__file__, generated[0])  # a sweep may take
-    if parallel:
-        scope = dict(fn.__globals__, prange=numba.prange)
-        copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__,
-                                  fn.__closure__)
-        copy.__module__, copy.__qualname__ = fn.__module__, fn.__qualname__
-        fn = copy
-    return numba.njit(cache=cache, nogil=True, error_model="numpy", parallel=parallel)(fn)
+    return numba.njit(cache=cache, nogil=True, error_model="numpy")(fn)
 
 
 PACKAGE_STUBS = ("tapeflow", "tapeflow.function")
@@ -425,8 +410,7 @@ def signature_of(described: tuple) -> tuple:
         for d in described)
 
 
-def compile_elsewhere(fn: Callable, args: tuple, parallel: bool = False,
-                      slp: bool = False) -> bool | None:
+def compile_elsewhere(fn: Callable, args: tuple, slp: bool = False) -> bool | None:
     """Compile `fn` (a plain loop function as `Loop` takes it, or a Lazy or numba
     dispatcher of a generated module) for the types of `args` in the compile worker,
     into numba's disk cache. True: compiled there (this process now loads it); False:
@@ -439,7 +423,7 @@ def compile_elsewhere(fn: Callable, args: tuple, parallel: bool = False,
     qualname = getattr(fn, "__qualname__", "")
     if not name or name == "__main__" or "<" in qualname:
         return None
-    request = ("compile", _sources.get(name), name, qualname, parallel, slp, describe(args),
+    request = ("compile", _sources.get(name), name, qualname, slp, describe(args),
                os.environ.get("TAPEFLOW_CACHE"))  # (this process's cache, as it is now)
     with _worker_lock:
         worker = _the_worker()
@@ -463,14 +447,12 @@ class Loop:
     on disk by numba) once per argument types. `ready(*args)` returns the compiled
     function for the types of `args`, or None while it compiles in the background, when
     numba is not installed, or when numba could not compile it: the caller then runs its
-    NumPy formulation, which the loop must equal. With `parallel=True`, a loop over
-    `prange(...)` (a global the loop's module binds to `range`) splits over threads;
-    `slp=True` compiles it with LLVM's SLP vectorizer (`slp_vectorized`)."""
+    NumPy formulation, which the loop must equal. `slp=True` compiles it with LLVM's SLP
+    vectorizer (`slp_vectorized`). A loop runs on the thread that calls it (kernels split
+    work over the intra-op pool's threads themselves: `threads.run_chosen`).""" 
 
-    def __init__(self, fn: Callable, parallel: bool = False, cache: bool = True,
-                 slp: bool = False):
+    def __init__(self, fn: Callable, cache: bool = True, slp: bool = False):
         self.fn = fn
-        self.parallel = parallel  # compiled with parallel=True: its `prange` splits over threads
         self.cache = cache  # on disk (not for a loop calling C functions by address)
         self.slp = slp
         self._jit: Any = None
@@ -510,12 +492,12 @@ class Loop:
 
     def _compile(self, key: tuple, args: tuple, elsewhere: bool = False) -> bool:
         if elsewhere and self.cache:  # (before numba is imported here: see describe)
-            done = compile_elsewhere(self.fn, args, self.parallel, self.slp)
+            done = compile_elsewhere(self.fn, args, self.slp)
             if done is False:
                 self._state[key] = False
                 return False
         if self._jit is None:
-            self._jit = make_dispatcher(self.fn, self.parallel, self.cache)
+            self._jit = make_dispatcher(self.fn, self.cache)
         types_ = signature(args)
         try:
             with slp_vectorized() if self.slp else contextlib.nullcontext():

@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 import threadpoolctl
 
 from .context import intra_op_threads
-from .jit import set_threads
 
 _pool: list = []
 
@@ -250,23 +249,4 @@ def run_chosen(run, parts: list, choices: dict, key) -> None:
     several = choice.several()
     start = time.perf_counter()
     run_parts(run, parts, threads if several else 1)
-    choice.record(several, time.perf_counter() - start)
-
-
-def run_images(run, args: tuple, batch: int, choices: dict, key) -> None:
-    """`run(*args, parts)`, a compiled parallel loop whose `parts` runs of images split
-    over numba's threads: one run on the calling thread for a batch of one or one intra-op
-    thread, else split when measured faster (the ThreadChoice `choices[key]`)."""
-    if batch < 2 or intra_op_threads() < 2:
-        run(*args, 1)
-        return
-    choice = choice_for(choices, key)
-    several = choice.several()
-    start = time.perf_counter()
-    if several:
-        parts = min(intra_op_threads(), batch)
-        set_threads(parts)
-        run(*args, parts)
-    else:
-        run(*args, 1)
     choice.record(several, time.perf_counter() - start)

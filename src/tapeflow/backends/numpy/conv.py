@@ -14,7 +14,7 @@ from ..._core import registry
 from ..._core.buffers import Spares
 from ..._core.context import intra_op_threads
 from ..._core.jit import Loop
-from ..._core.threads import run_chosen, run_images
+from ..._core.threads import run_chosen
 from . import conv_direct
 from ._kernel import broadcast_shapes, kernel
 
@@ -690,125 +690,116 @@ def _maskable(g) -> bool:
     return kind in "iu" or (kind == "f" and bool(np.isfinite(g).all()))
 
 
-# The loops below run only compiled by numba (jit.Loop with parallel=True binds `prange`
-# to numba's, which splits its iterations over threads); as plain Python, a range.
-prange = range
-
-
-def _max_pool_2x2(xp, dy, out, sh, sw, grad, zero, parts):  # pragma: no cover (numba runs it)
+def _max_pool_2x2(xp, dy, out, sh, sw, grad, zero):  # pragma: no cover (numba runs it)
     """The loop behind `_MAX_POOL_2X2`, the common window: each window's first maximum
     (the first NaN when it holds one, as np.argmax picks) from flags that vectorize across
     channels (written one statement each: numba's tuple assignments vectorize worse).
     grad=False: `out` [N, OH, OW, C] gets the maxima; grad=True (disjoint windows): `out`
-    [like xp] gets `dy` at them and `zero` (out's type: no widening) elsewhere. The images
-    go in `parts` runs, one per thread."""
+    [like xp] gets `dy` at them and `zero` (out's type: no widening) elsewhere."""
     n_, oh_, ow_, c_ = dy.shape
-    for part in prange(parts):
-        win = np.empty(c_, np.int32)  # each channel's window winner (grad)
-        for n in range(n_ * part // parts, n_ * (part + 1) // parts):
-            for i in range(oh_):
-                i0 = i * sh
-                for j in range(ow_):
-                    j0 = j * sw
-                    r0 = xp[n, i0, j0]
-                    r1 = xp[n, i0, j0 + 1]
-                    r2 = xp[n, i0 + 1, j0]
-                    r3 = xp[n, i0 + 1, j0 + 1]
-                    if grad:
-                        g = dy[n, i, j]
-                        d0 = out[n, i0, j0]
-                        d1 = out[n, i0, j0 + 1]
-                        d2 = out[n, i0 + 1, j0]
-                        d3 = out[n, i0 + 1, j0 + 1]
-                        for c in range(c_):
-                            a = r0[c]
-                            b = r1[c]
-                            e = r2[c]
-                            f = r3[c]
-                            m = max(max(a, b), max(e, f))
-                            na = a != a
-                            nb = b != b
-                            ne = e != e
-                            num = ~(na | nb | ne | (f != f))  # no NaN: the first maximum
-                            t0 = na | (num & (a == m))
-                            t1 = ~t0 & (nb | (num & (b == m)))
-                            t2 = ~(t0 | t1) & (ne | (num & (e == m)))
-                            win[c] = 0 if t0 else (1 if t1 else (2 if t2 else 3))
-                        # then each row of the window on its own: a loop storing through
-                        # four rows at once needs more aliasing checks than LLVM makes to
-                        # vectorize it (the grad ran 12x slower than the maxima)
-                        for c in range(c_):
-                            d0[c] = g[c] if win[c] == 0 else zero
-                        for c in range(c_):
-                            d1[c] = g[c] if win[c] == 1 else zero
-                        for c in range(c_):
-                            d2[c] = g[c] if win[c] == 2 else zero
-                        for c in range(c_):
-                            d3[c] = g[c] if win[c] == 3 else zero
-                    else:
-                        o = out[n, i, j]
-                        for c in range(c_):
-                            a = r0[c]
-                            b = r1[c]
-                            e = r2[c]
-                            f = r3[c]
-                            m = max(max(a, b), max(e, f))
-                            nan = (a != a) | (b != b) | (e != e) | (f != f)
-                            o[c] = a + b + e + f if nan else m
+    win = np.empty(c_, np.int32)  # each channel's window winner (grad)
+    for n in range(n_):
+        for i in range(oh_):
+            i0 = i * sh
+            for j in range(ow_):
+                j0 = j * sw
+                r0 = xp[n, i0, j0]
+                r1 = xp[n, i0, j0 + 1]
+                r2 = xp[n, i0 + 1, j0]
+                r3 = xp[n, i0 + 1, j0 + 1]
+                if grad:
+                    g = dy[n, i, j]
+                    d0 = out[n, i0, j0]
+                    d1 = out[n, i0, j0 + 1]
+                    d2 = out[n, i0 + 1, j0]
+                    d3 = out[n, i0 + 1, j0 + 1]
+                    for c in range(c_):
+                        a = r0[c]
+                        b = r1[c]
+                        e = r2[c]
+                        f = r3[c]
+                        m = max(max(a, b), max(e, f))
+                        na = a != a
+                        nb = b != b
+                        ne = e != e
+                        num = ~(na | nb | ne | (f != f))  # no NaN: the first maximum
+                        t0 = na | (num & (a == m))
+                        t1 = ~t0 & (nb | (num & (b == m)))
+                        t2 = ~(t0 | t1) & (ne | (num & (e == m)))
+                        win[c] = 0 if t0 else (1 if t1 else (2 if t2 else 3))
+                    # then each row of the window on its own: a loop storing through
+                    # four rows at once needs more aliasing checks than LLVM makes to
+                    # vectorize it (the grad ran 12x slower than the maxima)
+                    for c in range(c_):
+                        d0[c] = g[c] if win[c] == 0 else zero
+                    for c in range(c_):
+                        d1[c] = g[c] if win[c] == 1 else zero
+                    for c in range(c_):
+                        d2[c] = g[c] if win[c] == 2 else zero
+                    for c in range(c_):
+                        d3[c] = g[c] if win[c] == 3 else zero
+                else:
+                    o = out[n, i, j]
+                    for c in range(c_):
+                        a = r0[c]
+                        b = r1[c]
+                        e = r2[c]
+                        f = r3[c]
+                        m = max(max(a, b), max(e, f))
+                        nan = (a != a) | (b != b) | (e != e) | (f != f)
+                        o[c] = a + b + e + f if nan else m
 
 
-def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode, parts):  # pragma: no cover (numba)
+def _max_pool_scan(xp, g, out, kh, kw, sh, sw, mode):  # pragma: no cover (numba)
     """The loop behind `_MAX_POOL_SCAN`, any window: each window's first maximum over the
     padded [N, H, W, C] `xp` (the first NaN when it holds one), in one pass where the
     NumPy kernels make several per tap (MaxPool's maxima alone are as fast in NumPy but
     for the 2x2 window). Mode 1 (MaxPoolGrad) adds `g` [N, OH, OW, C] into `out` (zeros
     like xp) at them; mode 2 (MaxPoolGradGrad): `out` [N, OH, OW, C] gets `g` [like xp]
-    read at them. The images go in `parts` runs, one per thread."""
+    read at them."""
     n_, oh_, ow_, c_ = g.shape if mode == 1 else out.shape
     # Any window: the running maximum and its tap per channel. MaxPoolGrad keeps every
     # window's tap, then adds tap by tap as the NumPy kernel does (overlapping windows
     # add several values into one element: the same order gives the same rounding).
     arg = np.empty((n_, oh_, ow_, c_), np.int32)
-    for part in prange(parts):
-        best = np.empty(c_, xp.dtype)
-        for n in range(n_ * part // parts, n_ * (part + 1) // parts):
-            for i in range(oh_):
-                i0 = i * sh
-                for j in range(ow_):
-                    j0 = j * sw
-                    here = arg[n, i, j]
+    best = np.empty(c_, xp.dtype)
+    for n in range(n_):
+        for i in range(oh_):
+            i0 = i * sh
+            for j in range(ow_):
+                j0 = j * sw
+                here = arg[n, i, j]
+                for c in range(c_):
+                    best[c] = xp[n, i0, j0, c]
+                    here[c] = 0
+                for t in range(1, kh * kw):
+                    a, b = i0 + t // kw, j0 + t % kw
                     for c in range(c_):
-                        best[c] = xp[n, i0, j0, c]
-                        here[c] = 0
-                    for t in range(1, kh * kw):
-                        a, b = i0 + t // kw, j0 + t % kw
+                        v, m = xp[n, a, b, c], best[c]
+                        take = (v > m) | ((v != v) & (m == m))
+                        best[c] = v if take else m
+                        here[c] = t if take else here[c]
+                if mode == 2:
+                    for c in range(c_):
+                        out[n, i, j, c] = g[n, i0 + here[c] // kw, j0 + here[c] % kw, c]
+        if mode == 1:  # this image's sums, tap by tap
+            for t in range(kh * kw):
+                for i in range(oh_):
+                    a = i * sh + t // kw
+                    for j in range(ow_):
+                        b = j * sw + t % kw
                         for c in range(c_):
-                            v, m = xp[n, a, b, c], best[c]
-                            take = (v > m) | ((v != v) & (m == m))
-                            best[c] = v if take else m
-                            here[c] = t if take else here[c]
-                    if mode == 2:
-                        for c in range(c_):
-                            out[n, i, j, c] = g[n, i0 + here[c] // kw, j0 + here[c] % kw, c]
-            if mode == 1:  # this image's sums, tap by tap
-                for t in range(kh * kw):
-                    for i in range(oh_):
-                        a = i * sh + t // kw
-                        for j in range(ow_):
-                            b = j * sw + t % kw
-                            for c in range(c_):
-                                out[n, a, b, c] += g[n, i, j, c] if arg[n, i, j, c] == t else 0
+                            out[n, a, b, c] += g[n, i, j, c] if arg[n, i, j, c] == t else 0
 
 
 # The scan compiled by numba (the `jit` extra) when installed; its results equal the NumPy
 # formulations below exactly (it only compares and selects), which run until it is ready.
-_MAX_POOL_SCAN = Loop(_max_pool_scan, parallel=True)
-_MAX_POOL_2X2 = Loop(_max_pool_2x2, parallel=True)
-# The same loops compiled serially, for runs on one thread: a parallel loop enters numba's
-# thread pool even for one part, and waits at its barrier for pool threads another
-# process holds (measured inside a training step on 2 busy cores: a 2x2 pooling of
-# 32x26x26x8 took 4-16 ms so, 0.06 ms serially).
-_SERIAL = {_MAX_POOL_SCAN: Loop(_max_pool_scan), _MAX_POOL_2X2: Loop(_max_pool_2x2)}
+# Serial loops: a large batch splits into runs of images that the intra-op pool's threads
+# take in turn (`_scan`), not over numba's parallel threads, which wait for work spinning
+# on a core for milliseconds after each loop and took it from the pool threads of the
+# convolutions next to them (and numba's parallel compile costs several serial ones).
+_MAX_POOL_SCAN = Loop(_max_pool_scan)
+_MAX_POOL_2X2 = Loop(_max_pool_2x2)
 _SCANNED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (numba has no halves)
 _SPARE_Y, _SPARE_DX = Spares(), Spares()  # the loops' outputs, taken again when free
 _SPARE_CONV = Spares()  # Conv2D's outputs
@@ -832,19 +823,20 @@ def _scan(xp, g, out, attrs, mode) -> bool:
         return False  # the NumPy maxima of any other window are as fast
     else:
         loop, args = _MAX_POOL_SCAN, (xp, g, out, kh, kw, sh, sw, mode)
-    args += (1,)  # images in one run: on this thread
-    serial = _SERIAL[loop].ready(*args)
-    one = xp.size < SPLIT_POOLING_FROM or out.shape[0] < 2 or intra_op_threads() < 2
-    run = None if one else loop.ready(*args)  # (both compile from the first call)
-    if serial is None:
-        return False
+    run = loop.ready(*args)
     if run is None:
-        serial(*args)
+        return False
+    batch = out.shape[0]
+    if xp.size < SPLIT_POOLING_FROM or batch < 2 or intra_op_threads() < 2:
+        run(*args)
         return True
-    # every window belongs to one image: the images split over the intra-op threads (the
-    # loop's prange) when measured faster; one part runs the serial loop (the same bits)
-    run_images(lambda *a: (serial if a[-1] == 1 else run)(*a), args[:-1], out.shape[0],
-               _POOL_CHOICES, (mode, xp.shape, g.shape, xp.dtype))
+    # every window belongs to one image: runs of images (two per thread) go to the
+    # intra-op threads when measured faster; each image's results are the same bits
+    parts = min(batch, 2 * intra_op_threads())
+    bounds = [batch * p // parts for p in range(parts + 1)]
+    run_chosen(lambda lo, hi: run(xp[lo:hi], g[lo:hi], out[lo:hi], *args[3:]),
+               list(zip(bounds[:-1], bounds[1:])), _POOL_CHOICES,
+               (mode, xp.shape, g.shape, xp.dtype))
     return True
 
 
