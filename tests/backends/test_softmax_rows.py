@@ -37,6 +37,7 @@ def _run(x, dy):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_loops_give_the_numpy_lines_bits(shape, dtype, monkeypatch):
     x, dy = _case(shape, dtype)
+    monkeypatch.setattr(np_nn, "ROWS_FROM", 1)  # (the loops from any size)
     monkeypatch.setattr(np_nn, "_loop_calls", {})
     monkeypatch.setattr(np_nn, "_COMPILE_AFTER", 1 << 30)
     twins = _run(x, dy)
@@ -54,8 +55,10 @@ def test_loops_give_the_numpy_lines_bits(shape, dtype, monkeypatch):
         assert a.tobytes() == b.tobytes()
 
 
+@pytest.mark.parametrize("rows_from", [1, 1 << 40])  # the lane order; the plain lines
 @pytest.mark.parametrize("shape", [(6, 7), (3, 2, 16), (2, 1000)])
-def test_values_against_a_float64_reference(shape):
+def test_values_against_a_float64_reference(shape, rows_from, monkeypatch):
+    monkeypatch.setattr(np_nn, "ROWS_FROM", rows_from)
     x, dy = _case(shape, np.float32)
     y, g, loss, backprop = _run(x, dy)
     x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
@@ -100,7 +103,7 @@ def test_lane_sums_add_each_lane_in_turn_then_the_lanes():
     assert np_nn._lane_sums(b)[0] == want
 
 
-def test_other_axes_and_half_precision_take_the_plain_formulation():
+def test_other_axes_half_precision_and_small_arrays_take_the_plain_formulation():
     x = rng.standard_normal((3, 4, 5)).astype(np.float32)
     y = np_nn.softmax({"logits": x}, {"axis": 1}, None)
     np.testing.assert_allclose(y.sum(axis=1), 1.0, rtol=1e-6)
@@ -108,3 +111,7 @@ def test_other_axes_and_half_precision_take_the_plain_formulation():
     assert h.dtype == np.float16
     np.testing.assert_allclose(h.astype(np.float32).sum(axis=-1), 1.0, rtol=2e-3)
     assert np_nn._rows(x, 1) is None and np_nn._rows(x.astype(np.float16), -1) is None
+    # below ROWS_FROM elements the plain lines run (chosen from the shape alone)
+    assert np_nn._rows(x, -1) is None
+    big = np.zeros((np_nn.ROWS_FROM // 8, 8), np.float32)
+    assert np_nn._rows(big, -1).shape == big.shape

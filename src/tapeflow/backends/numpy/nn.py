@@ -85,9 +85,14 @@ def _loop_when_ready(loop, args: tuple):
 # reduces short rows slowly; exp stays NumPy's (its bits are NumPy's). Measured on
 # [32, 4, 32, 32] float32 (attention weights): Softmax 600 -> 300 us (170 of them exp),
 # SoftmaxGrad 220 -> 70 us; SparseSoftmaxCrossEntropyWithLogits (the same two loops) over
-# [32768, 3] (per-pixel labels) 3.1 -> 1.1 ms, [128, 10] 43 -> 30 us, [1024, 500] 1.35 ->
-# 1.2 ms.
+# [32768, 3] (per-pixel labels) 3.1 -> 1.1 ms, [1024, 500] 1.35 -> 1.2 ms.
 _LANES = 8
+# Elements from which the loops (and, until they compile, their NumPy twin) run; smaller
+# arrays keep the plain NumPy lines, a choice made from the shape alone. There the loops
+# saved microseconds ([128, 10]: 40 -> 30 us) while the twin cost more than the plain
+# lines (52 against 32 us on [64, 10]), and each loop's compile in the background waited
+# ahead of a program's own kernels (an RNN's first 100 steps, 0.77 -> 0.82 s).
+ROWS_FROM = 1 << 14
 
 
 def _lane_sums(a: np.ndarray) -> np.ndarray:
@@ -179,9 +184,9 @@ _SOFTMAX_GRAD_ROWS = jit.Loop(_softmax_grad_rows)
 
 def _rows(a: np.ndarray, axis: int) -> np.ndarray | None:
     """`a` as C-contiguous float rows [R, n] along its last axis, or None (another axis,
-    another dtype, or no elements: the plain NumPy formulation)."""
+    another dtype, fewer than ROWS_FROM elements: the plain NumPy formulation)."""
     if axis % a.ndim != a.ndim - 1 or a.dtype.kind != "f" or a.dtype.itemsize < 4 \
-            or not a.size:
+            or a.size < ROWS_FROM:
         return None
     return np.ascontiguousarray(a).reshape(-1, a.shape[-1])
 
@@ -303,7 +308,7 @@ def sparse_softmax_cross_entropy(inputs, attrs, backend):
             f"(the number of classes, logits' last dimension), got label {int(bad)}")
     x = logits.reshape(flat.size, classes)  # (not -1: ambiguous when classes is 0)
     rows = np.arange(x.shape[0])
-    looped = x.size and _rows(x, -1) is not None
+    looped = _rows(x, -1) is not None
     shifted = _shifted_rows(np.ascontiguousarray(x)) if looped else \
         x - np.max(x, axis=-1, keepdims=True)
     picked = shifted[rows, flat]
