@@ -449,7 +449,7 @@ class Loop:
     numba is not installed, or when numba could not compile it: the caller then runs its
     NumPy formulation, which the loop must equal. `slp=True` compiles it with LLVM's SLP
     vectorizer (`slp_vectorized`). A loop runs on the thread that calls it (kernels split
-    work over the intra-op pool's threads themselves: `threads.run_chosen`).""" 
+    work over the intra-op pool's threads themselves: `threads.run_chosen`)."""
 
     def __init__(self, fn: Callable, cache: bool = True, slp: bool = False):
         self.fn = fn

@@ -214,11 +214,10 @@ def _scatter_taps(tap, lead, khw, hw, out, pads, strides, dilations, dtype, into
     """Adjoint of `_windows`: add `tap(i, j)` ([..., N, OH, OW, C], filter tap (i, j) of
     every window) back into the input positions it was read from; `lead` is [..., N, C].
 
-    One vectorized add per filter tap (KH*KW of them), each over the whole batch (into
-    `into`, [..., N, H, W, C], when given). The
-    sums go to a padded array in scratch, then cropped into a kept output array (or, with
-    no padding, straight into the kept array): a fresh array of a few MB may fault in its
-    pages on every call, as costly as the adds (a 3x3 stride-2 AvgPoolGrad of
+    One vectorized add per filter tap (KH*KW of them), each over the whole batch. The
+    sums go to a padded array in scratch, then cropped into a kept output array (or into
+    `into`, [..., N, H, W, C], when given); with no padding they go straight there: a
+    fresh array of a few MB may fault in its pages on every call, as costly as the adds (a 3x3 stride-2 AvgPoolGrad of
     32x16x16x48 took 12 ms in one run so, 4-5 ms in scratch).
     """
     (pt, pb), (pl, pr) = pads

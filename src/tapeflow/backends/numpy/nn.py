@@ -308,9 +308,9 @@ def sparse_softmax_cross_entropy(inputs, attrs, backend):
             f"(the number of classes, logits' last dimension), got label {int(bad)}")
     x = logits.reshape(flat.size, classes)  # (not -1: ambiguous when classes is 0)
     rows = np.arange(x.shape[0])
-    looped = _rows(x, -1) is not None
-    shifted = _shifted_rows(np.ascontiguousarray(x)) if looped else \
-        x - np.max(x, axis=-1, keepdims=True)
+    flat_rows = _rows(x, -1)
+    looped = flat_rows is not None
+    shifted = _shifted_rows(flat_rows) if looped else x - np.max(x, axis=-1, keepdims=True)
     picked = shifted[rows, flat]
     np.exp(shifted, out=shifted)
     if looped:  # (each row summed in the softmax's lane order)
